@@ -1,0 +1,36 @@
+#pragma once
+// The SimGrid platform of a scenario: one host per NIC (rank r, rail k), one split-duplex link
+// from each NIC to its rail's switch, and one star zone per rail (rail-only network: rails do
+// not route to each other). Rank actors run on their rail-0 NIC host.
+#include <cstdint>
+#include <vector>
+
+#include <simgrid/s4u.hpp>
+
+#include "models/scenario.hpp"
+
+namespace railcheck::sim {
+
+class SimPlatform {
+ public:
+  // Builds into the current s4u::Engine. Call once, before any actor is created.
+  explicit SimPlatform(const Topology& topo);
+
+  simgrid::s4u::Host* nic_host(std::uint32_t rank, std::uint32_t rail) const { return hosts_[index(rank, rail)]; }
+  simgrid::s4u::Link* nic_link(std::uint32_t rank, std::uint32_t rail) const { return links_[index(rank, rail)]; }
+  std::uint32_t rails() const { return rails_; }
+  // Both NIC links of a rail route up; the ACK comes back over the same two links.
+  bool route_up(std::uint32_t a, std::uint32_t b, std::uint32_t rail) const {
+    return nic_link(a, rail)->is_on() && nic_link(b, rail)->is_on();
+  }
+  // One-way latency NIC a -> NIC b on a rail (two hops through the switch).
+  double one_way_latency(std::uint32_t a, std::uint32_t b, std::uint32_t rail) const;
+
+ private:
+  std::size_t index(std::uint32_t rank, std::uint32_t rail) const { return static_cast<std::size_t>(rank) * rails_ + rail; }
+  std::uint32_t rails_;
+  std::vector<simgrid::s4u::Host*> hosts_;
+  std::vector<simgrid::s4u::Link*> links_;
+};
+
+}  // namespace railcheck::sim

@@ -1,0 +1,38 @@
+#pragma once
+// What the simulated HCA knows about one end of an RC QP: its state, PSNs, the receive queue,
+// and the sends that have not completed. Wire actors (wire.cpp) move packets between two ends;
+// this file holds no timing.
+#include <cstdint>
+#include <deque>
+#include <map>
+
+#include <simgrid/s4u.hpp>
+
+#include "engine/core/work_request.hpp"
+
+namespace railcheck::sim {
+
+struct SimQp {
+  QpState state = QpState::Reset;
+  // Bumped whenever the QP is moved to ERR or RESET: wire actors carrying packets of an older
+  // generation stop retrying, and their ACKs are ignored.
+  std::uint32_t generation = 0;
+
+  // Requester side.
+  std::uint32_t next_psn = 0;           // PSN for the next posted send
+  std::uint32_t next_completion_psn = 0;  // completions are reported in PSN order
+  std::map<std::uint32_t, WorkRequest> outstanding;  // psn -> send not yet completed
+
+  // Responder side.
+  std::uint32_t expected_psn = 0;        // next PSN that may land
+  std::deque<WorkRequest> recv_queue;    // posted receives, in order
+
+  // Wakes wire actors waiting for PSN order, an RNR retry, or a state change.
+  simgrid::s4u::ConditionVariablePtr changed = simgrid::s4u::ConditionVariable::create();
+  simgrid::s4u::MutexPtr mutex = simgrid::s4u::Mutex::create();
+
+  bool accepts_packets() const { return state == QpState::Rtr || state == QpState::Rts; }
+  void notify() { changed->notify_all(); }
+};
+
+}  // namespace railcheck::sim

@@ -1,0 +1,21 @@
+#pragma once
+// Entry point of the SimGrid driver: one scenario, one seed, one run. A run is a pure function
+// of (scenario, seed). Each call builds its own s4u::Engine; runs are sequential within a
+// process (SimGrid keeps global state).
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "backends/sim/run_summary.hpp"
+#include "models/scenario.hpp"
+
+namespace railcheck::sim {
+
+struct RunOutput {
+  RunSummary summary;
+  std::vector<TraceRecord> traces;  // every engine trace note, time-stamped
+};
+
+RunOutput run_scenario(const Scenario& sc, std::uint64_t seed);
+
+}  // namespace railcheck::sim

@@ -1,0 +1,95 @@
+#include "backends/sim/sim_world.hpp"
+
+#include <algorithm>
+
+namespace railcheck::sim {
+namespace {
+
+// Which (sender, receiver) pairs carry a stream.
+std::vector<std::pair<std::uint32_t, std::uint32_t>> stream_pairs(const Scenario& sc) {
+  const std::uint32_t n = sc.topology.ranks;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> pairs;
+  if (n == 2) {
+    pairs.emplace_back(0, 1);
+    if (sc.workload.pattern == TrafficPattern::Bidirectional) pairs.emplace_back(1, 0);
+    return pairs;
+  }
+  for (std::uint32_t r = 0; r < n; ++r) {
+    pairs.emplace_back(r, (r + 1) % n);
+    if (sc.workload.pattern == TrafficPattern::Bidirectional) pairs.emplace_back(r, (r + n - 1) % n);
+  }
+  return pairs;
+}
+
+// A QP number unique on its NIC: the driver, not the engine, owns resource numbering.
+QpEndpoint make_endpoint(std::uint32_t conn, Side side, std::uint32_t path, std::uint32_t rank, std::uint32_t rail,
+                         SeededRng& rng) {
+  QpEndpoint ep;
+  ep.qpn = ((conn * 2 + (side == Side::Receiver ? 1 : 0)) * 8 + path + 1) & kQpnMask;
+  ep.lid = static_cast<std::uint16_t>(rank * 16 + rail + 1);
+  ep.gid[0] = 0xfe;
+  ep.gid[1] = 0x80;
+  ep.gid[12] = static_cast<std::uint8_t>(rank >> 8);
+  ep.gid[13] = static_cast<std::uint8_t>(rank);
+  ep.gid[15] = static_cast<std::uint8_t>(rail);
+  ep.psn = static_cast<std::uint32_t>(rng.next_u64()) & kPsnMask;
+  return ep;
+}
+
+}  // namespace
+
+SimWorld::SimWorld(const Scenario& sc, std::uint64_t seed) : sc_(sc), rng_(seed) {
+  platform_ = std::make_unique<SimPlatform>(sc.topology);
+  ranks_.resize(sc.topology.ranks);
+  for (std::uint32_t r = 0; r < ranks_.size(); ++r) ranks_[r].id = r;
+
+  const auto pairs = stream_pairs(sc);
+  const std::uint32_t rails = sc.topology.rails;
+  const std::uint32_t npaths = std::min(sc.topology.paths_per_conn, rails);
+  SeededRng psn_rng = rng_.fork(1);
+  for (const auto& [s, r] : pairs) {
+    for (std::uint32_t ch = 0; ch < sc.workload.channels; ++ch) {
+      SimConnection c;
+      c.id = static_cast<std::uint32_t>(conns_.size());
+      c.sender_rank = s;
+      c.receiver_rank = r;
+      HaConnectionConfig send_cfg{ConnRole::Sender, {}, sc.engine};
+      HaConnectionConfig recv_cfg{ConnRole::Receiver, {}, sc.engine};
+      for (std::uint32_t p = 0; p < npaths; ++p) {
+        const std::uint32_t rail = (ch + p) % rails;
+        c.path_rail.push_back(rail);
+        send_cfg.paths.push_back(PathConfig{PdId{rail}, make_endpoint(c.id, Side::Sender, p, s, rail, psn_rng)});
+        recv_cfg.paths.push_back(PathConfig{PdId{rail}, make_endpoint(c.id, Side::Receiver, p, r, rail, psn_rng)});
+      }
+      c.sender = std::make_unique<HaConnection>(send_cfg);
+      c.receiver = std::make_unique<HaConnection>(recv_cfg);
+      c.sender_qps.resize(npaths);
+      c.receiver_qps.resize(npaths);
+      const bool slow = std::find(sc.workload.slow_ranks.begin(), sc.workload.slow_ranks.end(), r) !=
+                        sc.workload.slow_ranks.end();
+      c.workload = std::make_unique<StreamWorkload>(c.id, sc.workload, slow);
+      ranks_[s].sides.emplace_back(c.id, Side::Sender);
+      ranks_[r].sides.emplace_back(c.id, Side::Receiver);
+      conns_.push_back(std::move(c));
+    }
+  }
+}
+
+Nanos SimWorld::now() const { return from_seconds(simgrid::s4u::Engine::get_clock()); }
+
+void SimWorld::post(std::uint32_t rank, InboxItem item) {
+  item.order = order_++;
+  ranks_[rank].inbox.push(std::move(item));
+  ranks_[rank].wake->notify_all();
+}
+
+bool SimWorld::all_done() const {
+  return std::all_of(conns_.begin(), conns_.end(), [](const SimConnection& c) { return c.done(); });
+}
+
+void SimWorld::stop() {
+  stopping_ = true;
+  for (auto& r : ranks_) r.wake->notify_all();
+}
+
+}  // namespace railcheck::sim

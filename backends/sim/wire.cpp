@@ -1,0 +1,166 @@
+#include "backends/sim/wire.hpp"
+
+#include <fmt/format.h>
+
+#include "backends/sim/qp_ops.hpp"
+#include "engine/core/rc_timeouts.hpp"
+
+namespace sg4 = simgrid::s4u;
+
+namespace railcheck::sim {
+namespace {
+
+enum class Outcome : std::uint8_t { Acked, Lost, Rnr };
+
+// Per-packet random extra delay from jitter profiles active on either end of the path.
+Nanos jitter_delay(SimWorld& w, std::uint32_t a, std::uint32_t b, std::uint32_t rail) {
+  const Nanos now = w.now();
+  Nanos spread{0};
+  for (const auto& j : w.scenario().faults.jitters) {
+    const bool ours = j.link.rail == rail && (j.link.rank == a || j.link.rank == b);
+    if (ours && j.at <= now && now < j.until) spread += j.spread;
+  }
+  if (spread <= Nanos{0}) return Nanos{0};
+  return Nanos{static_cast<std::int64_t>(w.rng().below(static_cast<std::uint64_t>(spread.count())))};
+}
+
+// Wait until `pred` holds or the requester QP moves on to another generation.
+template <typename Pred>
+bool wait_on(SimQp& q, SimQp& requester, std::uint32_t gen, Pred pred) {
+  std::unique_lock<sg4::Mutex> lock(*q.mutex);
+  while (requester.generation == gen && !pred()) q.changed->wait(lock);
+  return requester.generation == gen;
+}
+
+void carry_data(SimWorld* wp, std::uint32_t conn, Side from, std::uint32_t path, std::uint32_t psn, std::uint32_t gen,
+                WorkRequest wr) {
+  SimWorld& w = *wp;
+  SimConnection& c = w.connections()[conn];
+  const Side to = other(from);
+  const std::uint32_t src = c.rank(from);
+  const std::uint32_t dst = c.rank(to);
+  const std::uint32_t rail = c.path_rail[path];
+  SimQp& S = c.qps(from)[path];
+  SimQp& R = c.qps(to)[path];
+  const QpReliability rel = w.scenario().engine.qp;
+  const double ack_to = to_seconds(ack_timeout(rel.timeout));
+  const std::uint64_t bytes = wr.total_bytes();
+  std::uint32_t retries = 0;
+  std::uint32_t rnr = 0;
+
+  while (S.generation == gen) {
+    const double attempt = sg4::Engine::get_clock();
+    ++w.counters().data_packets;
+    bool arrived = true;
+    try {
+      const Nanos jitter = jitter_delay(w, src, dst, rail);
+      if (jitter > Nanos{0}) sg4::this_actor::sleep_for(to_seconds(jitter));
+      sg4::Comm::sendto(w.platform().nic_host(src, rail), w.platform().nic_host(dst, rail), bytes > 0 ? bytes : 1);
+    } catch (const simgrid::NetworkFailureException&) {
+      arrived = false;
+    }
+    if (S.generation != gen) return;
+
+    Outcome out = Outcome::Lost;
+    if (arrived) {
+      // The responder accepts packets in PSN order only.
+      if (!wait_on(R, S, gen, [&] { return !R.accepts_packets() || R.expected_psn >= psn; })) return;
+      if (!R.accepts_packets()) {
+        out = Outcome::Lost;  // a QP in ERR or RESET drops it silently
+      } else if (psn < R.expected_psn) {
+        out = Outcome::Acked;  // retransmission of a packet that already landed: ACK again
+      } else if (R.recv_queue.empty()) {
+        out = Outcome::Rnr;
+      } else {
+        WorkRequest recv = std::move(R.recv_queue.front());
+        R.recv_queue.pop_front();
+        if (!recv.sges.empty() && !wr.sges.empty()) w.memory()[recv.sges[0].addr] = wr.sges[0].addr;
+        ++R.expected_psn;
+        R.notify();
+        sim_complete(w, conn, to,
+                     CompletionEvent{PathIndex{path}, recv.id, WrOpcode::Recv, WcStatus::Success,
+                                     static_cast<std::uint32_t>(bytes), wr.imm});
+        out = Outcome::Acked;
+      }
+      // The ACK (or RNR NAK) travels back over the same two links.
+      sg4::this_actor::sleep_for(w.platform().one_way_latency(dst, src, rail));
+      if (!w.platform().route_up(src, dst, rail)) out = Outcome::Lost;
+    }
+    if (S.generation != gen) return;
+
+    switch (out) {
+      case Outcome::Acked:
+        // Completions are reported in PSN order.
+        if (!wait_on(S, S, gen, [&] { return S.next_completion_psn == psn; })) return;
+        S.outstanding.erase(psn);
+        ++S.next_completion_psn;
+        S.notify();
+        sim_complete(w, conn, from,
+                     CompletionEvent{PathIndex{path}, wr.id, wr.opcode, WcStatus::Success,
+                                     static_cast<std::uint32_t>(bytes), std::nullopt});
+        return;
+      case Outcome::Rnr:
+        ++w.counters().rnr_naks;
+        if (!rnr_retries_forever(rel) && ++rnr > rel.rnr_retry) {
+          sim_requester_error(w, conn, from, path, WcStatus::RnrRetryExcErr);
+          return;
+        }
+        {
+          // Retry after the RNR delay, or as soon as a receive is posted, whichever is later
+          // for the HCA: it waits the full delay.
+          sg4::this_actor::sleep_for(to_seconds(rnr_delay(rel.min_rnr_timer)));
+        }
+        break;
+      case Outcome::Lost:
+        ++w.counters().retransmissions;
+        if (++retries > rel.retry_cnt) {
+          const double wait = attempt + ack_to - sg4::Engine::get_clock();
+          if (wait > 0) sg4::this_actor::sleep_for(wait);
+          if (S.generation == gen) sim_requester_error(w, conn, from, path, WcStatus::RetryExcErr);
+          return;
+        }
+        {
+          const double wait = attempt + ack_to - sg4::Engine::get_clock();
+          if (wait > 0) sg4::this_actor::sleep_for(wait);
+        }
+        break;
+    }
+  }
+}
+
+void carry_control(SimWorld* wp, std::uint32_t conn, Side from, std::uint32_t path, ControlMessage m) {
+  SimWorld& w = *wp;
+  SimConnection& c = w.connections()[conn];
+  const Side to = other(from);
+  const std::uint32_t rail = c.path_rail[path];
+  try {
+    sg4::Comm::sendto(w.platform().nic_host(c.rank(from), rail), w.platform().nic_host(c.rank(to), rail), kControlBytes);
+  } catch (const simgrid::NetworkFailureException&) {
+    ++w.counters().control_lost;
+    return;
+  }
+  w.post(c.rank(to), InboxItem{w.now(), 0, conn, to, Event{ControlReceived{ControlChannel::on(PathIndex{path}), std::move(m)}}});
+}
+
+}  // namespace
+
+void launch_data_packet(SimWorld& w, std::uint32_t conn, Side from, std::uint32_t path, std::uint32_t psn,
+                        std::uint32_t generation, const WorkRequest& wr) {
+  SimConnection& c = w.connections()[conn];
+  auto* host = w.platform().nic_host(c.rank(from), c.path_rail[path]);
+  sg4::Actor::create("wr", host, carry_data, &w, conn, from, path, psn, generation, wr)->daemonize();
+}
+
+void launch_control(SimWorld& w, std::uint32_t conn, Side from, const ControlChannel& ch, const ControlMessage& m) {
+  ++w.counters().control_messages;
+  SimConnection& c = w.connections()[conn];
+  const Side to = other(from);
+  if (ch.out_of_band) {
+    w.post(c.rank(to), InboxItem{w.now() + kOobLatency, 0, conn, to, Event{ControlReceived{ch, m}}});
+    return;
+  }
+  auto* host = w.platform().nic_host(c.rank(from), c.path_rail[ch.path.value]);
+  sg4::Actor::create("ctl", host, carry_control, &w, conn, from, ch.path.value, m)->daemonize();
+}
+
+}  // namespace railcheck::sim

@@ -1,0 +1,29 @@
+#pragma once
+// Packets on the simulated wire. Each posted send becomes a short-lived actor that carries it
+// over its path with RC semantics:
+//   - transfers take SimGrid network time on the two NIC links of the path's rail;
+//   - a packet lands only in PSN order, only on a responder QP in RTR/RTS, and only into a
+//     posted receive (otherwise RNR NAK, retried after min_rnr_timer, forever if rnr_retry=7);
+//   - a lost packet or a lost ACK is retried after the local ACK timeout; after retry_cnt
+//     retries the oldest outstanding WR completes with RETRY_EXC_ERR and the QP goes to ERR;
+//   - a duplicate of a packet that already landed is acknowledged, never delivered twice
+//     (the responder's PSN check), exactly as an HCA does.
+#include <cstdint>
+
+#include "backends/sim/sim_world.hpp"
+
+namespace railcheck::sim {
+
+constexpr Side other(Side s) { return s == Side::Sender ? Side::Receiver : Side::Sender; }
+
+// A send WR just posted on `path` of connection `conn` by `from` with PSN `psn`.
+void launch_data_packet(SimWorld& w, std::uint32_t conn, Side from, std::uint32_t path, std::uint32_t psn,
+                        std::uint32_t generation, const WorkRequest& wr);
+// A control message from `from` to its peer.
+void launch_control(SimWorld& w, std::uint32_t conn, Side from, const ControlChannel& ch, const ControlMessage& m);
+// Bootstrap (out-of-band TCP) latency.
+constexpr Nanos kOobLatency = us(20);
+// Bytes a control message occupies on the wire.
+constexpr std::uint64_t kControlBytes = 64;
+
+}  // namespace railcheck::sim

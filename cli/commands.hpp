@@ -1,0 +1,27 @@
+#pragma once
+// Subcommands. Exit codes are shared by all of them:
+//   0  the job ran and nothing it checks was violated
+//   1  the job ran and found a violation (a duplicate, a lost message, a hang)
+//   2  bad input (scenario, option); the message says what and where
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace railcheck::cli {
+
+constexpr int kExitOk = 0;
+constexpr int kExitViolation = 1;
+constexpr int kExitBadInput = 2;
+
+struct RunOptions {
+  std::string scenario;
+  std::optional<std::uint64_t> seed;
+  std::string json_path;
+  std::string policy;
+  bool print_events = false;
+};
+
+int cmd_run(const RunOptions& o);
+int cmd_tunables();
+
+}  // namespace railcheck::cli

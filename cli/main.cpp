@@ -1,0 +1,31 @@
+// railcheck: one binary, one subcommand per job.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "cli/commands.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "railcheck: a discrete-event simulator and verification harness for RDMA/NCCL protocols.\n"
+      "One protocol engine (handshake, HA failover with WR replay, ...) driven by SimGrid, a model\n"
+      "checker and real hardware."};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "railcheck 0.1.0");
+
+  railcheck::cli::RunOptions run;
+  auto* run_cmd = app.add_subcommand("run", "Run one scenario on the SimGrid driver and print what happened");
+  run_cmd->add_option("scenario", run.scenario, "Scenario file (TOML), e.g. scenarios/primary-dies.toml")
+      ->required()
+      ->check(CLI::ExistingFile);
+  run_cmd->add_option("--seed", run.seed, "Seed for every random choice (default: the scenario's seed)");
+  run_cmd->add_option("--json", run.json_path, "Also write the summary as JSON to this file ('-' for stdout)");
+  run_cmd->add_option("--policy", run.policy, "Override the replay policy: naive, probe or resync");
+  run_cmd->add_flag("--events", run.print_events, "Print every engine trace note with its time");
+
+  auto* tun_cmd = app.add_subcommand("tunables", "List the engine's tunables with defaults, ranges and HA_NCCL_* names");
+
+  CLI11_PARSE(app, argc, argv);
+  if (run_cmd->parsed()) return railcheck::cli::cmd_run(run);
+  if (tun_cmd->parsed()) return railcheck::cli::cmd_tunables();
+  return 2;
+}

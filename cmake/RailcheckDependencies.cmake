@@ -1,0 +1,46 @@
+# Finds every third-party library railcheck uses, and when one is missing says which Debian
+# package provides it (scripts/setup.sh installs them all).
+
+function(railcheck_missing what debian_package)
+  message(FATAL_ERROR
+    "railcheck: ${what} not found.\n"
+    "  Install it with:  apt-get install -y ${debian_package}\n"
+    "  (or run scripts/setup.sh, which installs every dependency)")
+endfunction()
+
+find_package(fmt QUIET)
+if(NOT fmt_FOUND)
+  railcheck_missing("fmt" "libfmt-dev")
+endif()
+find_package(nlohmann_json 3 QUIET)
+if(NOT nlohmann_json_FOUND)
+  railcheck_missing("nlohmann-json" "nlohmann-json3-dev")
+endif()
+find_package(tomlplusplus QUIET)
+if(NOT tomlplusplus_FOUND)
+  railcheck_missing("toml++" "libtomlplusplus-dev")
+endif()
+find_package(CLI11 QUIET)
+if(NOT CLI11_FOUND)
+  railcheck_missing("CLI11" "libcli11-dev")
+endif()
+find_package(Boost 1.74 QUIET COMPONENTS graph)
+if(NOT Boost_FOUND)
+  railcheck_missing("Boost.Graph" "libboost-graph-dev")
+endif()
+
+find_package(PkgConfig QUIET)
+if(NOT PkgConfig_FOUND)
+  railcheck_missing("pkg-config" "pkg-config")
+endif()
+pkg_check_modules(SIMGRID QUIET IMPORTED_TARGET simgrid>=3.32)
+if(NOT SIMGRID_FOUND)
+  railcheck_missing("SimGrid >= 3.32" "libsimgrid-dev")
+endif()
+
+if(RAILCHECK_BUILD_TESTS)
+  find_package(Catch2 2 QUIET)
+  if(NOT Catch2_FOUND)
+    railcheck_missing("Catch2" "catch2")
+  endif()
+endif()

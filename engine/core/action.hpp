@@ -1,0 +1,81 @@
+#pragma once
+// Everything the engine asks the outside world to do. Drivers execute these in order: the
+// order within one batch is part of the protocol (seed §16.1: ERR before drain before switch
+// before replay).
+#include <cstdint>
+#include <optional>
+#include <variant>
+#include <vector>
+
+#include "engine/core/control_message.hpp"
+#include "engine/core/ids.hpp"
+#include "engine/core/qp_endpoint.hpp"
+#include "engine/core/result.hpp"
+#include "engine/core/time.hpp"
+#include "engine/core/trace.hpp"
+#include "engine/core/work_request.hpp"
+
+namespace railcheck {
+
+struct PostSend {
+  PathIndex path{};
+  WorkRequest wr;
+};
+struct PostRecv {
+  PathIndex path{};
+  WorkRequest wr;
+};
+struct PostWrite {
+  PathIndex path{};
+  WorkRequest wr;
+  std::uint64_t remote_addr = 0;
+  std::uint32_t rkey = 0;
+};
+// ibv_modify_qp. `remote` is set for the RTR transition, `reliability` for RTR/RTS.
+// Moving to ERR makes the driver flush every outstanding WR of that QP with WR_FLUSH_ERR.
+struct ModifyQp {
+  PathIndex path{};
+  QpState target = QpState::Err;
+  std::optional<QpEndpoint> remote;
+  std::optional<QpReliability> reliability;
+};
+// Register a user MR on the protection domain of a path. Cached per PD by the engine.
+struct RegisterMr {
+  PdId pd{};
+  MrId mr{};
+  std::uint64_t addr = 0;
+  std::uint64_t length = 0;
+};
+struct ArmTimer {
+  TimerId timer{};
+  Nanos deadline{};
+};
+struct CancelTimer {
+  TimerId timer{};
+};
+struct SendControl {
+  ControlChannel channel{};
+  ControlMessage message;
+};
+
+// Results for the user of the connection.
+enum class RequestOutcome : std::uint8_t { Done, Failed };
+struct CompleteRequest {
+  RequestId request{};
+  RequestOutcome outcome = RequestOutcome::Done;
+  std::vector<std::uint32_t> sizes;  // bytes per buffer (one entry for a send)
+  std::optional<Error> error;        // set when outcome == Failed
+};
+struct ConnectionReady {};
+struct ConnectionFailed {
+  Error error;
+};
+struct Trace {
+  TraceNote note;
+};
+
+using Action = std::variant<PostSend, PostRecv, PostWrite, ModifyQp, RegisterMr, ArmTimer, CancelTimer, SendControl,
+                            CompleteRequest, ConnectionReady, ConnectionFailed, Trace>;
+using Actions = std::vector<Action>;
+
+}  // namespace railcheck

@@ -1,0 +1,67 @@
+#pragma once
+// The in-flight table: a deep copy of every WR the user handed us that has not completed, in
+// original posting order. It is what makes replay possible after the QP it was posted on is
+// gone (seed §3.4 "MyRequest", §16.1, §16.3).
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/core/ids.hpp"
+#include "engine/core/time.hpp"
+#include "engine/core/work_request.hpp"
+
+namespace railcheck {
+
+// One WR of one user request. A grouped receive of n buffers is n entries, posted and replayed
+// back to back in buffer order, so buffer i keeps tag i (seed §16.3).
+struct InflightWr {
+  RequestId request{};
+  std::uint32_t part = 0;        // index of this WR inside its request
+  WorkRequest wr;                // deep copy; wr.id is the id of the current posting
+  std::uint64_t seq = 0;         // sender: message sequence number; receiver: index of the message it expects
+  Nanos post_time{};             // last (re)post, for the soft RTO
+  std::optional<PathIndex> posted_on;  // set while a posting is outstanding on a QP
+  bool has_success_cqe = false;
+  std::uint32_t byte_len = 0;
+};
+
+class InflightTable {
+ public:
+  // Append a WR in posting order. Returns its stable position key (its seq for senders).
+  InflightWr& append(InflightWr w);
+
+  InflightWr* find_by_wr(WrId id);
+  // Entries in posting order.
+  std::deque<InflightWr>& entries() { return entries_; }
+  const std::deque<InflightWr>& entries() const { return entries_; }
+  std::size_t size() const { return entries_.size(); }
+  bool empty() const { return entries_.empty(); }
+
+  // Record a new posting of `w` (fresh WrId) on `path` at `now`.
+  void mark_posted(InflightWr& w, WrId id, PathIndex path, Nanos now);
+  // The posting completed (successfully or not): forget the WrId.
+  void mark_unposted(InflightWr& w);
+  // Outstanding postings on `path`.
+  std::size_t outstanding_on(PathIndex path) const;
+  // The oldest outstanding posting (for the soft RTO), if any.
+  const InflightWr* oldest_outstanding() const;
+
+  // Remove completed entries from the head while they are done; returns the requests whose
+  // every part has now completed, with their per-part sizes, in posting order.
+  struct FinishedRequest {
+    RequestId request;
+    std::vector<std::uint32_t> sizes;
+  };
+  std::vector<FinishedRequest> pop_finished();
+  // Remove everything (connection failure); returns the request ids, in order, once each.
+  std::vector<RequestId> drain_all();
+
+ private:
+  std::deque<InflightWr> entries_;
+  std::unordered_map<WrId, std::size_t> by_wr_;  // WrId -> absolute index (base_ + position)
+  std::size_t base_ = 0;                          // absolute index of entries_.front()
+};
+
+}  // namespace railcheck

@@ -1,0 +1,31 @@
+#pragma once
+// NIC capability presets: link speed and the resource limits that bound maxComms (seed §15.2).
+// Numbers come from `ibv_devinfo -v` / `efadv_query_device` output of real devices; each
+// preset cites where its figures come from in nic_preset.cpp.
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "engine/core/time.hpp"
+
+namespace railcheck {
+
+struct NicPreset {
+  std::string name;          // e.g. "cx7-400g"
+  std::string description;
+  double link_gbps = 400;    // per port, line rate in Gb/s
+  Nanos link_latency{};      // one hop NIC -> switch (the switch adds another hop)
+  std::uint32_t mtu = 4096;  // bytes
+  std::uint32_t max_qp = 0;
+  std::uint32_t max_cqe = 0;
+  std::uint32_t max_qp_wr = 0;
+  std::uint32_t max_sge = 0;
+  bool ordered = true;       // RC (in order per QP) vs SRD (reliable, unordered)
+};
+
+std::span<const NicPreset> nic_presets();
+std::optional<NicPreset> find_nic_preset(std::string_view name);
+
+}  // namespace railcheck
