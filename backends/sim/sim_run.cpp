@@ -50,6 +50,10 @@ RunOutput run_scenario(const Scenario& sc, std::uint64_t seed) {
   // the wire actors themselves rather than as cross traffic.
   sg4::Engine::set_config("network/model:CM02");
   sg4::Engine::set_config("network/crosstraffic:0");
+#ifdef RAILCHECK_SANITIZE
+  // ASan cannot follow SimGrid's own stack switching; system threads it understands.
+  sg4::Engine::set_config("contexts/factory:thread");
+#endif
 
   SimWorld world(sc, seed);
   for (std::uint32_t r = 0; r < sc.topology.ranks; ++r)

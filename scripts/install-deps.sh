@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages railcheck builds and tests with, if any is missing.
+# Idempotent: with everything present it changes nothing and does not touch the network.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config git
+  libsimgrid-dev            # SimGrid: the network model of backends/sim
+  libboost-graph-dev        # Boost.Graph: topology and wait-for graphs
+  catch2                    # tests
+  libtomlplusplus-dev       # scenario files
+  nlohmann-json3-dev        # JSON results
+  libcli11-dev              # command line
+  libfmt-dev                # formatting
+  python3 python3-matplotlib  # reports/
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ "${#missing[@]}" -eq 0 ]; then
+  exit 0
+fi
+
+echo "installing: ${missing[*]}"
+if [ "$(id -u)" -ne 0 ]; then
+  echo "error: missing packages and not root; run: sudo apt-get install -y ${missing[*]}" >&2
+  exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q
+apt-get install -y -q --no-install-recommends "${missing[@]}"
