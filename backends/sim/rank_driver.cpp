@@ -28,7 +28,7 @@ void RankDriver::operator()() {
     }
     if (!me.inbox.empty() && me.inbox.top().at <= now) continue;
     std::unique_lock<sg4::Mutex> lock(*me.mutex);
-    me.wake->wait_until(lock, to_seconds(next_deadline(now)));
+    me.wake->wait_until(lock, w_.to_clock(next_deadline(now)));
   }
 }
 

@@ -1,6 +1,8 @@
 #include "backends/sim/sim_run.hpp"
 
 #include <chrono>
+#include <set>
+#include <string>
 
 #include <simgrid/s4u.hpp>
 #include <xbt/log.h>
@@ -32,10 +34,15 @@ void fault_injector(SimWorld* w) {
   }
   std::stable_sort(steps.begin(), steps.end(), [](const Step& a, const Step& b) { return a.at < b.at; });
   for (const Step& s : steps) {
-    const double wait = to_seconds(s.at) - sg4::Engine::get_clock();
+    const double wait = w->to_clock(s.at) - sg4::Engine::get_clock();
     if (wait > 0) sg4::this_actor::sleep_for(wait);
     s.apply();
   }
+}
+
+void set_config_once(const std::string& key, const std::string& value) {
+  static std::set<std::string> done;
+  if (done.insert(key).second) sg4::Engine::set_config(key + ":" + value);
 }
 
 }  // namespace
@@ -48,11 +55,18 @@ RunOutput run_scenario(const Scenario& sc, std::uint64_t seed) {
   xbt_log_control_set("root.thresh:critical");
   // RDMA fabric, not TCP: no latency/bandwidth correction factors, and ACKs are modelled by
   // the wire actors themselves rather than as cross traffic.
-  sg4::Engine::set_config("network/model:CM02");
-  sg4::Engine::set_config("network/crosstraffic:0");
+  // Configuration is process-global in SimGrid and models cannot change once set, so a second
+  // run in the same process only sets what still differs.
+  set_config_once("network/model", "CM02");
+  set_config_once("network/crosstraffic", "0");
+  // One short-lived actor per WR in flight: large runs have tens of thousands at once. Guard
+  // pages cost two memory mappings per actor (vm.max_map_count is 65536 by default), and the
+  // actors' stacks are shallow.
+  set_config_once("contexts/guard-size", "0");
+  set_config_once("contexts/stack-size", "256");
 #ifdef RAILCHECK_SANITIZE
   // ASan cannot follow SimGrid's own stack switching; system threads it understands.
-  sg4::Engine::set_config("contexts/factory:thread");
+  set_config_once("contexts/factory", "thread");
 #endif
 
   SimWorld world(sc, seed);

@@ -105,7 +105,10 @@ class SimWorld {
 
   // Deliver an item to a rank and wake it.
   void post(std::uint32_t rank, InboxItem item);
+  // Simulated time since this run began. SimGrid's clock is process-global and does not restart
+  // when a second engine is created in the same process, so runs keep their own origin.
   Nanos now() const;
+  double to_clock(Nanos t) const { return epoch_ + to_seconds(t); }
   bool all_done() const;
   bool stopping() const { return stopping_; }
   void stop();
@@ -121,6 +124,7 @@ class SimWorld {
   std::unordered_map<std::uint64_t, std::uint64_t> memory_;
   std::uint64_t order_ = 0;
   bool stopping_ = false;
+  double epoch_ = 0;
 };
 
 }  // namespace railcheck::sim
