@@ -63,7 +63,7 @@ RunOutput run_scenario(const Scenario& sc, std::uint64_t seed) {
   // pages cost two memory mappings per actor (vm.max_map_count is 65536 by default), and the
   // actors' stacks are shallow.
   set_config_once("contexts/guard-size", "0");
-  set_config_once("contexts/stack-size", "256");
+  set_config_once("contexts/stack-size", "64");
 #ifdef RAILCHECK_SANITIZE
   // ASan cannot follow SimGrid's own stack switching; system threads it understands.
   set_config_once("contexts/factory", "thread");
