@@ -1,7 +1,7 @@
+#include <fmt/format.h>
+
 #include <fstream>
 #include <iostream>
-
-#include <fmt/format.h>
 
 #include "backends/sim/sim_run.hpp"
 #include "cli/commands.hpp"

@@ -1,6 +1,7 @@
 // railcheck: one binary, one subcommand per job.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
 
 #include "cli/commands.hpp"
 
@@ -22,7 +23,8 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--policy", run.policy, "Override the replay policy: naive, probe or resync");
   run_cmd->add_flag("--events", run.print_events, "Print every engine trace note with its time");
 
-  auto* tun_cmd = app.add_subcommand("tunables", "List the engine's tunables with defaults, ranges and HA_NCCL_* names");
+  auto* tun_cmd =
+      app.add_subcommand("tunables", "List the engine's tunables with defaults, ranges and HA_NCCL_* names");
 
   CLI11_PARSE(app, argc, argv);
   if (run_cmd->parsed()) return railcheck::cli::cmd_run(run);

@@ -13,10 +13,10 @@ namespace {
 const std::array<NicPreset, 4> kPresets = {
     NicPreset{"cx7-400g", "NVIDIA ConnectX-7, 1x400 Gb/s per GPU, RC (ordered)", 400, us(1), 4096, 131072, 4194303,
               32768, 30, true},
-    NicPreset{"efa-100g", "AWS EFA (p4d), 100 Gb/s per NIC, 4 per GPU, SRD (unordered); limits approximate", 100,
-              us(5), 8928, 256, 32768, 4096, 2, false},
-    NicPreset{"efa-200g", "AWS EFA (p5), 200 Gb/s per NIC, 2 per GPU, SRD (unordered); limits approximate", 200,
-              us(5), 8928, 256, 32768, 4096, 2, false},
+    NicPreset{"efa-100g", "AWS EFA (p4d), 100 Gb/s per NIC, 4 per GPU, SRD (unordered); limits approximate", 100, us(5),
+              8928, 256, 32768, 4096, 2, false},
+    NicPreset{"efa-200g", "AWS EFA (p5), 200 Gb/s per NIC, 2 per GPU, SRD (unordered); limits approximate", 200, us(5),
+              8928, 256, 32768, 4096, 2, false},
     NicPreset{"test-10g", "small 10 Gb/s NIC with tiny limits, for fast tests", 10, us(2), 4096, 64, 4096, 256, 4,
               true},
 };

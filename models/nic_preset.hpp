@@ -13,7 +13,7 @@
 namespace railcheck {
 
 struct NicPreset {
-  std::string name;          // e.g. "cx7-400g"
+  std::string name;  // e.g. "cx7-400g"
   std::string description;
   double link_gbps = 400;    // per port, line rate in Gb/s
   Nanos link_latency{};      // one hop NIC -> switch (the switch adds another hop)
@@ -22,7 +22,7 @@ struct NicPreset {
   std::uint32_t max_cqe = 0;
   std::uint32_t max_qp_wr = 0;
   std::uint32_t max_sge = 0;
-  bool ordered = true;       // RC (in order per QP) vs SRD (reliable, unordered)
+  bool ordered = true;  // RC (in order per QP) vs SRD (reliable, unordered)
 };
 
 std::span<const NicPreset> nic_presets();

@@ -1,11 +1,11 @@
 // TOML -> Scenario, with errors that name the file, the line, the key and what was expected.
+#include <fmt/format.h>
+#include <toml++/toml.h>
+
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
-
-#include <fmt/format.h>
-#include <toml++/toml.h>
 
 #include "models/scenario.hpp"
 
@@ -40,7 +40,8 @@ class Reader {
     }
   }
 
-  double number(const toml::table& t, const std::string& where, std::string_view key, double def, double lo, double hi) const {
+  double number(const toml::table& t, const std::string& where, std::string_view key, double def, double lo,
+                double hi) const {
     const toml::node* n = t.get(key);
     if (n == nullptr) return def;
     const std::string name = where + "." + std::string(key);
@@ -50,7 +51,8 @@ class Reader {
     } else if (auto d = n->value_exact<double>()) {
       v = *d;
     } else {
-      fail(n, name, fmt::format("expected a number, got {}", toml::impl::node_type_friendly_names[static_cast<int>(n->type())]));
+      fail(n, name,
+           fmt::format("expected a number, got {}", toml::impl::node_type_friendly_names[static_cast<int>(n->type())]));
     }
     if (!(v >= lo && v <= hi)) fail(n, name, fmt::format("expected a value in [{}, {}], got {}", lo, hi, v));
     return v;
@@ -95,7 +97,8 @@ std::uint64_t byte_size(const Reader& r, const toml::table& t, const std::string
     try {
       v = std::stoull(*s, &pos);
     } catch (...) {
-      r.fail(n, where + "." + std::string(key), fmt::format("expected a size such as 4096, \"64KiB\" or \"4MiB\", got \"{}\"", *s));
+      r.fail(n, where + "." + std::string(key),
+             fmt::format("expected a size such as 4096, \"64KiB\" or \"4MiB\", got \"{}\"", *s));
     }
     const std::string unit = s->substr(pos);
     if (unit.empty() || unit == "B") return v;
@@ -124,7 +127,8 @@ void each_fault(const Reader& r, const toml::table& faults, std::string_view kin
   const toml::node* n = faults.get(kind);
   if (n == nullptr) return;
   const auto* arr = n->as_array();
-  if (arr == nullptr) r.fail(n, "faults." + std::string(kind), "expected an array of tables ([[faults." + std::string(kind) + "]])");
+  if (arr == nullptr)
+    r.fail(n, "faults." + std::string(kind), "expected an array of tables ([[faults." + std::string(kind) + "]])");
   for (std::size_t i = 0; i < arr->size(); ++i) {
     const auto* t = (*arr)[i].as_table();
     const std::string where = fmt::format("faults.{}[{}]", kind, i);
@@ -169,12 +173,17 @@ Scenario parse(const toml::table& root, const Reader& r, const std::string& defa
 
   Workload& w = sc.workload;
   if (const auto* t = r.table(root, "workload")) {
-    r.only(*t, "workload", {"pattern", "message_bytes", "messages", "window", "channels", "recv_group", "start_ms",
-                            "receiver_hold_ms", "slow_ranks"});
+    r.only(*t, "workload",
+           {"pattern", "message_bytes", "messages", "window", "channels", "recv_group", "start_ms", "receiver_hold_ms",
+            "slow_ranks"});
     if (auto p = r.string(*t, "workload", "pattern")) {
-      if (*p == "bidirectional") w.pattern = TrafficPattern::Bidirectional;
-      else if (*p == "unidirectional") w.pattern = TrafficPattern::Unidirectional;
-      else r.fail(t->get("pattern"), "workload.pattern", fmt::format("expected \"bidirectional\" or \"unidirectional\", got \"{}\"", *p));
+      if (*p == "bidirectional")
+        w.pattern = TrafficPattern::Bidirectional;
+      else if (*p == "unidirectional")
+        w.pattern = TrafficPattern::Unidirectional;
+      else
+        r.fail(t->get("pattern"), "workload.pattern",
+               fmt::format("expected \"bidirectional\" or \"unidirectional\", got \"{}\"", *p));
     }
     w.message_bytes = byte_size(r, *t, "workload", "message_bytes", w.message_bytes);
     if (w.message_bytes > 0xFFFF'FFFFULL)
@@ -211,10 +220,14 @@ Scenario parse(const toml::table& root, const Reader& r, const std::string& defa
         r.fail(&v, "engine." + key, "unknown engine tunable (see `railcheck tunables`, or replay_policy)");
       }
       double num = 0;
-      if (auto i = v.value_exact<std::int64_t>()) num = static_cast<double>(*i);
-      else if (auto d = v.value_exact<double>()) num = *d;
-      else if (auto b = v.value_exact<bool>()) num = *b ? 1 : 0;
-      else r.fail(&v, "engine." + key, "expected a number");
+      if (auto i = v.value_exact<std::int64_t>())
+        num = static_cast<double>(*i);
+      else if (auto d = v.value_exact<double>())
+        num = *d;
+      else if (auto b = v.value_exact<bool>())
+        num = *b ? 1 : 0;
+      else
+        r.fail(&v, "engine." + key, "expected a number");
       auto set = set_tunable(sc.engine, key, num);
       if (!set) r.fail(&v, "engine." + key, set.error().message());
     }

@@ -107,7 +107,8 @@ void PairWorld::execute(End e, Actions& acts) {
       timers_.erase({static_cast<int>(e), t->timer.value});
     } else if (const auto* s = std::get_if<SendControl>(&a)) {
       if (s->channel.out_of_band || path_up_[s->channel.path.value])
-        in_flight_.push_back(InFlight{InFlight::Kind::Control, peer, s->channel.path.value, {}, s->channel, s->message});
+        in_flight_.push_back(
+            InFlight{InFlight::Kind::Control, peer, s->channel.path.value, {}, s->channel, s->message});
     } else if (const auto* r = std::get_if<CompleteRequest>(&a)) {
       const bool ok = r->outcome == RequestOutcome::Done;
       if (e == End::Sender) {

@@ -21,8 +21,8 @@ struct InFlight {
   enum class Kind : std::uint8_t { Data, Ack, Control } kind = Kind::Data;
   End to = End::Receiver;
   std::uint32_t path = 0;
-  WorkRequest wr;                 // Data: the send; Ack: the send being acknowledged
-  ControlChannel channel{};       // Control
+  WorkRequest wr;                  // Data: the send; Ack: the send being acknowledged
+  ControlChannel channel{};        // Control
   ControlMessage message{Ping{}};  // Control
 };
 
@@ -42,10 +42,10 @@ class PairWorld {
   void irecv(std::uint64_t first_msg, std::uint32_t group = 1);
 
   // Network choices.
-  bool deliver_next();                           // the oldest deliverable item; false if none
+  bool deliver_next();                                          // the oldest deliverable item; false if none
   bool deliver_first(InFlight::Kind kind, std::uint32_t path);  // the oldest item of that kind on that path
-  void deliver_all();                            // until nothing is deliverable (no timers)
-  bool land_data_drop_ack(std::uint32_t path);   // head data packet lands; its ACK is lost
+  void deliver_all();                                           // until nothing is deliverable (no timers)
+  bool land_data_drop_ack(std::uint32_t path);                  // head data packet lands; its ACK is lost
   // The link under `path` dies: everything in flight on it is lost, and once the HCA's retry
   // window has passed the sender's oldest outstanding send on it completes with RETRY_EXC_ERR
   // and the rest with WR_FLUSH_ERR.
@@ -69,9 +69,9 @@ class PairWorld {
  private:
   struct QpSim {
     QpState state = QpState::Reset;
-    std::deque<WorkRequest> recvs;        // receiver: posted receives
+    std::deque<WorkRequest> recvs;         // receiver: posted receives
     std::vector<WorkRequest> outstanding;  // sender: sends without completion, in order
-    std::uint64_t landed = 0;             // receiver: packets landed (PSN check for retransmits)
+    std::uint64_t landed = 0;              // receiver: packets landed (PSN check for retransmits)
   };
   void feed(End e, const Event& ev);
   void execute(End e, Actions& acts);
@@ -85,8 +85,8 @@ class PairWorld {
   std::vector<QpSim> receiver_qps_;
   std::vector<bool> path_up_;
   std::deque<InFlight> in_flight_;
-  std::map<std::pair<int, std::uint64_t>, Nanos> timers_;  // (end, timer id) -> deadline
-  std::unordered_map<std::uint64_t, std::uint64_t> memory_;  // recv addr -> send addr
+  std::map<std::pair<int, std::uint64_t>, Nanos> timers_;              // (end, timer id) -> deadline
+  std::unordered_map<std::uint64_t, std::uint64_t> memory_;            // recv addr -> send addr
   std::map<std::uint64_t, std::vector<std::uint64_t>> recv_requests_;  // request -> buffer addrs
   std::vector<std::uint64_t> delivered_;
   std::uint64_t sends_completed_ = 0;

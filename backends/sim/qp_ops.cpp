@@ -65,9 +65,7 @@ void sim_modify_qp(SimWorld& w, std::uint32_t conn, Side side, std::uint32_t pat
       q.state = QpState::Rts;
       q.next_psn = q.next_completion_psn = 0;
       break;
-    default:
-      q.state = target;
-      break;
+    default: q.state = target; break;
   }
   q.notify();
 }

@@ -1,8 +1,8 @@
 #include "backends/sim/run_summary.hpp"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 namespace railcheck::sim {
 
@@ -41,9 +41,7 @@ RunSummary summarize(SimWorld& w, std::uint64_t seed, double wall_seconds) {
       case TraceKind::Switched:
         if (sender && !s.switched_at) s.switched_at = t.at;
         break;
-      case TraceKind::Replayed:
-        (sender ? s.wrs_replayed : s.recvs_reposted) += t.note.count;
-        break;
+      case TraceKind::Replayed: (sender ? s.wrs_replayed : s.recvs_reposted) += t.note.count; break;
       case TraceKind::FalseAlarm: ++s.false_alarms; break;
       case TraceKind::RtoWidened: ++s.rto_widenings; break;
       default: break;
@@ -84,8 +82,8 @@ RunSummary summarize(SimWorld& w, std::uint64_t seed, double wall_seconds) {
                                    s.misplaced, corrupt - s.duplicates - s.misplaced);
   } else if (s.connections_failed > 0) {
     s.outcome = RunOutcome::ConnectionFailed;
-    s.outcome_detail = fmt::format("{} of {} connection(s) reported an error to the caller", s.connections_failed,
-                                   s.connections);
+    s.outcome_detail =
+        fmt::format("{} of {} connection(s) reported an error to the caller", s.connections_failed, s.connections);
   } else if (s.lost > 0) {
     s.outcome = RunOutcome::Hung;
     s.outcome_detail = fmt::format("{} message(s) outstanding at the time limit {} with no error reported", s.lost,

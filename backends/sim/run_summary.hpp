@@ -2,11 +2,10 @@
 // What a simulated run reports: when the fault hit, when and how it was detected, when the
 // connection switched, what was replayed, and whether every message arrived exactly once.
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "backends/sim/sim_world.hpp"
 
@@ -27,13 +26,13 @@ struct RunSummary {
   RunOutcome outcome = RunOutcome::Delivered;
   std::string outcome_detail;
 
-  std::optional<Nanos> fault_at;           // first link down
-  std::optional<Nanos> detected_at;        // first failover start
-  std::string detected_by;                 // "error completion: RETRY_EXC_ERR", "soft RTO: ...", ...
-  std::optional<Nanos> switched_at;        // first switch of active path
-  std::uint32_t failovers = 0;             // failover sequences started by senders
-  std::uint64_t wrs_replayed = 0;          // sends re-posted by senders
-  std::uint64_t recvs_reposted = 0;        // receives re-posted by receivers
+  std::optional<Nanos> fault_at;     // first link down
+  std::optional<Nanos> detected_at;  // first failover start
+  std::string detected_by;           // "error completion: RETRY_EXC_ERR", "soft RTO: ...", ...
+  std::optional<Nanos> switched_at;  // first switch of active path
+  std::uint32_t failovers = 0;       // failover sequences started by senders
+  std::uint64_t wrs_replayed = 0;    // sends re-posted by senders
+  std::uint64_t recvs_reposted = 0;  // receives re-posted by receivers
   std::uint32_t false_alarms = 0;
   std::uint32_t rto_widenings = 0;
   std::uint32_t connections = 0;
@@ -44,10 +43,10 @@ struct RunSummary {
   std::uint64_t messages_delivered = 0;
   std::uint64_t duplicates = 0;
   std::uint64_t misplaced = 0;
-  std::uint64_t lost = 0;                  // expected but never delivered (includes failed requests)
-  double gbps_before_fault = 0;            // delivered payload rate before the fault
-  double gbps_after_switch = 0;            // delivered payload rate after the first switch
-  Nanos end_time{};                        // simulated time at the end of the run
+  std::uint64_t lost = 0;        // expected but never delivered (includes failed requests)
+  double gbps_before_fault = 0;  // delivered payload rate before the fault
+  double gbps_after_switch = 0;  // delivered payload rate after the first switch
+  Nanos end_time{};              // simulated time at the end of the run
   double wall_seconds = 0;
   SimCounters counters;
 };

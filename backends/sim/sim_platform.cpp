@@ -1,8 +1,8 @@
 #include "backends/sim/sim_platform.hpp"
 
-#include <string>
-
 #include <fmt/format.h>
+
+#include <string>
 
 namespace sg4 = simgrid::s4u;
 
@@ -19,7 +19,8 @@ SimPlatform::SimPlatform(const Topology& topo) : rails_(topo.rails) {
     rail->set_parent(root);
     for (std::uint32_t r = 0; r < topo.ranks; ++r) {
       auto* host = rail->create_host(fmt::format("rank{}-nic{}", r, k), 1e9);
-      auto* link = rail->create_split_duplex_link(fmt::format("rank{}-nic{}-link", r, k), bw_bytes)->set_latency(latency);
+      auto* link =
+          rail->create_split_duplex_link(fmt::format("rank{}-nic{}-link", r, k), bw_bytes)->set_latency(latency);
       rail->add_route(host->get_netpoint(), nullptr, nullptr, nullptr, {{link, sg4::LinkInRoute::Direction::UP}}, true);
       hosts_[index(r, k)] = host;
       links_[index(r, k)] = link;

@@ -3,9 +3,8 @@
 // from each NIC to its rail's switch, and one star zone per rail (rail-only network: rails do
 // not route to each other). Rank actors run on their rail-0 NIC host.
 #include <cstdint>
-#include <vector>
-
 #include <simgrid/s4u.hpp>
+#include <vector>
 
 #include "models/scenario.hpp"
 
@@ -27,7 +26,9 @@ class SimPlatform {
   double one_way_latency(std::uint32_t a, std::uint32_t b, std::uint32_t rail) const;
 
  private:
-  std::size_t index(std::uint32_t rank, std::uint32_t rail) const { return static_cast<std::size_t>(rank) * rails_ + rail; }
+  std::size_t index(std::uint32_t rank, std::uint32_t rail) const {
+    return static_cast<std::size_t>(rank) * rails_ + rail;
+  }
   std::uint32_t rails_;
   std::vector<simgrid::s4u::Host*> hosts_;
   std::vector<simgrid::s4u::Link*> links_;

@@ -5,7 +5,6 @@
 #include <cstdint>
 #include <deque>
 #include <map>
-
 #include <simgrid/s4u.hpp>
 
 #include "engine/core/work_request.hpp"
@@ -19,13 +18,13 @@ struct SimQp {
   std::uint32_t generation = 0;
 
   // Requester side.
-  std::uint32_t next_psn = 0;           // PSN for the next posted send
-  std::uint32_t next_completion_psn = 0;  // completions are reported in PSN order
+  std::uint32_t next_psn = 0;                        // PSN for the next posted send
+  std::uint32_t next_completion_psn = 0;             // completions are reported in PSN order
   std::map<std::uint32_t, WorkRequest> outstanding;  // psn -> send not yet completed
 
   // Responder side.
-  std::uint32_t expected_psn = 0;        // next PSN that may land
-  std::deque<WorkRequest> recv_queue;    // posted receives, in order
+  std::uint32_t expected_psn = 0;      // next PSN that may land
+  std::deque<WorkRequest> recv_queue;  // posted receives, in order
 
   // Wakes wire actors waiting for PSN order, an RNR retry, or a state change.
   simgrid::s4u::ConditionVariablePtr changed = simgrid::s4u::ConditionVariable::create();

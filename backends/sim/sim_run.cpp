@@ -1,11 +1,11 @@
 #include "backends/sim/sim_run.hpp"
 
+#include <xbt/log.h>
+
 #include <chrono>
 #include <set>
-#include <string>
-
 #include <simgrid/s4u.hpp>
-#include <xbt/log.h>
+#include <string>
 
 #include "backends/sim/rank_driver.hpp"
 

@@ -66,8 +66,8 @@ SimWorld::SimWorld(const Scenario& sc, std::uint64_t seed)
       c.receiver = std::make_unique<HaConnection>(recv_cfg);
       c.sender_qps.resize(npaths);
       c.receiver_qps.resize(npaths);
-      const bool slow = std::find(sc.workload.slow_ranks.begin(), sc.workload.slow_ranks.end(), r) !=
-                        sc.workload.slow_ranks.end();
+      const bool slow =
+          std::find(sc.workload.slow_ranks.begin(), sc.workload.slow_ranks.end(), r) != sc.workload.slow_ranks.end();
       c.workload = std::make_unique<StreamWorkload>(c.id, sc.workload, slow);
       ranks_[s].sides.emplace_back(c.id, Side::Sender);
       ranks_[r].sides.emplace_back(c.id, Side::Receiver);

@@ -7,11 +7,10 @@
 #include <memory>
 #include <optional>
 #include <queue>
+#include <simgrid/s4u.hpp>
 #include <unordered_map>
 #include <variant>
 #include <vector>
-
-#include <simgrid/s4u.hpp>
 
 #include "backends/sim/sim_platform.hpp"
 #include "backends/sim/sim_qp.hpp"
@@ -64,7 +63,7 @@ struct TimerKey {
 struct SimRank {
   std::uint32_t id = 0;
   std::priority_queue<InboxItem, std::vector<InboxItem>, std::greater<>> inbox;
-  std::map<TimerKey, Nanos> timers;        // armed timers
+  std::map<TimerKey, Nanos> timers;  // armed timers
   std::multimap<Nanos, TimerKey> deadlines;
   std::vector<std::pair<std::uint32_t, Side>> sides;  // the connection ends this rank drives
   simgrid::s4u::ConditionVariablePtr wake = simgrid::s4u::ConditionVariable::create();
@@ -80,10 +79,10 @@ struct TraceRecord {
 };
 
 struct SimCounters {
-  std::uint64_t events = 0;          // events handed to engines
-  std::uint64_t actions = 0;         // actions executed
-  std::uint64_t data_packets = 0;    // transfer attempts on the wire
-  std::uint64_t retransmissions = 0; // hardware retries after a lost packet or ACK
+  std::uint64_t events = 0;           // events handed to engines
+  std::uint64_t actions = 0;          // actions executed
+  std::uint64_t data_packets = 0;     // transfer attempts on the wire
+  std::uint64_t retransmissions = 0;  // hardware retries after a lost packet or ACK
   std::uint64_t rnr_naks = 0;
   std::uint64_t control_messages = 0;
   std::uint64_t control_lost = 0;

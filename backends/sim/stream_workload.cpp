@@ -23,10 +23,9 @@ std::vector<UserIsend> StreamWorkload::sender_ready_posts() {
   std::vector<UserIsend> out;
   while (!stats_.connection_failed && next_send_ < w_.messages && next_send_ - completed_sends_ < w_.window) {
     const std::uint64_t m = next_send_++;
-    out.push_back(UserIsend{RequestId{m},
-                            Sge{BufferLayout::send_addr(conn_, m), static_cast<std::uint32_t>(w_.message_bytes),
-                                MrId{kSendMr}},
-                            m});
+    out.push_back(UserIsend{
+        RequestId{m},
+        Sge{BufferLayout::send_addr(conn_, m), static_cast<std::uint32_t>(w_.message_bytes), MrId{kSendMr}}, m});
   }
   return out;
 }
@@ -50,8 +49,8 @@ std::vector<UserIrecv> StreamWorkload::receiver_ready_posts(Nanos now) {
     const std::uint64_t group = std::min<std::uint64_t>(w_.recv_group, w_.messages - next_recv_buffer_);
     for (std::uint64_t i = 0; i < group; ++i) {
       const std::uint64_t m = next_recv_buffer_++;
-      r.buffers.push_back(Sge{BufferLayout::recv_addr(conn_, m), static_cast<std::uint32_t>(w_.message_bytes),
-                              MrId{kRecvMr}});
+      r.buffers.push_back(
+          Sge{BufferLayout::recv_addr(conn_, m), static_cast<std::uint32_t>(w_.message_bytes), MrId{kRecvMr}});
       r.tags.push_back(m);
     }
     ++outstanding_recv_requests_;

@@ -28,14 +28,14 @@ struct BufferLayout {
 struct StreamStats {
   std::uint64_t sends_completed = 0;
   std::uint64_t sends_failed = 0;
-  std::uint64_t delivered = 0;    // buffers that received exactly the message meant for them
-  std::uint64_t duplicates = 0;   // buffers that received a message already delivered
-  std::uint64_t misplaced = 0;    // buffers that received another (not yet delivered) message
-  std::uint64_t empty = 0;        // buffers completed with no data in them
+  std::uint64_t delivered = 0;   // buffers that received exactly the message meant for them
+  std::uint64_t duplicates = 0;  // buffers that received a message already delivered
+  std::uint64_t misplaced = 0;   // buffers that received another (not yet delivered) message
+  std::uint64_t empty = 0;       // buffers completed with no data in them
   std::uint64_t recvs_failed = 0;
   bool connection_failed = false;
-  std::optional<Nanos> ready_at;       // comm handed out (sender side)
-  std::vector<Nanos> delivery_times;   // one per delivered buffer, for throughput
+  std::optional<Nanos> ready_at;      // comm handed out (sender side)
+  std::vector<Nanos> delivery_times;  // one per delivered buffer, for throughput
 };
 
 class StreamWorkload {
@@ -69,7 +69,7 @@ class StreamWorkload {
   bool slow_;
   std::uint64_t next_send_ = 0;
   std::uint64_t completed_sends_ = 0;
-  std::uint64_t next_recv_buffer_ = 0;   // message index of the next buffer to post
+  std::uint64_t next_recv_buffer_ = 0;  // message index of the next buffer to post
   std::uint64_t completed_recv_buffers_ = 0;
   std::uint64_t outstanding_recv_requests_ = 0;
   std::optional<Nanos> hold_until_;

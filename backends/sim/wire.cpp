@@ -134,12 +134,14 @@ void carry_control(SimWorld* wp, std::uint32_t conn, Side from, std::uint32_t pa
   const Side to = other(from);
   const std::uint32_t rail = c.path_rail[path];
   try {
-    sg4::Comm::sendto(w.platform().nic_host(c.rank(from), rail), w.platform().nic_host(c.rank(to), rail), kControlBytes);
+    sg4::Comm::sendto(w.platform().nic_host(c.rank(from), rail), w.platform().nic_host(c.rank(to), rail),
+                      kControlBytes);
   } catch (const simgrid::NetworkFailureException&) {
     ++w.counters().control_lost;
     return;
   }
-  w.post(c.rank(to), InboxItem{w.now(), 0, conn, to, Event{ControlReceived{ControlChannel::on(PathIndex{path}), std::move(m)}}});
+  w.post(c.rank(to),
+         InboxItem{w.now(), 0, conn, to, Event{ControlReceived{ControlChannel::on(PathIndex{path}), std::move(m)}}});
 }
 
 }  // namespace

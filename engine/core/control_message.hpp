@@ -76,8 +76,8 @@ struct PathRevive {
   bool operator==(const PathRevive&) const = default;
 };
 
-using ControlMessage = std::variant<ConnectRequest, ConnectAck, StandbyParams, FailoverNotice, ResyncRequest,
-                                    ResyncAck, ProbeRequest, ProbeReply, Ping, Pong, PathRevive>;
+using ControlMessage = std::variant<ConnectRequest, ConnectAck, StandbyParams, FailoverNotice, ResyncRequest, ResyncAck,
+                                    ProbeRequest, ProbeReply, Ping, Pong, PathRevive>;
 
 std::string_view control_name(const ControlMessage& m);
 

@@ -21,9 +21,9 @@ constexpr std::uint32_t kPsnMask = 0x00FF'FFFF;
 
 // RC reliability settings that go into ibv_modify_qp at RTR/RTS.
 struct QpReliability {
-  std::uint8_t timeout = 14;    // local ACK timeout exponent: 4.096 us * 2^timeout
-  std::uint8_t retry_cnt = 7;   // transport retries before RETRY_EXC_ERR
-  std::uint8_t rnr_retry = 7;   // RNR retries; 7 means "retry forever" in the IB spec
+  std::uint8_t timeout = 14;        // local ACK timeout exponent: 4.096 us * 2^timeout
+  std::uint8_t retry_cnt = 7;       // transport retries before RETRY_EXC_ERR
+  std::uint8_t rnr_retry = 7;       // RNR retries; 7 means "retry forever" in the IB spec
   std::uint8_t min_rnr_timer = 12;  // IB encoding; 12 = 0.64 ms
   bool operator==(const QpReliability&) const = default;
 };

@@ -21,8 +21,8 @@ constexpr Nanos hardware_retry_window(const QpReliability& r) {
 
 // RNR NAK delay from the IB encoding of min_rnr_timer (table 45 of the IBTA spec), in us*100.
 constexpr Nanos rnr_delay(std::uint8_t code) {
-  constexpr std::int64_t kTable10us[32] = {65536, 1,   2,   3,   4,   6,   8,    12,   16,   24,   32,
-                                           48,    64,  96,  128, 192, 256, 384,  512,  768,  1024, 1536,
+  constexpr std::int64_t kTable10us[32] = {65536, 1,    2,    3,    4,    6,     8,     12,    16,    24,   32,
+                                           48,    64,   96,   128,  192,  256,   384,   512,   768,   1024, 1536,
                                            2048,  3072, 4096, 6144, 8192, 12288, 16384, 24576, 32768, 49152};
   return Nanos{kTable10us[code & 31] * 10'000};
 }

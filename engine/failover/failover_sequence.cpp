@@ -6,9 +6,9 @@
 //   5. replay according to the policy, in original posting order.
 // The receiver follows the sender: it fences its own side of the failed path (steps 1-4) and
 // re-posts its receives, then, under `resync`, reports its delivered watermark.
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "engine/failover/ha_connection.hpp"
 
@@ -35,9 +35,9 @@ void HaConnection::start_failover(Nanos now, FailoverTrigger trigger, std::strin
 
   const auto next = pick_next_path(failed);
   if (!next) {
-    fail_connection(fmt::format("path {} failed ({}: {}) and no healthy standby is left", failed.value,
-                                to_string(trigger), detail),
-                    out);
+    fail_connection(
+        fmt::format("path {} failed ({}: {}) and no healthy standby is left", failed.value, to_string(trigger), detail),
+        out);
     return;
   }
   ++epoch_;
@@ -61,7 +61,8 @@ void HaConnection::on_drained(Nanos now, Actions& out) {
 
   if (role_ == ConnRole::Receiver) {
     phase_ = FailoverPhase::Idle;
-    replay(now, [](std::uint64_t) { return false; }, out);
+    replay(
+        now, [](std::uint64_t) { return false; }, out);
     if (reply_watermark_) out.push_back(SendControl{ControlChannel::on(active_), ResyncAck{epoch_, delivered_}});
     return;
   }
@@ -79,7 +80,8 @@ void HaConnection::after_switch_sender(Nanos now, Actions& out) {
       out.push_back(SendControl{ControlChannel::on(active_), FailoverNotice{epoch_, failing_, active_}});
       phase_ = FailoverPhase::Idle;
       // The seed's rule: everything without a success completion goes again.
-      replay(now, [](std::uint64_t) { return false; }, out);
+      replay(
+          now, [](std::uint64_t) { return false; }, out);
       arm_rto(now, out);
       return;
     case ReplayPolicy::Resync:
@@ -118,7 +120,8 @@ void HaConnection::on_resync_ack(Nanos now, const ResyncAck& m, Actions& out) {
   cancel(control_timer_, out);
   trace(TraceKind::ResyncWatermark, active_, m.delivered, "", out);
   phase_ = FailoverPhase::Idle;
-  replay(now, [&](std::uint64_t seq) { return seq < m.delivered; }, out);
+  replay(
+      now, [&](std::uint64_t seq) { return seq < m.delivered; }, out);
   arm_rto(now, out);
 }
 
@@ -146,8 +149,10 @@ void HaConnection::on_probe_reply(Nanos now, const ProbeReply& m, Actions& out) 
   cancel(control_timer_, out);
   trace(TraceKind::ProbeResult, active_, m.delivered.size(), "", out);
   phase_ = FailoverPhase::Idle;
-  replay(now, [&](std::uint64_t seq) { return std::find(m.delivered.begin(), m.delivered.end(), seq) != m.delivered.end(); },
-         out);
+  replay(
+      now,
+      [&](std::uint64_t seq) { return std::find(m.delivered.begin(), m.delivered.end(), seq) != m.delivered.end(); },
+      out);
   arm_rto(now, out);
 }
 
@@ -156,10 +161,10 @@ void HaConnection::on_control_timeout(Nanos now, Actions& out) {
   if (phase_ != FailoverPhase::AwaitPeer) return;
   // The new path did not carry the peer's answer: it is no better than the one we left.
   phase_ = FailoverPhase::Idle;
-  start_failover(now, FailoverTrigger::ControlTimeout,
-                 fmt::format("no answer from the peer on path {} within {}", active_.value,
-                             format_duration(tun_.control_timeout)),
-                 out);
+  start_failover(
+      now, FailoverTrigger::ControlTimeout,
+      fmt::format("no answer from the peer on path {} within {}", active_.value, format_duration(tun_.control_timeout)),
+      out);
 }
 
 void HaConnection::on_peer_failover(Nanos now, std::uint32_t epoch, PathIndex failed_path, PathIndex next,

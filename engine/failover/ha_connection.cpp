@@ -1,9 +1,9 @@
 // The data path of an HA connection: user calls, posting, completions, results, soft RTO.
 #include "engine/failover/ha_connection.hpp"
 
-#include <cassert>
-
 #include <fmt/format.h>
+
+#include <cassert>
 
 namespace railcheck {
 
@@ -38,8 +38,7 @@ std::string_view to_string(PathHealth h) {
   return "?";
 }
 
-HaConnection::HaConnection(HaConnectionConfig cfg)
-    : role_(cfg.role), tun_(cfg.tunables), rto_(cfg.tunables) {
+HaConnection::HaConnection(HaConnectionConfig cfg) : role_(cfg.role), tun_(cfg.tunables), rto_(cfg.tunables) {
   assert(!cfg.paths.empty() && "an HA connection needs at least one path");
   for (const auto& p : cfg.paths) paths_.push_back(PathState{p.pd, p.local});
   if (!tun_.enable_backup) paths_.resize(1);
@@ -85,9 +84,11 @@ void HaConnection::on_reg_mr(const UserRegMr& e, Actions& out) {
 
 void HaConnection::on_isend(Nanos now, const UserIsend& e, Actions& out) {
   if (failed() || role_ != ConnRole::Sender) {
-    out.push_back(CompleteRequest{e.request, RequestOutcome::Failed, {},
-                                  Error{failed() ? "isend on a failed connection" : "isend on a receive connection",
-                                        "close the comm"}});
+    out.push_back(CompleteRequest{
+        e.request,
+        RequestOutcome::Failed,
+        {},
+        Error{failed() ? "isend on a failed connection" : "isend on a receive connection", "close the comm"}});
     return;
   }
   InflightWr w;
@@ -107,12 +108,14 @@ void HaConnection::on_isend(Nanos now, const UserIsend& e, Actions& out) {
 
 void HaConnection::on_irecv(Nanos now, const UserIrecv& e, Actions& out) {
   if (failed() || role_ != ConnRole::Receiver || e.buffers.empty() || e.buffers.size() != e.tags.size()) {
-    out.push_back(CompleteRequest{e.request, RequestOutcome::Failed, {},
-                                  Error{failed() ? "irecv on a failed connection"
-                                                 : fmt::format("bad irecv: {} buffers, {} tags on a {} connection",
-                                                               e.buffers.size(), e.tags.size(),
-                                                               role_ == ConnRole::Sender ? "send" : "receive"),
-                                        ""}});
+    out.push_back(CompleteRequest{
+        e.request,
+        RequestOutcome::Failed,
+        {},
+        Error{failed() ? "irecv on a failed connection"
+                       : fmt::format("bad irecv: {} buffers, {} tags on a {} connection", e.buffers.size(),
+                                     e.tags.size(), role_ == ConnRole::Sender ? "send" : "receive"),
+              ""}});
     return;
   }
   for (std::uint32_t i = 0; i < e.buffers.size(); ++i) {

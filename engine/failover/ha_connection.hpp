@@ -142,8 +142,8 @@ class HaConnection {
   bool peer_is_ha_ = true;
 
   InflightTable table_;
-  std::uint64_t next_seq_ = 0;      // sender: seq of the next isend; receiver: index of the next recv WR
-  std::uint64_t delivered_ = 0;     // receiver: every message with seq < delivered_ was delivered
+  std::uint64_t next_seq_ = 0;   // sender: seq of the next isend; receiver: index of the next recv WR
+  std::uint64_t delivered_ = 0;  // receiver: every message with seq < delivered_ was delivered
   // Receiver's completion record (what a probe reads): every seq < record_low_ landed, and so
   // did every seq in record_.
   std::uint64_t record_low_ = 0;
@@ -157,9 +157,9 @@ class HaConnection {
   // failover
   FailoverPhase phase_ = FailoverPhase::Idle;
   std::uint32_t epoch_ = 0;
-  PathIndex failing_{0};   // the path being drained
-  PathIndex next_{0};      // the path we switch to
-  bool peer_initiated_ = false;  // receiver following the sender's failover
+  PathIndex failing_{0};          // the path being drained
+  PathIndex next_{0};             // the path we switch to
+  bool peer_initiated_ = false;   // receiver following the sender's failover
   bool reply_watermark_ = false;  // receiver: answer ResyncAck once drained
   std::size_t mrs_registered_in_failover_ = 0;
   SoftRto rto_;

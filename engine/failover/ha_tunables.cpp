@@ -1,9 +1,9 @@
 #include "engine/failover/ha_tunables.hpp"
 
+#include <fmt/format.h>
+
 #include <array>
 #include <cmath>
-
-#include <fmt/format.h>
 
 #include "engine/core/rc_timeouts.hpp"
 
@@ -19,7 +19,8 @@ constexpr std::array kTable = {
     TunableInfo{"rto_ms", "HA_NCCL_RTO_MS", "ms", 0, 600000,
                 "soft RTO; 0 = auto, max(1000 ms, 2x hardware retry window)"},
     TunableInfo{"rto_max_ms", "HA_NCCL_RTO_MAX_MS", "ms", 1, 600000, "cap for adaptive RTO widening (seed 16.7)"},
-    TunableInfo{"rto_backoff", "HA_NCCL_RTO_BACKOFF", "ratio", 1, 10, "factor applied to the RTO on repeated false alarms"},
+    TunableInfo{"rto_backoff", "HA_NCCL_RTO_BACKOFF", "ratio", 1, 10,
+                "factor applied to the RTO on repeated false alarms"},
     TunableInfo{"false_alarm_limit", "HA_NCCL_FALSE_ALARM_LIMIT", "count", 1, 1000,
                 "consecutive false alarms before the RTO widens"},
     TunableInfo{"false_alarm_window_ms", "HA_NCCL_FALSE_ALARM_WINDOW_MS", "ms", 0, 600000,
@@ -64,32 +65,54 @@ Result<bool> set_tunable(HaTunables& t, std::string_view key, double v) {
   const TunableInfo* info = find_tunable(key);
   if (info == nullptr) return Error{fmt::format("unknown engine tunable '{}'", key), "see `railcheck tunables`"};
   if (!(v >= info->min && v <= info->max))
-    return Error{fmt::format("{} = {} is out of range", key, v), fmt::format("expected {} .. {} {}", info->min, info->max, info->unit)};
+    return Error{fmt::format("{} = {} is out of range", key, v),
+                 fmt::format("expected {} .. {} {}", info->min, info->max, info->unit)};
   if (info->unit != std::string_view{"ratio"} && v != std::floor(v))
     return Error{fmt::format("{} = {} must be a whole number", key, v), ""};
   const auto u8 = static_cast<std::uint8_t>(v);
   const auto u32 = static_cast<std::uint32_t>(v);
-  if (key == "qp_timeout") t.qp.timeout = u8;
-  else if (key == "qp_retry_cnt") t.qp.retry_cnt = u8;
-  else if (key == "qp_rnr_retry") t.qp.rnr_retry = u8;
-  else if (key == "qp_min_rnr_timer") t.qp.min_rnr_timer = u8;
-  else if (key == "rto_ms") t.soft_rto = ms_of(v);
-  else if (key == "rto_max_ms") t.soft_rto_max = ms_of(v);
-  else if (key == "rto_backoff") t.rto_backoff = v;
-  else if (key == "false_alarm_limit") t.false_alarms_to_widen = u32;
-  else if (key == "false_alarm_window_ms") t.false_alarm_window = ms_of(v);
-  else if (key == "enable_backup") t.enable_backup = v != 0;
-  else if (key == "heartbeat_ms") t.heartbeat_interval = ms_of(v);
-  else if (key == "heartbeat_misses") t.heartbeat_misses = u32;
-  else if (key == "control_timeout_ms") t.control_timeout = ms_of(v);
-  else if (key == "probe_delay_ms") t.probe_delay = ms_of(v);
-  else if (key == "poll_batch") t.poll_batch = u32;
-  else if (key == "idle_spin_threshold") t.idle_spin_threshold = u32;
-  else if (key == "poll_standby_interval") t.poll_standby_interval = u32;
-  else if (key == "test_max_poll") t.test_max_poll = u32;
-  else if (key == "expected_channels") t.expected_channels = u32;
-  else if (key == "wr_per_conn") t.wr_per_conn = u32;
-  else if (key == "max_recvs") t.max_recvs = u32;
+  if (key == "qp_timeout")
+    t.qp.timeout = u8;
+  else if (key == "qp_retry_cnt")
+    t.qp.retry_cnt = u8;
+  else if (key == "qp_rnr_retry")
+    t.qp.rnr_retry = u8;
+  else if (key == "qp_min_rnr_timer")
+    t.qp.min_rnr_timer = u8;
+  else if (key == "rto_ms")
+    t.soft_rto = ms_of(v);
+  else if (key == "rto_max_ms")
+    t.soft_rto_max = ms_of(v);
+  else if (key == "rto_backoff")
+    t.rto_backoff = v;
+  else if (key == "false_alarm_limit")
+    t.false_alarms_to_widen = u32;
+  else if (key == "false_alarm_window_ms")
+    t.false_alarm_window = ms_of(v);
+  else if (key == "enable_backup")
+    t.enable_backup = v != 0;
+  else if (key == "heartbeat_ms")
+    t.heartbeat_interval = ms_of(v);
+  else if (key == "heartbeat_misses")
+    t.heartbeat_misses = u32;
+  else if (key == "control_timeout_ms")
+    t.control_timeout = ms_of(v);
+  else if (key == "probe_delay_ms")
+    t.probe_delay = ms_of(v);
+  else if (key == "poll_batch")
+    t.poll_batch = u32;
+  else if (key == "idle_spin_threshold")
+    t.idle_spin_threshold = u32;
+  else if (key == "poll_standby_interval")
+    t.poll_standby_interval = u32;
+  else if (key == "test_max_poll")
+    t.test_max_poll = u32;
+  else if (key == "expected_channels")
+    t.expected_channels = u32;
+  else if (key == "wr_per_conn")
+    t.wr_per_conn = u32;
+  else if (key == "max_recvs")
+    t.max_recvs = u32;
   return true;
 }
 
@@ -121,9 +144,9 @@ std::optional<double> get_tunable(const HaTunables& t, std::string_view key) {
 Result<bool> validate(const HaTunables& t) {
   const Nanos rto = t.initial_soft_rto();
   if (t.soft_rto_max < rto)
-    return Error{fmt::format("rto_max_ms {} is below the soft RTO {}", format_duration(t.soft_rto_max),
-                             format_duration(rto)),
-                 "raise rto_max_ms"};
+    return Error{
+        fmt::format("rto_max_ms {} is below the soft RTO {}", format_duration(t.soft_rto_max), format_duration(rto)),
+        "raise rto_max_ms"};
   return true;
 }
 
@@ -132,9 +155,10 @@ std::vector<std::string> advisories(const HaTunables& t) {
   const Nanos window = hardware_retry_window(t.qp);
   const Nanos rto = t.initial_soft_rto();
   if (rto < 2 * window)
-    out.push_back(fmt::format("soft RTO {} is below 2x the hardware retry window {} (qp_timeout={}, qp_retry_cnt={}): "
-                              "the soft RTO may fire while the HCA is still retrying (seed 3.4)",
-                              format_duration(rto), format_duration(window), t.qp.timeout, t.qp.retry_cnt));
+    out.push_back(
+        fmt::format("soft RTO {} is below 2x the hardware retry window {} (qp_timeout={}, qp_retry_cnt={}): "
+                    "the soft RTO may fire while the HCA is still retrying (seed 3.4)",
+                    format_duration(rto), format_duration(window), t.qp.timeout, t.qp.retry_cnt));
   return out;
 }
 

@@ -17,26 +17,26 @@
 namespace railcheck {
 
 struct HaTunables {
-  QpReliability qp{};                // HA_NCCL_QP_TIMEOUT, HA_NCCL_QP_RETRY_CNT, HA_NCCL_QP_RNR_RETRY
-  Nanos soft_rto = Nanos{0};         // HA_NCCL_RTO_MS; 0 = auto: max(1000 ms, 2 x hardware window)
-  Nanos soft_rto_max = ms(5000);     // HA_NCCL_RTO_MAX_MS: adaptive widening stops here (seed §16.7)
-  double rto_backoff = 1.5;          // HA_NCCL_RTO_BACKOFF
-  std::uint32_t false_alarms_to_widen = 3;  // HA_NCCL_FALSE_ALARM_LIMIT
-  Nanos false_alarm_window = ms(100);       // HA_NCCL_FALSE_ALARM_WINDOW_MS
-  bool enable_backup = true;         // HA_NCCL_ENABLE_BACKUP
-  Nanos heartbeat_interval = ms(100);  // HA_NCCL_HEARTBEAT_MS
-  std::uint32_t heartbeat_misses = 3;  // HA_NCCL_HEARTBEAT_MISSES: consecutive misses -> standby unhealthy
-  Nanos control_timeout = ms(200);     // HA_NCCL_CONTROL_TIMEOUT_MS: wait for a resync/probe answer
-  Nanos probe_delay = ms(10);          // HA_NCCL_PROBE_DELAY_MS (NCCL's default for its probe)
+  QpReliability qp{};                          // HA_NCCL_QP_TIMEOUT, HA_NCCL_QP_RETRY_CNT, HA_NCCL_QP_RNR_RETRY
+  Nanos soft_rto = Nanos{0};                   // HA_NCCL_RTO_MS; 0 = auto: max(1000 ms, 2 x hardware window)
+  Nanos soft_rto_max = ms(5000);               // HA_NCCL_RTO_MAX_MS: adaptive widening stops here (seed §16.7)
+  double rto_backoff = 1.5;                    // HA_NCCL_RTO_BACKOFF
+  std::uint32_t false_alarms_to_widen = 3;     // HA_NCCL_FALSE_ALARM_LIMIT
+  Nanos false_alarm_window = ms(100);          // HA_NCCL_FALSE_ALARM_WINDOW_MS
+  bool enable_backup = true;                   // HA_NCCL_ENABLE_BACKUP
+  Nanos heartbeat_interval = ms(100);          // HA_NCCL_HEARTBEAT_MS
+  std::uint32_t heartbeat_misses = 3;          // HA_NCCL_HEARTBEAT_MISSES: consecutive misses -> standby unhealthy
+  Nanos control_timeout = ms(200);             // HA_NCCL_CONTROL_TIMEOUT_MS: wait for a resync/probe answer
+  Nanos probe_delay = ms(10);                  // HA_NCCL_PROBE_DELAY_MS (NCCL's default for its probe)
   ReplayPolicy replay = ReplayPolicy::Resync;  // HA_NCCL_REPLAY_POLICY
   // Progress and budget knobs the plugin uses; the engine carries them so there is one home.
-  std::uint32_t poll_batch = 32;             // HA_NCCL_POLL_BATCH
-  std::uint32_t idle_spin_threshold = 1000;  // HA_NCCL_IDLE_SPIN_THRESHOLD
-  std::uint32_t poll_standby_interval = 100; // HA_NCCL_POLL_STANDBY_INTERVAL
-  std::uint32_t test_max_poll = 32;          // HA_NCCL_TEST_MAX_POLL
-  std::uint32_t expected_channels = 16;      // HA_NCCL_EXPECTED_CHANNELS
-  std::uint32_t wr_per_conn = 64;            // HA_NCCL_WR_PER_CONN
-  std::uint32_t max_recvs = 8;               // HA_NCCL_MAX_RECVS
+  std::uint32_t poll_batch = 32;              // HA_NCCL_POLL_BATCH
+  std::uint32_t idle_spin_threshold = 1000;   // HA_NCCL_IDLE_SPIN_THRESHOLD
+  std::uint32_t poll_standby_interval = 100;  // HA_NCCL_POLL_STANDBY_INTERVAL
+  std::uint32_t test_max_poll = 32;           // HA_NCCL_TEST_MAX_POLL
+  std::uint32_t expected_channels = 16;       // HA_NCCL_EXPECTED_CHANNELS
+  std::uint32_t wr_per_conn = 64;             // HA_NCCL_WR_PER_CONN
+  std::uint32_t max_recvs = 8;                // HA_NCCL_MAX_RECVS
 
   // The soft RTO actually in force at the start (resolves the "auto" default).
   Nanos initial_soft_rto() const;
@@ -44,10 +44,10 @@ struct HaTunables {
 
 // One row per tunable: the docs and `railcheck tunables` print this table.
 struct TunableInfo {
-  std::string_view key;       // scenario key under [engine]
-  std::string_view env;       // HA_NCCL_* variable
-  std::string_view unit;      // "ms", "count", "exp", "bool", "policy", "ratio"
-  double min;                 // inclusive range (for numbers)
+  std::string_view key;   // scenario key under [engine]
+  std::string_view env;   // HA_NCCL_* variable
+  std::string_view unit;  // "ms", "count", "exp", "bool", "policy", "ratio"
+  double min;             // inclusive range (for numbers)
   double max;
   std::string_view help;
 };

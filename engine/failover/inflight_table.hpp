@@ -18,10 +18,10 @@ namespace railcheck {
 // back to back in buffer order, so buffer i keeps tag i (seed §16.3).
 struct InflightWr {
   RequestId request{};
-  std::uint32_t part = 0;        // index of this WR inside its request
-  WorkRequest wr;                // deep copy; wr.id is the id of the current posting
-  std::uint64_t seq = 0;         // sender: message sequence number; receiver: index of the message it expects
-  Nanos post_time{};             // last (re)post, for the soft RTO
+  std::uint32_t part = 0;              // index of this WR inside its request
+  WorkRequest wr;                      // deep copy; wr.id is the id of the current posting
+  std::uint64_t seq = 0;               // sender: message sequence number; receiver: index of the message it expects
+  Nanos post_time{};                   // last (re)post, for the soft RTO
   std::optional<PathIndex> posted_on;  // set while a posting is outstanding on a QP
   bool has_success_cqe = false;
   std::uint32_t byte_len = 0;
@@ -61,7 +61,7 @@ class InflightTable {
  private:
   std::deque<InflightWr> entries_;
   std::unordered_map<WrId, std::size_t> by_wr_;  // WrId -> absolute index (base_ + position)
-  std::size_t base_ = 0;                          // absolute index of entries_.front()
+  std::size_t base_ = 0;                         // absolute index of entries_.front()
 };
 
 }  // namespace railcheck

@@ -19,8 +19,8 @@ enum class PathHealth : std::uint8_t {
 std::string_view to_string(PathHealth h);
 
 struct PathState {
-  PdId pd{};                       // protection domain of this path's NIC
-  QpEndpoint local;                // our QP on this path
+  PdId pd{};         // protection domain of this path's NIC
+  QpEndpoint local;  // our QP on this path
   std::optional<QpEndpoint> remote;
   QpState qp = QpState::Reset;
   PathHealth health = PathHealth::Connecting;

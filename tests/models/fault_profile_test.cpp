@@ -1,6 +1,7 @@
+#include "models/fault_profile.hpp"
+
 #include <catch2/catch.hpp>
 
-#include "models/fault_profile.hpp"
 #include "models/nic_preset.hpp"
 
 using namespace railcheck;

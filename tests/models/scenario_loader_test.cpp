@@ -1,6 +1,5 @@
-#include <filesystem>
-
 #include <catch2/catch.hpp>
+#include <filesystem>
 
 #include "models/scenario.hpp"
 
@@ -47,7 +46,7 @@ period_ms = 10
 down_ms = 2
 count = 3
 )",
-                                  "ok.toml");
+                                "ok.toml");
   REQUIRE(r.ok());
   CHECK(r->topology.ranks == 4);
   CHECK(r->topology.nic.name == "efa-200g");
@@ -65,12 +64,14 @@ TEST_CASE("scenario errors name the file, the line, the key and what was expecte
              Catch::Contains("t.toml:2: workload.messages: expected a number"));
   CHECK_THAT(error_of("[workload]\nmessages = 2.5\n"), Catch::Contains("expected a whole number"));
   CHECK_THAT(error_of("[topology]\nranks = 1\n"), Catch::Contains("t.toml:2: topology.ranks: expected a value in [2"));
-  CHECK_THAT(error_of("[topology]\nnic = \"mlx99\"\n"), Catch::Contains("unknown NIC preset \"mlx99\" (presets: cx7-400g"));
+  CHECK_THAT(error_of("[topology]\nnic = \"mlx99\"\n"),
+             Catch::Contains("unknown NIC preset \"mlx99\" (presets: cx7-400g"));
   CHECK_THAT(error_of("[engine]\nreplay_policy = \"yolo\"\n"), Catch::Contains("engine.replay_policy"));
   CHECK_THAT(error_of("[engine]\nqp_timeout = 40\n"), Catch::Contains("t.toml:2: engine.qp_timeout"));
   CHECK_THAT(error_of("[engine]\nrto_magic = 1\n"), Catch::Contains("unknown engine tunable"));
   CHECK_THAT(error_of("[[faults.link_down]]\nrank = 0\nrail = 5\n"), Catch::Contains("faults.link_down[0].rail"));
-  CHECK_THAT(error_of("[[faults.link_down]]\nat_ms = 10\nuntil_ms = 5\n"), Catch::Contains("expected a time after at_ms"));
+  CHECK_THAT(error_of("[[faults.link_down]]\nat_ms = 10\nuntil_ms = 5\n"),
+             Catch::Contains("expected a time after at_ms"));
   CHECK_THAT(error_of("[topology]\nrails = 2\npaths_per_conn = 3\n"), Catch::Contains("expected at most rails = 2"));
   CHECK_THAT(error_of("[topology\n"), Catch::Contains("t.toml:1: TOML syntax error"));
 }

@@ -1,5 +1,4 @@
 #include <algorithm>
-
 #include <catch2/catch.hpp>
 
 #include "engine/core/rc_timeouts.hpp"
@@ -74,7 +73,8 @@ TEST_CASE("failover runs ERR, drain, switch, lazy MR registration, replay, in th
   const auto drained = test::find_action(log, test::is_trace(TraceKind::Drained), *started);
   const auto switched = test::find_action(log, test::is_trace(TraceKind::Switched), *started);
   const auto reg = test::find_action(
-      log, [](const Action& a) { return std::holds_alternative<RegisterMr>(a) && std::get<RegisterMr>(a).pd == PdId{1}; },
+      log,
+      [](const Action& a) { return std::holds_alternative<RegisterMr>(a) && std::get<RegisterMr>(a).pd == PdId{1}; },
       *started);
   const auto replay = test::find_action(
       log, [](const Action& a) { return std::holds_alternative<PostSend>(a) && std::get<PostSend>(a).path.value == 1; },

@@ -27,7 +27,8 @@ TEST_CASE("connect and accept hand out no comm until the primary QP is RTS on bo
   for (End e : {End::Sender, End::Receiver}) {
     const auto& log = w.log(e);
     const auto rts = test::find_action(log, test::is_modify(0, QpState::Rts));
-    const auto ready = test::find_action(log, [](const Action& a) { return std::holds_alternative<ConnectionReady>(a); });
+    const auto ready =
+        test::find_action(log, [](const Action& a) { return std::holds_alternative<ConnectionReady>(a); });
     REQUIRE(rts);
     REQUIRE(ready);
     CHECK(*rts < *ready);
@@ -46,7 +47,8 @@ TEST_CASE("phase 2 brings the standby up over the primary, after the comm is han
   const auto ready = test::find_action(log, [](const Action& a) { return std::holds_alternative<ConnectionReady>(a); });
   const auto offer = test::find_action(log, [](const Action& a) {
     const auto* s = std::get_if<SendControl>(&a);
-    return s && std::holds_alternative<StandbyParams>(s->message) && !s->channel.out_of_band && s->channel.path.value == 0;
+    return s && std::holds_alternative<StandbyParams>(s->message) && !s->channel.out_of_band &&
+           s->channel.path.value == 0;
   });
   REQUIRE(ready);
   REQUIRE(offer);
