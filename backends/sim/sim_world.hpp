@@ -34,6 +34,7 @@ struct SimConnection {
   std::vector<SimQp> receiver_qps;  // per path
   std::unique_ptr<StreamWorkload> workload;
   std::vector<std::uint8_t> handle;  // what the receiver's listen() published
+  bool counted_done = false;         // already counted in SimWorld's done tally
 
   HaConnection& engine(Side s) { return s == Side::Sender ? *sender : *receiver; }
   std::uint32_t rank(Side s) const { return s == Side::Sender ? sender_rank : receiver_rank; }
@@ -108,7 +109,9 @@ class SimWorld {
   // when a second engine is created in the same process, so runs keep their own origin.
   Nanos now() const;
   double to_clock(Nanos t) const { return epoch_ + to_seconds(t); }
-  bool all_done() const;
+  bool all_done() const { return done_ == conns_.size(); }
+  // Call after anything that may finish connection `conn` (a completion, a failure).
+  void note_progress(std::uint32_t conn);
   bool stopping() const { return stopping_; }
   void stop();
 
@@ -122,6 +125,7 @@ class SimWorld {
   std::vector<TraceRecord> traces_;
   std::unordered_map<std::uint64_t, std::uint64_t> memory_;
   std::uint64_t order_ = 0;
+  std::size_t done_ = 0;
   bool stopping_ = false;
   double epoch_ = 0;
 };
