@@ -22,7 +22,9 @@ int main(int argc, char** argv) {
   sc.faults.downs.push_back(LinkDown{LinkRef{0, 0}, us(200), std::nullopt});
   sc.time_limit = sec(30);
 
-  const auto out = sim::run_scenario(sc, 1);
+  const auto out = sim::run_scenario(sc, 1, [](Nanos t, std::size_t done, std::size_t total, double wall) {
+    std::fprintf(stderr, "sim %.3f ms, %zu/%zu connections done, wall %.0f s\n", to_millis(t), done, total, wall);
+  });
   const auto& s = out.summary;
   std::printf("ranks=%u rails=%u connections=%u messages=%llu\n", sc.topology.ranks, sc.topology.rails, s.connections,
               static_cast<unsigned long long>(s.messages_expected));

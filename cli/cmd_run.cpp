@@ -27,7 +27,14 @@ int cmd_run(const RunOptions& o) {
   for (const auto& w : advisories(sc.engine)) fmt::print(stderr, "railcheck: warning: {}\n", w);
   const std::uint64_t seed = o.seed.value_or(sc.seed);
 
-  const sim::RunOutput out = sim::run_scenario(sc, seed);
+  sim::ProgressFn progress;
+  if (o.progress) {
+    progress = [](Nanos t, std::size_t done, std::size_t total, double wall) {
+      fmt::print(stderr, "railcheck: sim {} | {}/{} connections done | wall {:.0f} s\n", format_duration(t), done, total,
+                 wall);
+    };
+  }
+  const sim::RunOutput out = sim::run_scenario(sc, seed, progress);
   if (o.print_events) {
     for (const auto& t : out.traces)
       fmt::print("{:>12}  rank {:<3} conn {:<3} {:<8} path {}  {:<20} {} {}\n", format_duration(t.at), t.rank, t.conn,

@@ -19,6 +19,7 @@ struct RunOptions {
   std::string json_path;
   std::string policy;
   bool print_events = false;
+  bool progress = false;
 };
 
 int cmd_run(const RunOptions& o);

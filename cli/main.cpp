@@ -22,6 +22,9 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--json", run.json_path, "Also write the summary as JSON to this file ('-' for stdout)");
   run_cmd->add_option("--policy", run.policy, "Override the replay policy: naive, probe or resync");
   run_cmd->add_flag("--events", run.print_events, "Print every engine trace note with its time");
+  // Off by default: the progress actor is extra simulated activity, and a run must be the same
+  // whether or not someone watches it.
+  run_cmd->add_flag("--progress", run.progress, "Report progress on stderr every 2 s of wall time (long runs)");
 
   auto* tun_cmd =
       app.add_subcommand("tunables", "List the engine's tunables with defaults, ranges and HA_NCCL_* names");

@@ -47,7 +47,7 @@ void set_config_once(const std::string& key, const std::string& value) {
 
 }  // namespace
 
-RunOutput run_scenario(const Scenario& sc, std::uint64_t seed) {
+RunOutput run_scenario(const Scenario& sc, std::uint64_t seed, const ProgressFn& progress) {
   int argc = 1;
   char name[] = "railcheck";
   char* argv[] = {name, nullptr};
@@ -76,9 +76,22 @@ RunOutput run_scenario(const Scenario& sc, std::uint64_t seed) {
     sg4::Actor::create("faults", world.platform().nic_host(0, 0), fault_injector, &world)->daemonize();
 
   const auto t0 = std::chrono::steady_clock::now();
+  auto wall = [t0] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+  if (progress) {
+    // Looks at the wall clock every simulated millisecond; reports at most every 2 s of wall time.
+    sg4::Actor::create("progress", world.platform().nic_host(0, 0), [&world, &progress, wall] {
+      double last = 0;
+      for (;;) {
+        sg4::this_actor::sleep_for(1e-3);
+        if (wall() - last >= 2.0) {
+          last = wall();
+          progress(world.now(), world.done_count(), world.connections().size(), last);
+        }
+      }
+    })->daemonize();
+  }
   engine.run();
-  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  RunOutput out{summarize(world, seed, wall), std::move(world.traces())};
+  RunOutput out{summarize(world, seed, wall()), std::move(world.traces())};
   return out;
 }
 

@@ -16,6 +16,10 @@ struct RunOutput {
   std::vector<TraceRecord> traces;  // every engine trace note, time-stamped
 };
 
-RunOutput run_scenario(const Scenario& sc, std::uint64_t seed);
+// Called every couple of wall-clock seconds during long runs (simulated time so far,
+// connections finished, connections in all, wall seconds).
+using ProgressFn = std::function<void(Nanos sim_time, std::size_t done, std::size_t total, double wall_s)>;
+
+RunOutput run_scenario(const Scenario& sc, std::uint64_t seed, const ProgressFn& progress = {});
 
 }  // namespace railcheck::sim

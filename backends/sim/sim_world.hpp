@@ -110,6 +110,7 @@ class SimWorld {
   Nanos now() const;
   double to_clock(Nanos t) const { return epoch_ + to_seconds(t); }
   bool all_done() const { return done_ == conns_.size(); }
+  std::size_t done_count() const { return done_; }
   // Call after anything that may finish connection `conn` (a completion, a failure).
   void note_progress(std::uint32_t conn);
   bool stopping() const { return stopping_; }
