@@ -1,9 +1,8 @@
 #include "backends/sim/sim_run.hpp"
 
-#include <xbt/log.h>
 
 #include <chrono>
-#include <set>
+#include <vector>
 #include <simgrid/s4u.hpp>
 #include <string>
 
@@ -40,34 +39,39 @@ void fault_injector(SimWorld* w) {
   }
 }
 
-void set_config_once(const std::string& key, const std::string& value) {
-  static std::set<std::string> done;
-  if (done.insert(key).second) sg4::Engine::set_config(key + ":" + value);
-}
-
 }  // namespace
 
 RunOutput run_scenario(const Scenario& sc, std::uint64_t seed, const ProgressFn& progress) {
-  int argc = 1;
-  char name[] = "railcheck";
-  char* argv[] = {name, nullptr};
-  sg4::Engine engine(&argc, argv);
-  xbt_log_control_set("root.thresh:critical");
-  // RDMA fabric, not TCP: no latency/bandwidth correction factors, and ACKs are modelled by
-  // the wire actors themselves rather than as cross traffic.
-  // Configuration is process-global in SimGrid and models cannot change once set, so a second
-  // run in the same process only sets what still differs.
-  set_config_once("network/model", "CM02");
-  set_config_once("network/crosstraffic", "0");
-  // One short-lived actor per WR in flight: large runs have tens of thousands at once. Guard
-  // pages cost two memory mappings per actor (vm.max_map_count is 65536 by default), and the
-  // actors' stacks are shallow.
-  set_config_once("contexts/guard-size", "0");
-  set_config_once("contexts/stack-size", "64");
+  // SimGrid's configuration is process-global, context options are read when the first engine
+  // starts, and models cannot change once set: configure once, on the command line of the
+  // first engine of the process.
+  static bool configured = false;
+  std::vector<std::string> args = {"railcheck"};
+  if (!configured) {
+    // RDMA fabric, not TCP: no latency/bandwidth correction factors, and ACKs are modelled by
+    // the wire actors themselves rather than as cross traffic.
+    args.emplace_back("--cfg=network/model:CM02");
+    args.emplace_back("--cfg=network/crosstraffic:0");
+    // One short-lived actor per WR in flight: large runs have tens of thousands at once. Guard
+    // pages cost two memory mappings per actor (vm.max_map_count is 65536 by default), and the
+    // actors' stacks are shallow.
+    args.emplace_back("--cfg=contexts/guard-size:0");
 #ifdef RAILCHECK_SANITIZE
-  // ASan cannot follow SimGrid's own stack switching; system threads it understands.
-  set_config_once("contexts/factory", "thread");
+    // ASan cannot follow SimGrid's own stack switching; system threads it understands. Its
+    // instrumented frames are several times larger, so the stacks are too.
+    args.emplace_back("--cfg=contexts/factory:thread");
+    args.emplace_back("--cfg=contexts/stack-size:1024");
+#else
+    args.emplace_back("--cfg=contexts/stack-size:64");
 #endif
+    args.emplace_back("--log=root.thresh:critical");
+    configured = true;
+  }
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  int argc = static_cast<int>(args.size());
+  sg4::Engine engine(&argc, argv.data());
 
   SimWorld world(sc, seed);
   for (std::uint32_t r = 0; r < sc.topology.ranks; ++r)

@@ -192,7 +192,12 @@ void HaConnection::on_recv_success(Nanos now, InflightWr& w, const CompletionEve
     const auto expected32 = static_cast<std::uint32_t>(delivered_);
     const auto behind = static_cast<std::uint32_t>(expected32 - static_cast<std::uint32_t>(seq));
     if (behind != 0 && behind < (1u << 31)) {
-      // Already delivered: drop it and give the receive back to the QP.
+      // Already delivered: drop it and give the receive back to the QP. On RC this cannot
+      // happen under resync (the receiver fences the old QP before reporting its watermark,
+      // and the sender replays only beyond it), so this is a second line of defence. Its
+      // limit: the re-posted receive goes to the tail of the queue, so a duplicate that did
+      // arrive would shift later messages into the wrong buffers — the model checker
+      // (issue 3) is what shows it never arrives.
       trace(TraceKind::DuplicateDropped, active_, delivered_ - behind, "receiver dropped a replayed message", out);
       post(now, w, active_, out);
       return;
