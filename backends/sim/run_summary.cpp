@@ -154,9 +154,9 @@ std::string to_text(const RunSummary& s) {
                      s.wrs_replayed, s.recvs_reposted, s.false_alarms, s.rto_widenings);
   out += fmt::format("messages   {} of {} delivered, {} duplicate, {} misplaced, {} lost\n", s.messages_delivered,
                      s.messages_expected, s.duplicates, s.misplaced, s.lost);
-  out += fmt::format("throughput {:.1f} Gb/s before the fault, {:.1f} Gb/s after the switch (payload, all connections)\n",
-                     s.gbps_before_fault,
-                     s.gbps_after_switch);
+  out +=
+      fmt::format("throughput {:.1f} Gb/s before the fault, {:.1f} Gb/s after the switch (payload, all connections)\n",
+                  s.gbps_before_fault, s.gbps_after_switch);
   out += fmt::format("sim time   {}  (wall {:.2f} s, {} engine events, {} retransmissions, {} RNR NAKs)\n",
                      format_duration(s.end_time), s.wall_seconds, s.counters.events, s.counters.retransmissions,
                      s.counters.rnr_naks);

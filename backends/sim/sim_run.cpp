@@ -1,10 +1,9 @@
 #include "backends/sim/sim_run.hpp"
 
-
 #include <chrono>
-#include <vector>
 #include <simgrid/s4u.hpp>
 #include <string>
+#include <vector>
 
 #include "backends/sim/rank_driver.hpp"
 

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cmath>
+#include <cstdlib>
 
 #include "engine/core/rc_timeouts.hpp"
 
@@ -139,6 +140,34 @@ std::optional<double> get_tunable(const HaTunables& t, std::string_view key) {
   if (key == "wr_per_conn") return t.wr_per_conn;
   if (key == "max_recvs") return t.max_recvs;
   return std::nullopt;
+}
+
+Result<bool> apply_environment(HaTunables& t, const EnvLookup& lookup, std::span<const std::string> names_present) {
+  for (const auto& name : names_present) {
+    if (name.rfind("HA_NCCL_", 0) != 0) continue;
+    const char* raw = lookup(name.c_str());
+    if (raw == nullptr) continue;
+    const std::string value(raw);
+    if (name == "HA_NCCL_REPLAY_POLICY") {
+      auto p = parse_replay_policy(value);
+      if (!p) return Error{fmt::format("{}={}: unknown replay policy", name, value), "use naive, probe or resync"};
+      t.replay = *p;
+      continue;
+    }
+    const TunableInfo* info = nullptr;
+    for (const auto& row : kTable)
+      if (row.env == name) info = &row;
+    if (info == nullptr)
+      return Error{fmt::format("unknown variable {}", name), "see `railcheck tunables` for the HA_NCCL_* names"};
+    char* end = nullptr;
+    const double v = std::strtod(value.c_str(), &end);
+    if (value.empty() || end == nullptr || *end != '\0')
+      return Error{fmt::format("{}={}: not a number", name, value),
+                   fmt::format("expected {} .. {} {}", info->min, info->max, info->unit)};
+    auto set = set_tunable(t, info->key, v);
+    if (!set) return Error{fmt::format("{}: {}", name, set.error().what), set.error().hint};
+  }
+  return validate(t);
 }
 
 Result<bool> validate(const HaTunables& t) {

@@ -3,6 +3,7 @@
 // plugin reads it from (seed §3.4, §15.2, §16.2, §16.7). kTunableTable is the single home of
 // defaults and ranges: the scenario loader, `railcheck tunables` and docs/ are built from it.
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -58,6 +59,12 @@ const TunableInfo* find_tunable(std::string_view key);
 Result<bool> set_tunable(HaTunables& t, std::string_view key, double value);
 // Current value as a number, for printing and sweeps.
 std::optional<double> get_tunable(const HaTunables& t, std::string_view key);
+// Apply HA_NCCL_* variables, as the NCCL plugin does at init. `lookup` is getenv or a test's
+// map: the engine itself never reads the environment. Unknown HA_NCCL_* names are errors, so a
+// typo does not silently leave a default in force.
+using EnvLookup = std::function<const char*(const char*)>;
+Result<bool> apply_environment(HaTunables& t, const EnvLookup& lookup, std::span<const std::string> names_present);
+
 // Cross-field checks that make a configuration unusable.
 Result<bool> validate(const HaTunables& t);
 // Legal but questionable settings (a soft RTO that races the HCA): printed as warnings, since
