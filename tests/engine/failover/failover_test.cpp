@@ -183,3 +183,40 @@ TEST_CASE("the hardware retry window follows the IB formula", "[rto]") {
   CHECK(rnr_delay(12) == us(640));
   CHECK(rnr_delay(0) == us(655360));
 }
+
+TEST_CASE("a standby that stops answering heartbeats is not a failover candidate", "[failover][heartbeat]") {
+  HaTunables t = test::quiet_tunables(ReplayPolicy::Resync);
+  t.heartbeat_interval = ms(100);
+  t.heartbeat_misses = 3;
+  PairWorld w(t, 2);
+  w.handshake();
+  w.kill_path(1);  // the idle standby's link dies: its pings go unanswered
+  w.run(ms(450));  // four heartbeat ticks: three misses
+  CHECK(w.sender().path(PathIndex{1}).health == PathHealth::Suspect);
+  w.irecv(0);
+  w.isend(0);
+  w.kill_path(0);
+  w.run(ms(10));
+  // No healthy standby: the caller gets an error at once, without waiting for a control timeout.
+  CHECK(w.sender().failed());
+  CHECK(w.sends_failed() == 1);
+}
+
+TEST_CASE("a connection with four paths survives three failures one after another", "[failover]") {
+  PairWorld w = stream(ReplayPolicy::Resync, 2, 4);
+  w.run(sec(1));
+  CHECK(w.delivered() == iota(2));
+  std::uint64_t next = 2;
+  for (std::uint32_t dead = 0; dead < 3; ++dead) {
+    INFO("killing path " << dead);
+    w.irecv(next);
+    w.isend(next);
+    ++next;
+    w.kill_path(dead);
+    w.run(sec(10));
+    CHECK(w.sender().active_path() == PathIndex{dead + 1});
+    CHECK(w.delivered() == iota(next));
+  }
+  CHECK_FALSE(w.sender().failed());
+  CHECK(w.sender().failovers() == 3);
+}
