@@ -1,6 +1,7 @@
 // Benchmark (not a test): wall time and event rate of a large simulated run — by default 1024
 // ranks x 8 rails, 8 channels per direction (one per rail), 2 paths per connection, and rank
-// 0's rail-0 link dying for good mid-stream. Usage: sim_scale [ranks] [rails] [messages]
+// 0's rail-0 link dying for good mid-stream.
+// Usage: sim_scale [ranks] [rails] [messages] [heartbeat_ms]
 #include <cstdio>
 #include <cstdlib>
 
@@ -21,6 +22,7 @@ int main(int argc, char** argv) {
   sc.workload.channels = sc.topology.rails;
   sc.faults.downs.push_back(LinkDown{LinkRef{0, 0}, us(200), std::nullopt});
   sc.time_limit = sec(30);
+  if (argc > 4) sc.engine.heartbeat_interval = ms(std::atoi(argv[4]));
 
   const auto out = sim::run_scenario(sc, 1, [](Nanos t, std::size_t done, std::size_t total, double wall) {
     std::fprintf(stderr, "sim %.3f ms, %zu/%zu connections done, wall %.0f s\n", to_millis(t), done, total, wall);

@@ -26,9 +26,12 @@ void RankDriver::operator()() {
       w_.stop();
       break;
     }
-    if (!me.inbox.empty() && me.inbox.top().at <= now) continue;
+    // Taking the mutex is a simcall, and other actors run while we are inside it: a wire actor
+    // may post (and notify) right then, before we wait. So look at the inbox again once the
+    // lock is held — nothing can slip in between that check and the wait.
     std::unique_lock<sg4::Mutex> lock(*me.mutex);
-    me.wake->wait_until(lock, w_.to_clock(next_deadline(now)));
+    if (!me.inbox.empty() && me.inbox.top().at <= w_.now()) continue;
+    me.wake->wait_until(lock, w_.to_clock(next_deadline(w_.now())));
   }
 }
 

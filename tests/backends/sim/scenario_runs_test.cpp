@@ -91,3 +91,33 @@ TEST_CASE("a run is a pure function of scenario and seed", "[sim]") {
   CHECK(a.counters.events == b.counters.events);
   CHECK(a.counters.data_packets == b.counters.data_packets);
 }
+
+TEST_CASE("the switch follows the hardware error at once when no timer is due", "[sim]") {
+  // Regression: a completion posted while the rank actor was inside a simcall (taking its
+  // mutex) used to be noticed only at the rank's next timer — here, the soft RTO, 537 ms later.
+  auto sc = load_scenario_string(R"(
+[topology]
+ranks = 2
+rails = 8
+[workload]
+message_bytes = "4MiB"
+messages = 4
+window = 4
+channels = 8
+[engine]
+heartbeat_ms = 100000
+[[faults.link_down]]
+rank = 0
+rail = 0
+at_ms = 0.2
+)",
+                                 "no-timer-due");
+  REQUIRE(sc.ok());
+  const auto s = sim::run_scenario(sc.value(), 1).summary;
+  INFO(sim::to_text(s));
+  CHECK(s.outcome == RunOutcome::Delivered);
+  REQUIRE(s.detected_at);
+  REQUIRE(s.switched_at);
+  CHECK(*s.switched_at - *s.detected_at < ms(1));
+  CHECK(s.end_time < ms(600));
+}
