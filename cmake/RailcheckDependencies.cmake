@@ -1,11 +1,11 @@
 # Finds every third-party library railcheck uses, and when one is missing says which Debian
-# package provides it (scripts/setup.sh installs them all).
+# package provides it (scripts/install-deps.sh installs them all).
 
 function(railcheck_missing what debian_package)
   message(FATAL_ERROR
     "railcheck: ${what} not found.\n"
     "  Install it with:  apt-get install -y ${debian_package}\n"
-    "  (or run scripts/setup.sh, which installs every dependency)")
+    "  (or run scripts/install-deps.sh, which installs every dependency)")
 endfunction()
 
 find_package(fmt QUIET)

@@ -17,11 +17,15 @@ std::vector<LinkChange> expand_link_changes(const FaultProfile& p) {
       out.push_back({down + f.down_for, f.link, true});
     }
   }
+  // Stable: changes at the same instant apply in the order the profile lists them, so every
+  // driver ends in the same state (e.g. a link_down ending exactly when a flap starts).
   std::stable_sort(out.begin(), out.end(), [](const LinkChange& a, const LinkChange& b) { return a.at < b.at; });
   return out;
 }
 
 Nanos extra_latency(const FaultProfile& p, const LinkRef& link, Nanos t) {
+  // Overlapping windows add up. `spread` is random per packet: drivers draw it from their own
+  // seeded RNG, so this stays a pure function.
   Nanos extra{0};
   for (const auto& j : p.jitters)
     if (j.link == link && j.at <= t && t < j.until) extra += j.extra;
@@ -29,9 +33,14 @@ Nanos extra_latency(const FaultProfile& p, const LinkRef& link, Nanos t) {
 }
 
 std::optional<Nanos> first_fault_time(const FaultProfile& p) {
+  // Only outages count: jitter slows a link but never takes it down.
   std::optional<Nanos> first;
-  for (const auto& c : expand_link_changes(p))
-    if (!c.up && (!first || c.at < *first)) first = c.at;
+  const auto consider = [&](Nanos t) {
+    if (!first || t < *first) first = t;
+  };
+  for (const auto& d : p.downs) consider(d.at);
+  for (const auto& f : p.flaps)
+    if (f.count > 0) consider(f.start);
   return first;
 }
 

@@ -5,20 +5,66 @@
 namespace railcheck {
 namespace {
 
-// ConnectX-7 limits as `ibv_devinfo -v` reports them for mlx5 devices (max_qp 131072..262144,
-// max_qp_wr 32768, max_sge 30, max_cqe 4194303). EFA limits are approximate: EFA exposes far
-// fewer QPs and a shallower send queue than mlx5 (efadv_query_device reports max_sq_wr in the
-// hundreds to low thousands); the figures below are conservative placeholders to be replaced
-// by `railcheck` reading a real device (hardware-backend issue).
-const std::array<NicPreset, 4> kPresets = {
-    NicPreset{"cx7-400g", "NVIDIA ConnectX-7, 1x400 Gb/s per GPU, RC (ordered)", 400, us(1), 4096, 131072, 4194303,
-              32768, 30, true},
-    NicPreset{"efa-100g", "AWS EFA (p4d), 100 Gb/s per NIC, 4 per GPU, SRD (unordered); limits approximate", 100, us(5),
-              8928, 256, 32768, 4096, 2, false},
-    NicPreset{"efa-200g", "AWS EFA (p5), 200 Gb/s per NIC, 2 per GPU, SRD (unordered); limits approximate", 200, us(5),
-              8928, 256, 32768, 4096, 2, false},
-    NicPreset{"test-10g", "small 10 Gb/s NIC with tiny limits, for fast tests", 10, us(2), 4096, 64, 4096, 256, 4,
-              true},
+// Where the figures come from.
+//
+// cx7-400g: mlx5 devices report max_qp 131072 (262144 with some firmware profiles; we take the
+//   lower), max_qp_wr 32768, max_sge 30 and max_cqe 4194303 in `ibv_devinfo -v` — see the
+//   outputs quoted in ofiwg/libfabric#8256 and #9940 and openucx/ucx#8229 and #10317. Those are
+//   ConnectX-5/6 and Connect-IB; the mlx5 driver reports the same limits for ConnectX-7, but we
+//   found no ConnectX-7 output in public material to quote. MTU 4096 is the largest IB MTU.
+//   1 us per hop is the usual order of an IB NIC plus cable to a switch port.
+// efa-*: the device limits come from the EFA device that UCX's tests emulate (openucx/ucx,
+//   2025: vendor 0x1d0f, part 0xefa1; max_qp 256, max_qp_wr 4096, max_sge 2, max_cqe 32768,
+//   port max_msg_sz 8928) and agree with max_sq_wr = 4096 measured on p5.48xlarge
+//   (kvcache-ai/Mooncake#3296, which also reports 2048 on p6-b300). Treat them as approximate:
+//   they vary by EFA generation and driver, and nothing here was read from a real device. The
+//   8928-byte MTU is EFA's largest SRD message (libfabric's fi_efa(7): "approximately 8 KiB").
+//   The 5 us per hop is a rough figure chosen so a small message takes ~10 us one way, the
+//   order reported for EFA; it is not measured. SRD is reliable but does not keep order.
+// test-10g: made up, small on purpose, so budget limits and queue stalls show up in tiny runs.
+const std::array kPresets = {
+    NicPreset{.name = "cx7-400g",
+              .description = "NVIDIA ConnectX-7, 1x400 Gb/s per GPU, RC (reliable, in order)",
+              .link_gbps = 400,
+              .link_latency = us(1),
+              .mtu = 4096,
+              .max_qp = 131072,
+              .max_cqe = 4194303,
+              .max_qp_wr = 32768,
+              .max_sge = 30,
+              .ordered = true},
+    NicPreset{.name = "efa-100g",
+              .description = "AWS EFA, 100 Gb/s per device (p4d: 4 per node; p5: 4 per GPU), SRD (reliable, "
+                             "unordered); limits approximate",
+              .link_gbps = 100,
+              .link_latency = us(5),
+              .mtu = 8928,
+              .max_qp = 256,
+              .max_cqe = 32768,
+              .max_qp_wr = 4096,
+              .max_sge = 2,
+              .ordered = false},
+    NicPreset{.name = "efa-200g",
+              .description = "AWS EFA, 200 Gb/s per device (p5en: 2 per GPU), SRD (reliable, unordered); limits "
+                             "approximate",
+              .link_gbps = 200,
+              .link_latency = us(5),
+              .mtu = 8928,
+              .max_qp = 256,
+              .max_cqe = 32768,
+              .max_qp_wr = 4096,
+              .max_sge = 2,
+              .ordered = false},
+    NicPreset{.name = "test-10g",
+              .description = "small 10 Gb/s RC NIC with tiny limits, for fast tests",
+              .link_gbps = 10,
+              .link_latency = us(2),
+              .mtu = 4096,
+              .max_qp = 64,
+              .max_cqe = 4096,
+              .max_qp_wr = 256,
+              .max_sge = 4,
+              .ordered = true},
 };
 
 }  // namespace
