@@ -1,0 +1,80 @@
+#include "engine/routing/weight_routing_table.hpp"
+
+#include <algorithm>
+
+#include "engine/routing/mesh_groups.hpp"
+
+namespace railcheck::routing {
+
+std::vector<std::vector<WeightWrite>> receivers_by_mapping(const RolloutMetadata& rollout,
+                                                           std::span<const WeightMapping> mappings) {
+  // Rollout parameter -> (mapping, is the scale); a scale's bytes ride with its weight's write.
+  std::vector<std::uint32_t> mapping_of(rollout.params.size(), UINT32_MAX);
+  for (std::uint32_t m = 0; m < mappings.size(); ++m) {
+    mapping_of[mappings[m].weight] = m;
+    if (mappings[m].scale) mapping_of[*mappings[m].scale] = m;
+  }
+  std::vector<std::vector<WeightWrite>> out(mappings.size());
+  for (std::uint32_t g = 0; g < rollout.gpus.size(); ++g)
+    for (const RolloutHolding& h : rollout.gpus[g]) {
+      const std::uint32_t m = mapping_of[h.param];
+      if (m == UINT32_MAX) continue;
+      const std::uint64_t bytes = h.elements * bytes_per_element(rollout.params[h.param].dtype);
+      auto& list = out[m];
+      if (list.empty() || list.back().rollout_gpu != g)
+        list.push_back({g, bytes});
+      else
+        list.back().bytes += bytes;
+    }
+  return out;
+}
+
+WeightRoutingTable build_routing_table(const TrainerMetadata& trainer, const RolloutMetadata& rollout,
+                                       std::span<const WeightMapping> mappings) {
+  WeightRoutingTable table;
+  table.sent_bytes.assign(trainer.ranks, 0);
+  table.received_bytes.assign(rollout.gpus.size(), 0);
+  const auto receivers = receivers_by_mapping(rollout, mappings);
+
+  std::vector<std::vector<std::uint32_t>> mappings_of_mesh(trainer.meshes.size());
+  for (std::uint32_t m = 0; m < mappings.size(); ++m) mappings_of_mesh[mappings[m].mesh].push_back(m);
+  // Only meshes that carry a parameter take part in the schedule.
+  std::vector<DeviceMesh> used;
+  std::vector<std::uint32_t> used_index;
+  for (std::uint32_t i = 0; i < trainer.meshes.size(); ++i)
+    if (!mappings_of_mesh[i].empty()) {
+      used.push_back(trainer.meshes[i]);
+      used_index.push_back(i);
+    }
+
+  for (const auto& group : find_disjoint_mesh_groups(used)) {
+    MeshGroupTable g;
+    g.per_trainer.resize(trainer.ranks);
+    // Balance is per group: groups are separated by a barrier, so bytes sent in an earlier group
+    // do not delay this one.
+    std::vector<std::uint64_t> group_sent(trainer.ranks, 0);
+    for (std::uint32_t u : group) {
+      const std::uint32_t mesh_index = used_index[u];
+      g.meshes.push_back(mesh_index);
+      const DeviceMesh& mesh = trainer.meshes[mesh_index];
+      for (std::uint32_t m : mappings_of_mesh[mesh_index]) {
+        for (std::uint32_t member : mesh.ranks) g.per_trainer[member].push_back({m, {}});
+        for (const WeightWrite& w : receivers[m]) {
+          const std::uint32_t src = *std::min_element(mesh.ranks.begin(), mesh.ranks.end(), [&](auto a, auto b) {
+            return group_sent[a] != group_sent[b] ? group_sent[a] < group_sent[b] : a < b;
+          });
+          group_sent[src] += w.bytes;
+          table.sent_bytes[src] += w.bytes;
+          table.received_bytes[w.rollout_gpu] += w.bytes;
+          table.total_bytes += w.bytes;
+          ++table.writes;
+          g.per_trainer[src].back().writes.push_back(w);
+        }
+      }
+    }
+    table.groups.push_back(std::move(g));
+  }
+  return table;
+}
+
+}  // namespace railcheck::routing
