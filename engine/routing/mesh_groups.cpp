@@ -5,9 +5,10 @@
 #include <boost/graph/sequential_vertex_coloring.hpp>
 #include <map>
 
-// smallest_last_ordering.hpp uses this header without including it (Boost 1.74).
+// Boost 1.74's smallest_last_ordering.hpp uses make_shared_array_property_map without including
+// its header, so that header comes first.
 #include <boost/property_map/shared_array_property_map.hpp>
-// (keep the order)
+// After the header above.
 #include <boost/graph/smallest_last_ordering.hpp>
 
 namespace railcheck::routing {

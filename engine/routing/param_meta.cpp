@@ -13,6 +13,31 @@ std::uint64_t shard_count(const DeviceMesh& mesh, const std::vector<Placement>& 
   return n;
 }
 
+std::vector<std::uint32_t> gather_peers(const DeviceMesh& mesh, const std::vector<Placement>& placements,
+                                        std::uint32_t rank) {
+  // Row-major coordinates of mesh position i.
+  auto coords = [&](std::size_t i) {
+    std::vector<std::uint32_t> c(mesh.shape.size());
+    for (std::size_t d = mesh.shape.size(); d-- > 0;) {
+      c[d] = static_cast<std::uint32_t>(i % mesh.shape[d]);
+      i /= mesh.shape[d];
+    }
+    return c;
+  };
+  const auto at = std::find(mesh.ranks.begin(), mesh.ranks.end(), rank);
+  if (at == mesh.ranks.end()) return {};
+  const auto mine = coords(static_cast<std::size_t>(at - mesh.ranks.begin()));
+  std::vector<std::uint32_t> out;
+  for (std::size_t i = 0; i < mesh.ranks.size(); ++i) {
+    const auto c = coords(i);
+    bool same = true;
+    for (std::size_t d = 0; d < c.size() && same; ++d)
+      same = (d < placements.size() && placements[d].kind == Placement::Kind::Shard) || c[d] == mine[d];
+    if (same) out.push_back(mesh.ranks[i]);
+  }
+  return out;
+}
+
 std::uint64_t param_bytes(const std::vector<std::uint64_t>& shape, DType t) {
   return element_count(shape) * bytes_per_element(t);
 }

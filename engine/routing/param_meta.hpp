@@ -63,6 +63,11 @@ struct RolloutMetadata {
 
 // How many pieces full_tensor() gathers: the product of the mesh dimensions that shard.
 std::uint64_t shard_count(const DeviceMesh& mesh, const std::vector<Placement>& placements);
+// The members that `rank` all-gathers with: those whose mesh coordinates agree with its own on
+// every Replicate dimension (a (Replicate, Shard(0)) parameter on an [fsdp, ep] mesh gathers
+// along ep only). In mesh order; includes `rank`.
+std::vector<std::uint32_t> gather_peers(const DeviceMesh& mesh, const std::vector<Placement>& placements,
+                                        std::uint32_t rank);
 std::uint64_t param_bytes(const std::vector<std::uint64_t>& shape, DType t);
 
 // Meshes name real ranks, their shapes multiply out, every parameter names a mesh, has one

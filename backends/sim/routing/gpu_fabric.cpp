@@ -1,0 +1,84 @@
+#include "backends/sim/routing/gpu_fabric.hpp"
+
+#include <fmt/format.h>
+
+#include <string>
+
+namespace sg4 = simgrid::s4u;
+
+namespace railcheck::sim {
+namespace {
+
+// A link far faster than anything else on its route, for the side of a star route that is not
+// the bottleneck (the GPU end of the PCIe star).
+constexpr double kUnbounded = 1e15;
+
+sg4::Link* attach(sg4::NetZone* zone, sg4::Host* host, const std::string& name, double bytes_per_s, Nanos latency) {
+  auto* link = zone->create_split_duplex_link(name, bytes_per_s)->set_latency(to_seconds(latency));
+  zone->add_route(host->get_netpoint(), nullptr, nullptr, nullptr, {{link, sg4::LinkInRoute::Direction::UP}}, true);
+  return link;
+}
+
+}  // namespace
+
+std::unique_ptr<sg4::Engine> make_routing_engine() {
+  static bool configured = false;
+  std::vector<std::string> args = {"railcheck-route"};
+  if (!configured) {
+    // RDMA fabric: no TCP correction factors, no ACK cross traffic (as in sim_run.cpp).
+    args.emplace_back("--cfg=network/model:CM02");
+    args.emplace_back("--cfg=network/crosstraffic:0");
+    // One short-lived actor per RDMA write task: keep their stacks small and unguarded.
+    args.emplace_back("--cfg=contexts/guard-size:0");
+#ifdef RAILCHECK_SANITIZE
+    args.emplace_back("--cfg=contexts/factory:thread");
+    args.emplace_back("--cfg=contexts/stack-size:1024");
+#else
+    args.emplace_back("--cfg=contexts/stack-size:64");
+#endif
+    args.emplace_back("--log=root.thresh:critical");
+    configured = true;
+  }
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  int argc = static_cast<int>(args.size());
+  return std::make_unique<sg4::Engine>(&argc, argv.data());
+}
+
+GpuFabric::GpuFabric(std::uint32_t gpus, const FabricParams& p)
+    : per_node_(p.gpus_per_node), nic_bytes_per_s_(p.nic_gbps_per_gpu * 1e9 / 8.0), hosts_(gpus) {
+  auto* root = sg4::create_full_zone("cluster");
+  auto* rdma = sg4::create_star_zone("rdma");
+  auto* pcie = sg4::create_star_zone("pcie");
+  rdma->set_parent(root);
+  pcie->set_parent(root);
+  std::vector<sg4::NetZone*> nodes;
+  for (std::uint32_t g = 0; g < gpus; ++g) {
+    const std::uint32_t node = g / per_node_;
+    if (node == nodes.size()) {
+      nodes.push_back(sg4::create_star_zone(fmt::format("node{}-nvlink", node)));
+      nodes.back()->set_parent(root);
+    }
+    GpuHosts& h = hosts_[g];
+    h.nic = rdma->create_host(fmt::format("gpu{}-nic", g), 1e9);
+    attach(rdma, h.nic, fmt::format("gpu{}-nic-link", g), nic_bytes_per_s_, p.nic_latency);
+    h.nvlink = nodes.back()->create_host(fmt::format("gpu{}-nvl", g), 1e9);
+    attach(nodes.back(), h.nvlink, fmt::format("gpu{}-nvlink", g), p.nvlink_gbytes_s * 1e9, p.nvlink_latency);
+    h.cpu = pcie->create_host(fmt::format("gpu{}-cpu", g), 1e9);
+    attach(pcie, h.cpu, fmt::format("gpu{}-pcie", g), p.pcie_gbytes_s * 1e9, us(1));
+    h.compute = pcie->create_host(fmt::format("gpu{}", g), p.hbm_gbytes_s * 1e9);
+    attach(pcie, h.compute, fmt::format("gpu{}-pcie-end", g), kUnbounded, Nanos{0});
+  }
+  for (auto* z : nodes) z->seal();
+  rdma->seal();
+  pcie->seal();
+  root->seal();
+}
+
+std::pair<sg4::Host*, sg4::Host*> GpuFabric::route(std::uint32_t from, std::uint32_t to) const {
+  if (same_node(from, to)) return {hosts_[from].nvlink, hosts_[to].nvlink};
+  return {hosts_[from].nic, hosts_[to].nic};
+}
+
+}  // namespace railcheck::sim

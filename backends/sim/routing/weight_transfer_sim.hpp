@@ -1,0 +1,69 @@
+#pragma once
+// Executes a weight-transfer routing table on SimGrid with the seed's pipeline (seed,
+// "跨机秒传RL模型参数更新的一些后续": H2D copy, GPU ops, RDMA, barrier). Per trainer GPU, one
+// actor walks its table in order:
+//   1. waits until the task fits under the temporary-memory cap (a task larger than the cap
+//      runs alone rather than never);
+//   2. copies its local shard host -> GPU over PCIe (FSDP CPU offload);
+//   3. gathers the full tensor with its gather peers: a ring all-gather over NVLink inside a
+//      node or the NICs across nodes, entered and left together (it is a collective);
+//   4. fuses and quantizes: a fixed per-tensor launch overhead, then a memory-bound kernel over
+//      the gathered and output bytes;
+//   5. hands the writes to a writer actor that posts every RDMA write at once and frees the
+//      task's temporary memory when the last one lands, while the GPU actor moves on.
+// After a mesh group's last gather every trainer enters a global barrier (Gloo over Ethernet in
+// the seed, so it overlaps the group's RDMA tail), then starts the next group.
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "backends/sim/routing/gpu_fabric.hpp"
+#include "engine/routing/weight_routing_table.hpp"
+
+namespace railcheck::sim {
+
+struct PipelineParams {
+  std::uint64_t max_tmp_bytes = 1ull << 30;  // the seed's max_tmp_bytes default (1 << 30)
+  // Host-side cost per tensor of issuing full_tensor(), cat, quantize and recording and polling
+  // a CUDA event from Python: the seed found most time went here. Our estimate, not measured.
+  Nanos gpu_op_overhead = us(50);
+  bool cpu_offload = true;       // FSDP keeps shards in host memory: H2D copy before the gather
+  Nanos barrier_latency = ms(1);  // one Gloo barrier over Ethernet
+  // Merge consecutive tasks of one trainer (same gather peers) until they reach this many
+  // gathered bytes: fewer, larger collectives and writes. 0: one task per tensor, as the seed.
+  std::uint64_t batch_bytes = 0;
+};
+
+struct WeightTransferInput {
+  const routing::TrainerMetadata& trainer;
+  const routing::RolloutMetadata& rollout;
+  std::span<const routing::WeightMapping> mappings;
+  const routing::WeightRoutingTable& table;
+};
+
+// Seconds per trainer GPU, averaged over trainers: where the GPU actor's time went.
+struct StageSeconds {
+  double cap_wait = 0;
+  double h2d = 0;
+  double gather = 0;
+  double gpu_ops = 0;
+  double barrier = 0;
+};
+
+struct WeightTransferResult {
+  double total_s = 0;               // first H2D copy to last write landed
+  std::vector<double> group_end_s;  // when each mesh group's last write landed
+  double ideal_s = 0;               // total bytes / the smaller side's aggregate NIC bandwidth
+  double nic_bound_s = 0;           // the busiest single NIC's bytes / its bandwidth
+  StageSeconds mean_stage;
+  std::uint64_t peak_tmp_bytes = 0;  // largest temporary memory on one trainer GPU
+  std::uint64_t tasks = 0;           // simulated tasks, after batching
+  std::uint64_t writes = 0;          // simulated RDMA writes, after batching
+};
+
+// Trainer GPUs take fabric indices [0, trainers), rollout GPUs follow; keep the trainer count a
+// multiple of gpus_per_node so no node mixes the two.
+WeightTransferResult simulate_weight_transfer(const WeightTransferInput& in, const FabricParams& fabric,
+                                              const PipelineParams& pipeline);
+
+}  // namespace railcheck::sim

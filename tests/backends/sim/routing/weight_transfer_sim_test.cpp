@@ -1,0 +1,98 @@
+#include <catch2/catch.hpp>
+
+#include "backends/sim/routing/weight_transfer_sim.hpp"
+#include "engine/routing/model_layout.hpp"
+
+using namespace railcheck;
+using namespace railcheck::routing;
+using namespace railcheck::sim;
+
+namespace {
+
+// Trainer ranks share one mesh holding `count` F32 vectors of `bytes` each, all wanted by every
+// rollout GPU. Trainers and rollouts sit on different nodes.
+struct FlatWorld {
+  TrainerMetadata trainer;
+  RolloutMetadata rollout;
+  std::vector<WeightMapping> mappings;
+  WeightRoutingTable table;
+
+  FlatWorld(std::uint32_t trainers, std::uint32_t rollouts, std::uint32_t count, std::uint64_t bytes) {
+    trainer.ranks = trainers;
+    DeviceMesh mesh{{}, {trainers}};
+    for (std::uint32_t r = 0; r < trainers; ++r) mesh.ranks.push_back(r);
+    trainer.meshes.push_back(mesh);
+    rollout.gpus.resize(rollouts);
+    for (std::uint32_t i = 0; i < count; ++i) {
+      const std::string name = "p" + std::to_string(i);
+      trainer.params.push_back({name, {bytes / 4}, DType::F32, 0, {Placement::shard(0)}});
+      rollout.params.push_back({name, {bytes / 4}, DType::F32});
+      for (auto& gpu : rollout.gpus) gpu.push_back({i, bytes / 4});
+    }
+    auto m = match_weights(trainer, rollout, ModelRules{"flat", {}});
+    REQUIRE(m.ok());
+    mappings = m.value();
+    table = build_routing_table(trainer, rollout, mappings);
+  }
+  WeightTransferResult run(const FabricParams& f, const PipelineParams& p) const {
+    return simulate_weight_transfer({trainer, rollout, mappings, table}, f, p);
+  }
+};
+
+PipelineParams bare_pipeline() {
+  PipelineParams p;
+  p.cpu_offload = false;
+  p.gpu_op_overhead = Nanos{0};
+  p.barrier_latency = Nanos{0};
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("one trainer to one rollout GPU with nothing else to do runs at NIC speed", "[sim][routing]") {
+  FabricParams f;
+  f.gpus_per_node = 1;  // every GPU its own node: writes cross the NICs
+  const FlatWorld w(1, 1, 4, 250'000'000);
+  const auto r = w.run(f, bare_pipeline());
+  // 1 GB at 50 GB/s is 20 ms; the ideal and the per-NIC bound agree here.
+  CHECK(r.ideal_s == Approx(0.02));
+  CHECK(r.nic_bound_s == Approx(0.02));
+  CHECK(r.total_s == Approx(0.02).epsilon(0.01));
+  CHECK(r.tasks == 4);
+  CHECK(r.writes == 4);
+}
+
+TEST_CASE("the temporary-memory cap bounds what a trainer holds and slows it down", "[sim][routing]") {
+  FabricParams f;
+  f.gpus_per_node = 1;
+  const FlatWorld w(2, 2, 16, 100'000'000);
+  PipelineParams loose = bare_pipeline();
+  PipelineParams tight = bare_pipeline();
+  tight.max_tmp_bytes = 100'000'000;  // one tensor at a time
+  const auto a = w.run(f, loose);
+  const auto b = w.run(f, tight);
+  CHECK(a.peak_tmp_bytes > tight.max_tmp_bytes);
+  CHECK(b.peak_tmp_bytes <= tight.max_tmp_bytes);
+  CHECK(b.total_s > a.total_s);
+  CHECK(b.mean_stage.cap_wait > 0);
+}
+
+TEST_CASE("a DeepSeek-V3 table runs to the end, never beating the busiest NIC", "[sim][routing]") {
+  const ModelConfig c = *find_model_config("deepseek-v3");
+  auto t = trainer_metadata(c, {.pp = 2, .fsdp = 2, .ep = 8});
+  auto r = rollout_metadata(c, {.replicas = 1, .gpus_per_replica = 16, .dtype = DType::FP8});
+  REQUIRE(t.ok());
+  REQUIRE(r.ok());
+  auto m = match_weights(t.value(), r.value(), model_rules(c));
+  REQUIRE(m.ok());
+  const auto table = build_routing_table(t.value(), r.value(), m.value());
+  PipelineParams p;
+  p.batch_bytes = 256ull << 20;
+  const auto res = simulate_weight_transfer({t.value(), r.value(), m.value(), table}, FabricParams{}, p);
+  REQUIRE(res.group_end_s.size() == 2);
+  CHECK(res.total_s >= res.nic_bound_s);
+  CHECK(res.nic_bound_s >= res.ideal_s);
+  CHECK(res.group_end_s[1] == Approx(res.total_s));
+  CHECK(res.mean_stage.gather > 0);
+  CHECK(res.peak_tmp_bytes > 0);
+}
