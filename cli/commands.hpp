@@ -25,4 +25,16 @@ struct RunOptions {
 int cmd_run(const RunOptions& o);
 int cmd_tunables();
 
+// railcheck route weights|moe: routing tables from a spec (scenarios/routing/), timed on SimGrid.
+struct RouteOptions {
+  std::string spec;
+  std::string json_path;
+  bool table_only = false;                    // weights: build and print the table, no simulation
+  std::optional<std::uint32_t> trainer_rank;  // weights: print this trainer's routing table
+  std::optional<std::uint32_t> moe_rank;      // moe: print this rank's dispatch send table
+  std::optional<std::uint64_t> seed;          // moe: token assignment seed (default: the spec's)
+};
+int cmd_route_weights(const RouteOptions& o);
+int cmd_route_moe(const RouteOptions& o);
+
 }  // namespace railcheck::cli

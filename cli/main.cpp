@@ -29,8 +29,27 @@ int main(int argc, char** argv) {
   auto* tun_cmd =
       app.add_subcommand("tunables", "List the engine's tunables with defaults, ranges and HA_NCCL_* names");
 
+  railcheck::cli::RouteOptions route;
+  auto* route_cmd = app.add_subcommand("route", "Routing tables: RL weight transfer and MoE dispatch/combine");
+  route_cmd->require_subcommand(1);
+  auto* weights_cmd = route_cmd->add_subcommand(
+      "weights", "Build the trainer -> rollout weight-transfer table from a spec and time it on SimGrid");
+  auto* moe_cmd =
+      route_cmd->add_subcommand("moe", "Build flat and hierarchical MoE dispatch/combine tables and time them");
+  for (auto* c : {weights_cmd, moe_cmd}) {
+    c->add_option("spec", route.spec, "Spec file (TOML), e.g. scenarios/routing/qwen3-235b-128-to-32.toml")
+        ->required();
+    c->add_option("--json", route.json_path, "Also write the summary as JSON to this file ('-' for stdout)");
+  }
+  weights_cmd->add_flag("--table-only", route.table_only, "Build and summarize the table; skip the simulation");
+  weights_cmd->add_option("--trainer", route.trainer_rank, "Print this trainer rank's routing table");
+  moe_cmd->add_option("--rank", route.moe_rank, "Print this rank's dispatch send table");
+  moe_cmd->add_option("--seed", route.seed, "Seed of the token-to-expert draw (default: the spec's)");
+
   CLI11_PARSE(app, argc, argv);
   if (run_cmd->parsed()) return railcheck::cli::cmd_run(run);
   if (tun_cmd->parsed()) return railcheck::cli::cmd_tunables();
+  if (weights_cmd->parsed()) return railcheck::cli::cmd_route_weights(route);
+  if (moe_cmd->parsed()) return railcheck::cli::cmd_route_moe(route);
   return 2;
 }

@@ -1,0 +1,23 @@
+#pragma once
+// Times MoE dispatch and combine send tables on SimGrid. Every message is one copy of its
+// tokens over NVLink (same node) or the NICs (other node). Stage-0 messages leave at once; a
+// rank's stage-1 messages (hierarchical forwarding, or the RDMA send of reduced partial sums)
+// leave when the last stage-0 message into that rank has landed. A phase ends when its last
+// message lands. Kernel time, and the per-token pipelining DeepEP does inside a stage, are not
+// modelled: this compares what the two schemes put on the wires.
+#include <cstdint>
+
+#include "backends/sim/routing/gpu_fabric.hpp"
+#include "engine/routing/moe_tables.hpp"
+
+namespace railcheck::sim {
+
+struct MoeTiming {
+  double dispatch_s = 0;
+  double combine_s = 0;
+};
+
+MoeTiming simulate_moe(const routing::MoeTables& tables, std::uint32_t ranks, const FabricParams& fabric,
+                       std::uint64_t dispatch_token_bytes, std::uint64_t combine_token_bytes);
+
+}  // namespace railcheck::sim
