@@ -3,6 +3,7 @@
 //   0  the job ran and nothing it checks was violated
 //   1  the job ran and found a violation (a duplicate, a lost message, a hang)
 //   2  bad input (scenario, option); the message says what and where
+//   3  inconclusive: a model check stopped at a limit before exhausting its bound
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -12,6 +13,7 @@ namespace railcheck::cli {
 constexpr int kExitOk = 0;
 constexpr int kExitViolation = 1;
 constexpr int kExitBadInput = 2;
+constexpr int kExitInconclusive = 3;
 
 struct RunOptions {
   std::string scenario;
@@ -23,6 +25,29 @@ struct RunOptions {
 };
 
 int cmd_run(const RunOptions& o);
+
+// railcheck check: model-check the failover engine (verify/).
+struct CheckOptions {
+  std::string file;  // model file or scenario file
+  std::string mode;  // dfs | bfs | random (default: the file's, else dfs)
+  std::string policy;
+  std::optional<std::uint64_t> max_states;
+  std::optional<std::uint32_t> max_depth;
+  std::optional<std::uint64_t> walks;
+  std::optional<std::uint64_t> seed;
+  std::string trace_path = "counterexample.trace.json";
+  std::string json_path;
+  bool list_invariants = false;
+  bool progress = false;
+};
+int cmd_check(const CheckOptions& o);
+
+// railcheck replay: re-execute a counterexample trace through the engine.
+struct ReplayOptions {
+  std::string trace;
+  std::string policy;  // replay the same steps under another policy
+};
+int cmd_replay(const ReplayOptions& o);
 int cmd_tunables();
 
 // railcheck route weights|moe: routing tables from a spec (scenarios/routing/), timed on SimGrid.

@@ -29,6 +29,28 @@ int main(int argc, char** argv) {
   auto* tun_cmd =
       app.add_subcommand("tunables", "List the engine's tunables with defaults, ranges and HA_NCCL_* names");
 
+  railcheck::cli::CheckOptions check;
+  auto* check_cmd = app.add_subcommand(
+      "check", "Model-check the failover engine: every ordering, loss and failure within a bound (exit 1: violation)");
+  check_cmd->add_option("file", check.file, "Model file (verify/models/*.toml) or scenario file");
+  check_cmd->add_option("--mode", check.mode, "dfs (exhaustive), bfs (shortest counterexample) or random (walks)");
+  check_cmd->add_option("--policy", check.policy, "Override the replay policy: naive, probe or resync");
+  check_cmd->add_option("--max-states", check.max_states, "Stop after this many distinct states (exit 3)");
+  check_cmd->add_option("--max-depth", check.max_depth, "Longest path explored, in steps");
+  check_cmd->add_option("--walks", check.walks, "Random mode: number of walks");
+  check_cmd->add_option("--seed", check.seed, "Random mode: seed of the walks");
+  check_cmd->add_option("--trace", check.trace_path, "Where to write a counterexample (default counterexample.trace.json)");
+  check_cmd->add_option("--json", check.json_path, "Also write the result as JSON to this file ('-' for stdout)");
+  check_cmd->add_flag("--list-invariants", check.list_invariants, "List the invariants and exit");
+  check_cmd->add_flag("--progress", check.progress, "Report progress on stderr while exploring");
+
+  railcheck::cli::ReplayOptions replay;
+  auto* replay_cmd = app.add_subcommand("replay", "Re-execute a counterexample trace through the engine, step by step");
+  replay_cmd->add_option("trace", replay.trace, "Trace file written by `railcheck check`")
+      ->required()
+      ->check(CLI::ExistingFile);
+  replay_cmd->add_option("--policy", replay.policy, "Replay the same steps under another policy (naive, probe, resync)");
+
   railcheck::cli::RouteOptions route;
   auto* route_cmd = app.add_subcommand("route", "Routing tables: RL weight transfer and MoE dispatch/combine");
   route_cmd->require_subcommand(1);
@@ -48,6 +70,8 @@ int main(int argc, char** argv) {
 
   CLI11_PARSE(app, argc, argv);
   if (run_cmd->parsed()) return railcheck::cli::cmd_run(run);
+  if (check_cmd->parsed()) return railcheck::cli::cmd_check(check);
+  if (replay_cmd->parsed()) return railcheck::cli::cmd_replay(replay);
   if (tun_cmd->parsed()) return railcheck::cli::cmd_tunables();
   if (weights_cmd->parsed()) return railcheck::cli::cmd_route_weights(route);
   if (moe_cmd->parsed()) return railcheck::cli::cmd_route_moe(route);

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "models/scenario.hpp"
+#include "models/engine_table.hpp"
 #include "models/toml_reader.hpp"
 
 namespace railcheck {
@@ -53,32 +54,6 @@ Topology read_topology(TomlTable t) {
   topo.nic.link_latency = t.micros("link_latency_us", {0, 1e6}).value_or(topo.nic.link_latency);
   topo.nic.mtu = t.whole<std::uint32_t>("mtu", {256, 65536}).value_or(topo.nic.mtu);
   return topo;
-}
-
-HaTunables read_engine(TomlTable t) {
-  HaTunables e;
-  std::vector<std::string_view> allowed;
-  for (const TunableInfo& info : tunable_table()) allowed.push_back(info.key);
-  allowed.push_back("replay_policy");
-  t.allow_only(allowed);
-
-  if (auto name = t.text("replay_policy")) {
-    if (auto p = parse_replay_policy(*name))
-      e.replay = *p;
-    else
-      t.fail("replay_policy", "\"naive\", \"probe\" or \"resync\"", in_quotes(*name));
-  }
-  // set_tunable() owns the ranges (engine/failover/ha_tunables.cpp); this only words the message.
-  for (const TunableInfo& info : tunable_table()) {
-    const bool is_bool = info.unit == "bool";
-    std::string expected =
-        is_bool ? std::string("0, 1, true or false") : describe_bounds({info.min, info.max}, info.unit != "ratio");
-    if (info.unit == "ms") expected += " (ms)";
-    auto v = t.numeric(info.key, expected, is_bool);
-    if (v && !set_tunable(e, info.key, *v)) t.fail(info.key, expected, fmt::format("{}", *v));
-  }
-  if (auto ok = validate(e); !ok) t.fail_here("tunables that fit together", ok.error().what, ok.error().hint);
-  return e;
 }
 
 Workload read_workload(TomlTable t, const Topology& topo, const HaTunables& engine) {
@@ -182,7 +157,7 @@ Result<Scenario> read_scenario(const toml::table& doc, TomlReader& reader, const
 
   // Topology first: the other sections check ranks and rails against it.
   sc.topology = read_topology(root.table("topology"));
-  sc.engine = read_engine(root.table("engine"));
+  sc.engine = read_engine_table(root.table("engine"));
   sc.workload = read_workload(root.table("workload"), sc.topology, sc.engine);
   sc.faults = read_faults(root.table("faults"), sc.topology);
   if (reader.failed()) return *reader.error();
@@ -191,36 +166,47 @@ Result<Scenario> read_scenario(const toml::table& doc, TomlReader& reader, const
 
 Result<Scenario> load(std::string_view text, const std::string& file) {
   const std::string default_name = std::filesystem::path(file).stem().string();
-  toml::table doc;
-  try {
-    doc = toml::parse(text, file);
-  } catch (const toml::parse_error& e) {
-    return Error{fmt::format("{}:{}: TOML syntax error at column {}: {}", file, e.source().begin.line,
-                             e.source().begin.column, e.description()),
-                 "see docs/scenarios.md for the format"};
-  }
+  auto doc = parse_toml(text, file, "see docs/scenarios.md for the format");
+  if (!doc) return doc.error();
   TomlReader reader(file);
-  auto sc = read_scenario(doc, reader, default_name);
+  auto sc = read_scenario(doc.value(), reader, default_name);
   if (sc) sc->source_path = file;
   return sc;
 }
 
 }  // namespace
 
+HaTunables read_engine_table(TomlTable t) {
+  HaTunables e;
+  std::vector<std::string_view> allowed;
+  for (const TunableInfo& info : tunable_table()) allowed.push_back(info.key);
+  allowed.push_back("replay_policy");
+  t.allow_only(allowed);
+
+  if (auto name = t.text("replay_policy")) {
+    if (auto p = parse_replay_policy(*name))
+      e.replay = *p;
+    else
+      t.fail("replay_policy", "\"naive\", \"probe\" or \"resync\"", fmt::format("\"{}\"", *name));
+  }
+  // set_tunable() owns the ranges (engine/failover/ha_tunables.cpp); this only words the message.
+  for (const TunableInfo& info : tunable_table()) {
+    const bool is_bool = info.unit == "bool";
+    std::string expected =
+        is_bool ? std::string("0, 1, true or false") : describe_bounds({info.min, info.max}, info.unit != "ratio");
+    if (info.unit == "ms") expected += " (ms)";
+    auto v = t.numeric(info.key, expected, is_bool);
+    if (v && !set_tunable(e, info.key, *v)) t.fail(info.key, expected, fmt::format("{}", *v));
+  }
+  if (auto ok = validate(e); !ok) t.fail_here("tunables that fit together", ok.error().what, ok.error().hint);
+  return e;
+}
+
+
 Result<Scenario> load_scenario_file(const std::string& path) {
-  const std::string hint = "check the path; the shipped scenarios are in scenarios/";
-  std::error_code ec;
-  const auto status = std::filesystem::status(path, ec);
-  if (!std::filesystem::exists(status))
-    return Error{fmt::format("cannot open scenario file {}: no such file", path), hint};
-  if (std::filesystem::is_directory(status))
-    return Error{fmt::format("cannot open scenario file {}: it is a directory", path), hint};
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return Error{fmt::format("cannot open scenario file {}: {}", path, std::strerror(errno)), hint};
-  std::ostringstream text;
-  text << f.rdbuf();
-  if (f.bad()) return Error{fmt::format("cannot read scenario file {}: {}", path, std::strerror(errno)), hint};
-  return load(text.str(), path);
+  auto text = read_text_file(path, "scenario file", "check the path; the shipped scenarios are in scenarios/");
+  if (!text) return text.error();
+  return load(text.value(), path);
 }
 
 Result<Scenario> load_scenario_string(std::string_view toml_text, const std::string& name_for_errors) {

@@ -3,8 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 
 namespace railcheck {
 namespace {
@@ -258,6 +263,31 @@ std::optional<std::uint64_t> TomlTable::byte_size(std::string_view key, Bounds b
     return std::nullopt;
   }
   return v;
+}
+
+Result<std::string> read_text_file(const std::string& path, std::string_view what, std::string_view hint) {
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (!std::filesystem::exists(status))
+    return Error{fmt::format("cannot open {} {}: no such file", what, path), std::string(hint)};
+  if (std::filesystem::is_directory(status))
+    return Error{fmt::format("cannot open {} {}: it is a directory", what, path), std::string(hint)};
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return Error{fmt::format("cannot open {} {}: {}", what, path, std::strerror(errno)), std::string(hint)};
+  std::ostringstream text;
+  text << f.rdbuf();
+  if (f.bad()) return Error{fmt::format("cannot read {} {}: {}", what, path, std::strerror(errno)), std::string(hint)};
+  return text.str();
+}
+
+Result<toml::table> parse_toml(std::string_view text, const std::string& file, std::string_view docs_hint) {
+  try {
+    return toml::parse(text, file);
+  } catch (const toml::parse_error& e) {
+    return Error{fmt::format("{}:{}: TOML syntax error at column {}: {}", file, e.source().begin.line,
+                             e.source().begin.column, e.description()),
+                 std::string(docs_hint)};
+  }
 }
 
 }  // namespace railcheck

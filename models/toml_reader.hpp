@@ -100,6 +100,12 @@ class TomlTable {
   std::string path_;
 };
 
+// Read a whole file for a loader. `what` names it in messages ("scenario file"); `hint` says
+// where to look. A missing path, a directory and a read error are each one clear line.
+Result<std::string> read_text_file(const std::string& path, std::string_view what, std::string_view hint);
+// Parse TOML; a syntax error becomes `<file>:<line>: TOML syntax error at column C: ...`.
+Result<toml::table> parse_toml(std::string_view text, const std::string& file, std::string_view docs_hint);
+
 // What a value is, for the "got" half of a message: "-3", "2.5", "\"many\"", "true", "a table".
 std::string describe_value(const toml::node& n);
 // The "expected" half for a numeric range: "a positive integer", "a number in [0, 1]", ...

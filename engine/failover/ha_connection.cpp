@@ -237,6 +237,15 @@ void HaConnection::on_rto_timer(Nanos now, Actions& out) {
   const InflightWr* oldest = table_.oldest_outstanding();
   if (oldest == nullptr) return;
   if (now - oldest->post_time >= rto_.current()) {
+    if (!pick_next_path(active_)) {
+      // A soft RTO is a suspicion, not a verdict: with no healthy standby to move to, failing
+      // the connection would turn a slow path into a dead one. Keep waiting for the HCA (its
+      // RETRY_EXC_ERR is the verdict) and look again one RTO later. Found by the model checker:
+      // a delayed ACK during phase 2 otherwise failed a connection on a healthy rail.
+      trace(TraceKind::PathFailed, active_, 0, "soft RTO with no healthy standby: waiting for the HCA", out);
+      rto_timer_ = arm(now + rto_.current(), out);
+      return;
+    }
     // The HCA has reported nothing for a whole soft RTO: it is still retrying (RNR, or a
     // hardware window longer than we were told) or the completion was lost.
     start_failover(now, FailoverTrigger::SoftRto,

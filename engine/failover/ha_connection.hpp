@@ -19,6 +19,7 @@
 
 #include "engine/core/action.hpp"
 #include "engine/core/event.hpp"
+#include "engine/core/state_hash.hpp"
 #include "engine/failover/ha_tunables.hpp"
 #include "engine/failover/inflight_table.hpp"
 #include "engine/failover/path_state.hpp"
@@ -82,6 +83,10 @@ class HaConnection {
   // Receiver: messages delivered in order so far (the resync watermark).
   std::uint64_t delivered() const { return delivered_; }
   ReplayPolicy policy() const { return tun_.replay; }
+  // Feed everything that decides this connection's future behaviour into `h` (the model
+  // checker's visited set; engine/failover/state_fingerprint.cpp). Tunables are fixed per run
+  // and left out.
+  void hash_state(StateHasher& h) const;
 
  private:
   // handshake

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/core/ids.hpp"
+#include "engine/core/state_hash.hpp"
 #include "engine/core/time.hpp"
 #include "engine/core/work_request.hpp"
 
@@ -57,6 +58,8 @@ class InflightTable {
   std::vector<FinishedRequest> pop_finished();
   // Remove everything (connection failure); returns the request ids, in order, once each.
   std::vector<RequestId> drain_all();
+  // The entries, in order (the WrId index is derived from them).
+  void hash_state(StateHasher& h) const;
 
  private:
   std::deque<InflightWr> entries_;

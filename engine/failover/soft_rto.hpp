@@ -6,6 +6,7 @@
 // consecutive false alarms multiply the RTO by `rto_backoff`, up to `soft_rto_max`.
 #include <cstdint>
 
+#include "engine/core/state_hash.hpp"
 #include "engine/core/time.hpp"
 #include "engine/failover/ha_tunables.hpp"
 
@@ -26,6 +27,10 @@ class SoftRto {
   // The path we failed over from answered `since_failover` after the failover. Returns true
   // when this widened the RTO.
   bool on_failed_path_answered(Nanos since_failover);
+  void hash_state(StateHasher& h) const {
+    h.add(current_);
+    h.add(false_alarms_);
+  }
 
  private:
   Nanos current_;

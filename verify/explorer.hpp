@@ -1,0 +1,255 @@
+#pragma once
+// The explorer: walks a world's state graph and checks invariants on every state.
+//   dfs     depth-first with a visited set of state fingerprints: exhausts the bound with the
+//           least memory; a counterexample is a path, not necessarily the shortest.
+//   bfs     breadth-first, level by level: the first violation found has the fewest steps.
+//   random  seeded random walks from the initial state, for worlds too large to exhaust; walk k
+//           uses SeededRng(seed).fork(k), so any walk replays from (seed, k).
+//
+// A World is any copyable type with
+//   using ChoiceType = ...;                       // one step, printable with to_string()
+//   std::vector<ChoiceType> choices() const;      // empty at an end state
+//   void apply(const ChoiceType&);
+//   std::uint64_t fingerprint() const;            // equal for states that behave the same
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "engine/core/rng.hpp"
+#include "verify/invariant.hpp"
+
+namespace railcheck::verify {
+
+enum class SearchMode : std::uint8_t { Dfs, Bfs, Random };
+
+struct SearchLimits {
+  SearchMode mode = SearchMode::Dfs;
+  std::uint64_t max_states = 20'000'000;  // distinct states; beyond it the run is not exhaustive
+  std::uint32_t max_depth = 400;          // steps from the initial state
+  std::uint64_t walks = 1000;             // random mode
+  std::uint64_t seed = 1;                 // random mode
+  // Called every `progress_every` states with the running statistics (stderr progress line).
+  std::uint64_t progress_every = 0;
+};
+
+struct SearchStats {
+  std::uint64_t states = 0;       // states visited, counting revisits through other paths
+  std::uint64_t distinct = 0;     // distinct fingerprints
+  std::uint64_t end_states = 0;   // states with no step left
+  std::uint32_t max_depth = 0;
+  double seconds = 0;
+  bool exhausted = false;         // every state within the bound was explored
+  std::string truncated_by;       // why not, when not: "max_states", "max_depth", "random walks"
+  double states_per_second() const { return seconds > 0 ? static_cast<double>(states) / seconds : 0; }
+};
+
+template <typename World>
+struct Counterexample {
+  std::string invariant;
+  std::string message;
+  std::vector<typename World::ChoiceType> steps;  // from the initial state
+  std::optional<std::uint64_t> walk;              // random mode: which walk
+};
+
+template <typename World>
+struct SearchResult {
+  SearchStats stats;
+  std::optional<Counterexample<World>> violation;
+};
+
+template <typename World>
+using ProgressFn = std::function<void(const SearchStats&)>;
+
+namespace detail {
+
+template <typename World>
+std::optional<std::pair<std::string, std::string>> check_all(const World& w, std::span<const Invariant<World>> invs,
+                                                             bool at_end) {
+  for (const auto& inv : invs)
+    if (auto why = inv.check(w, at_end)) return std::make_pair(inv.name, *why);
+  return std::nullopt;
+}
+
+inline double since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace detail
+
+template <typename World>
+SearchResult<World> explore(const World& root, std::span<const Invariant<World>> invariants, const SearchLimits& lim,
+                            const ProgressFn<World>& progress = {}) {
+  using Choice = typename World::ChoiceType;
+  SearchResult<World> result;
+  SearchStats& st = result.stats;
+  const auto t0 = std::chrono::steady_clock::now();
+  bool truncated = false;
+  auto tick = [&] {
+    if (lim.progress_every != 0 && progress && st.states % lim.progress_every == 0) {
+      st.seconds = detail::since(t0);
+      progress(st);
+    }
+  };
+  // Checks one state; returns true if it violates something (and records the counterexample).
+  auto judge = [&](const World& w, const std::vector<Choice>& path, bool at_end) {
+    if (auto bad = detail::check_all(w, invariants, at_end)) {
+      result.violation = Counterexample<World>{bad->first, bad->second, path, std::nullopt};
+      return true;
+    }
+    return false;
+  };
+
+  if (lim.mode == SearchMode::Random) {
+    for (std::uint64_t k = 0; k < lim.walks && !result.violation; ++k) {
+      SeededRng rng = SeededRng(lim.seed).fork(k);
+      World w = root;
+      std::vector<Choice> path;
+      for (;;) {
+        ++st.states;
+        tick();
+        const auto options = w.choices();
+        if (judge(w, path, options.empty())) {
+          result.violation->walk = k;
+          break;
+        }
+        if (options.empty()) {
+          ++st.end_states;
+          break;
+        }
+        if (path.size() >= lim.max_depth) break;
+        const Choice c = options[rng.below(options.size())];
+        w.apply(c);
+        path.push_back(c);
+        if (path.size() > st.max_depth) st.max_depth = static_cast<std::uint32_t>(path.size());
+      }
+    }
+    st.distinct = 0;
+    st.truncated_by = "random walks";
+    st.seconds = detail::since(t0);
+    return result;
+  }
+
+  std::unordered_set<std::uint64_t> seen;
+  seen.reserve(1 << 16);
+
+  if (lim.mode == SearchMode::Dfs) {
+    struct Frame {
+      World world;
+      std::vector<Choice> options;
+      std::size_t next = 0;
+    };
+    std::vector<Frame> stack;
+    std::vector<Choice> path;
+    auto enter = [&](World w) {
+      ++st.states;
+      tick();
+      if (!seen.insert(w.fingerprint()).second) return;  // explored already, through another path
+      ++st.distinct;
+      auto options = w.choices();
+      if (judge(w, path, options.empty())) return;
+      if (options.empty()) ++st.end_states;
+      if (seen.size() >= lim.max_states) {
+        truncated = true;
+        st.truncated_by = "max_states";
+        return;
+      }
+      if (path.size() >= lim.max_depth) {
+        if (!options.empty()) {
+          truncated = true;
+          st.truncated_by = "max_depth";
+        }
+        return;
+      }
+      st.max_depth = std::max(st.max_depth, static_cast<std::uint32_t>(path.size()));
+      stack.push_back(Frame{std::move(w), std::move(options), 0});
+    };
+    enter(root);
+    while (!stack.empty() && !result.violation) {
+      if (seen.size() >= lim.max_states) break;
+      Frame& top = stack.back();
+      if (top.next == top.options.size()) {
+        stack.pop_back();
+        if (!path.empty()) path.pop_back();
+        continue;
+      }
+      const Choice c = top.options[top.next++];
+      World next = top.world;
+      next.apply(c);
+      path.push_back(c);
+      const std::size_t depth_before = stack.size();
+      enter(std::move(next));
+      if (stack.size() == depth_before) path.pop_back();  // not pushed: a leaf or a revisit
+    }
+  } else {
+    // Breadth-first, one level at a time; parents are kept as indices so the counterexample can
+    // be rebuilt without keeping every world.
+    struct Node {
+      std::uint64_t parent;
+      Choice via;
+    };
+    std::vector<Node> nodes;
+    std::vector<std::pair<World, std::uint64_t>> frontier;  // world, node index (~0: root)
+    constexpr std::uint64_t kRoot = ~0ULL;
+    auto path_to = [&](std::uint64_t n) {
+      std::vector<Choice> p;
+      for (; n != kRoot; n = nodes[n].parent) p.push_back(nodes[n].via);
+      return std::vector<Choice>(p.rbegin(), p.rend());
+    };
+    ++st.states;
+    seen.insert(root.fingerprint());
+    st.distinct = 1;
+    {
+      const auto options = root.choices();
+      if (judge(root, {}, options.empty())) {
+        st.seconds = detail::since(t0);
+        return result;
+      }
+    }
+    frontier.emplace_back(root, kRoot);
+    for (std::uint32_t depth = 0; !frontier.empty() && !result.violation; ++depth) {
+      if (depth >= lim.max_depth) {
+        truncated = true;
+        st.truncated_by = "max_depth";
+        break;
+      }
+      std::vector<std::pair<World, std::uint64_t>> next_level;
+      for (auto& [w, id] : frontier) {
+        const auto options = w.choices();
+        if (options.empty()) ++st.end_states;
+        for (const auto& c : options) {
+          World n = w;
+          n.apply(c);
+          ++st.states;
+          tick();
+          if (!seen.insert(n.fingerprint()).second) continue;
+          ++st.distinct;
+          nodes.push_back(Node{id, c});
+          const std::uint64_t nid = nodes.size() - 1;
+          const auto n_options = n.choices();
+          if (judge(n, path_to(nid), n_options.empty())) break;
+          if (seen.size() >= lim.max_states) {
+            truncated = true;
+            st.truncated_by = "max_states";
+            break;
+          }
+          next_level.emplace_back(std::move(n), nid);
+        }
+        if (result.violation || truncated) break;
+      }
+      if (truncated) break;
+      st.max_depth = depth + 1;
+      frontier = std::move(next_level);
+    }
+  }
+  st.exhausted = !truncated && !result.violation;
+  st.seconds = detail::since(t0);
+  return result;
+}
+
+}  // namespace railcheck::verify

@@ -1,0 +1,88 @@
+#include "verify/mutation.hpp"
+
+#include <algorithm>
+#include <array>
+#include <utility>
+
+namespace railcheck::verify {
+namespace {
+
+constexpr std::array<std::pair<Mutation, std::string_view>, 6> kNames = {{
+    {Mutation::None, "none"},
+    {Mutation::ReadyBeforeRts, "ready-before-rts"},
+    {Mutation::ReplaySwapped, "replay-swapped"},
+    {Mutation::ReplayDropsFirst, "replay-drops-first"},
+    {Mutation::SwallowFailure, "swallow-failure"},
+    {Mutation::SkipLazyMr, "skip-lazy-mr"},
+}};
+
+bool is_replay_batch(const Actions& batch) {
+  return std::any_of(batch.begin(), batch.end(), [](const Action& a) {
+    const auto* t = std::get_if<Trace>(&a);
+    return t != nullptr && t->note.kind == TraceKind::Replayed;
+  });
+}
+
+std::vector<std::size_t> post_send_positions(const Actions& batch) {
+  std::vector<std::size_t> at;
+  for (std::size_t i = 0; i < batch.size(); ++i)
+    if (std::holds_alternative<PostSend>(batch[i])) at.push_back(i);
+  return at;
+}
+
+}  // namespace
+
+std::string_view to_string(Mutation m) {
+  for (const auto& [k, name] : kNames)
+    if (k == m) return name;
+  return "?";
+}
+
+std::optional<Mutation> parse_mutation(std::string_view s) {
+  for (const auto& [k, name] : kNames)
+    if (name == s) return k;
+  return std::nullopt;
+}
+
+std::string_view mutation_names() {
+  return "none, ready-before-rts, replay-swapped, replay-drops-first, swallow-failure, skip-lazy-mr";
+}
+
+void apply_mutation(Mutation m, Actions& batch) {
+  switch (m) {
+    case Mutation::None: return;
+    case Mutation::ReadyBeforeRts: {
+      auto it = std::find_if(batch.begin(), batch.end(),
+                             [](const Action& a) { return std::holds_alternative<ConnectionReady>(a); });
+      if (it != batch.end()) std::rotate(batch.begin(), it, it + 1);
+      return;
+    }
+    case Mutation::ReplaySwapped: {
+      if (!is_replay_batch(batch)) return;
+      const auto at = post_send_positions(batch);
+      if (at.size() >= 2) std::swap(batch[at[0]], batch[at[1]]);
+      return;
+    }
+    case Mutation::ReplayDropsFirst: {
+      if (!is_replay_batch(batch)) return;
+      const auto at = post_send_positions(batch);
+      if (!at.empty()) batch.erase(batch.begin() + static_cast<std::ptrdiff_t>(at[0]));
+      return;
+    }
+    case Mutation::SwallowFailure:
+      std::erase_if(batch, [](const Action& a) {
+        if (std::holds_alternative<ConnectionFailed>(a)) return true;
+        const auto* r = std::get_if<CompleteRequest>(&a);
+        return r != nullptr && r->outcome == RequestOutcome::Failed;
+      });
+      return;
+    case Mutation::SkipLazyMr:
+      std::erase_if(batch, [](const Action& a) {
+        const auto* r = std::get_if<RegisterMr>(&a);
+        return r != nullptr && r->pd.value != 0;
+      });
+      return;
+  }
+}
+
+}  // namespace railcheck::verify
