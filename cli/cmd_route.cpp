@@ -35,9 +35,9 @@ Spread spread(const std::vector<std::uint64_t>& v) {
 std::string gb(const Spread& s) { return fmt::format("{:.2f} / {:.2f} / {:.2f} GB", s.min / kGB, s.mean / kGB, s.max / kGB); }
 
 int bad_input(const std::string& file, const Error& e) {
-  // Loader errors already start with "<file>:<line>:"; engine errors name only the parameter.
+  // Loader errors already name the file (with the line); engine errors name only the parameter.
   const std::string msg = e.message();
-  fmt::print(stderr, "railcheck: {}{}\n", msg.rfind(file, 0) == 0 ? "" : file + ": ", msg);
+  fmt::print(stderr, "railcheck: {}{}\n", msg.find(file) == std::string::npos ? file + ": " : "", msg);
   return kExitBadInput;
 }
 

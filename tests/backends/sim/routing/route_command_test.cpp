@@ -1,0 +1,115 @@
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "backends/sim/routing/route_spec.hpp"
+#include "cli/commands.hpp"
+
+using namespace railcheck;
+using namespace railcheck::cli;
+
+namespace {
+
+std::string shipped(const char* name) { return std::string(RAILCHECK_SOURCE_DIR) + "/scenarios/routing/" + name; }
+
+// A spec file in the temp directory, removed at the end of the test.
+struct TempSpec {
+  std::filesystem::path path;
+  explicit TempSpec(const std::string& text) {
+    path = std::filesystem::temp_directory_path() /
+           ("railcheck-route-" + std::to_string(reinterpret_cast<std::uintptr_t>(this)) + ".toml");
+    std::ofstream(path) << text;
+  }
+  ~TempSpec() { std::filesystem::remove(path); }
+};
+
+nlohmann::json run_json(int (*cmd)(const RouteOptions&), RouteOptions o, int expected_rc = kExitOk) {
+  const auto out = std::filesystem::temp_directory_path() / "railcheck-route-test.json";
+  o.json_path = out.string();
+  REQUIRE(cmd(o) == expected_rc);
+  std::ifstream f(out);
+  auto j = nlohmann::json::parse(f);
+  std::filesystem::remove(out);
+  return j;
+}
+
+}  // namespace
+
+TEST_CASE("the shipped route specs load", "[routing][spec]") {
+  for (const char* name : {"qwen3-235b-128-to-32.toml", "kimi-k2-256-to-128.toml"}) {
+    auto s = sim::load_weights_spec(shipped(name));
+    INFO(name << ": " << (s.ok() ? "" : s.error().message()));
+    REQUIRE(s.ok());
+  }
+  auto m = sim::load_moe_spec(shipped("deepseek-v3-moe-decode.toml"));
+  REQUIRE(m.ok());
+  CHECK(m->ranks == 64);
+  CHECK(m->fabric.nic_gbps_per_gpu == 400);
+}
+
+TEST_CASE("bad route specs are one line with file and line, and exit code 2", "[routing][spec]") {
+  SECTION("an unknown key, with a suggestion") {
+    TempSpec f("[model]\nname = \"kimi-k2\"\n[trainer]\npp = 2\nfdsp = 4\n");
+    auto s = sim::load_weights_spec(f.path.string());
+    REQUIRE_FALSE(s.ok());
+    CHECK_THAT(s.error().what, Catch::Contains(f.path.string() + ":5: trainer.fdsp"));
+    CHECK_THAT(s.error().hint, Catch::Contains("fsdp"));
+    CHECK(cmd_route_weights({.spec = f.path.string()}) == kExitBadInput);
+  }
+  SECTION("an unknown model") {
+    TempSpec f("[model]\nname = \"llama\"\n");
+    auto s = sim::load_moe_spec(f.path.string());
+    REQUIRE_FALSE(s.ok());
+    CHECK_THAT(s.error().what, Catch::Contains(":2: model.name") && Catch::Contains("deepseek-v3"));
+  }
+  SECTION("a value out of range") {
+    TempSpec f("[model]\nname = \"deepseek-v3\"\n[moe]\nranks = 0\n");
+    CHECK_THAT(sim::load_moe_spec(f.path.string()).error().what, Catch::Contains(":4: moe.ranks"));
+  }
+  SECTION("no model at all") {
+    TempSpec f("[moe]\nranks = 8\n");
+    CHECK_THAT(sim::load_moe_spec(f.path.string()).error().what, Catch::Contains("model"));
+  }
+  SECTION("malformed TOML") {
+    TempSpec f("[model\nname = 1\n");
+    CHECK(cmd_route_moe({.spec = f.path.string()}) == kExitBadInput);
+  }
+  SECTION("a layout the model cannot have") {
+    TempSpec f("[model]\nname = \"deepseek-v3\"\n[moe]\nranks = 48\n");
+    CHECK(cmd_route_moe({.spec = f.path.string()}) == kExitBadInput);
+  }
+  SECTION("a missing file") { CHECK(cmd_route_weights({.spec = "/nonexistent/spec.toml"}) == kExitBadInput); }
+}
+
+TEST_CASE("route moe on the shipped DeepSeek-V3 decode spec: hierarchical halves RDMA bytes and time",
+          "[routing][moe][scenario]") {
+  const auto j = run_json(cmd_route_moe, {.spec = shipped("deepseek-v3-moe-decode.toml")});
+  const auto& flat = j.at("flat");
+  const auto& hier = j.at("hierarchical");
+  CHECK(hier.at("dispatch_rdma_bytes").get<double>() < 0.6 * flat.at("dispatch_rdma_bytes").get<double>());
+  CHECK(hier.at("combine_rdma_bytes").get<double>() < 0.6 * flat.at("combine_rdma_bytes").get<double>());
+  CHECK(hier.at("dispatch_seconds").get<double>() < flat.at("dispatch_seconds").get<double>());
+  CHECK(hier.at("combine_seconds").get<double>() < flat.at("combine_seconds").get<double>());
+}
+
+TEST_CASE("route weights on the shipped Qwen3-235B spec: balanced table, simulated time above the ideal",
+          "[routing][weights][scenario]") {
+  const auto j = run_json(cmd_route_weights, {.spec = shipped("qwen3-235b-128-to-32.toml")});
+  CHECK(j.at("trainer_gpus") == 128);
+  CHECK(j.at("rollout_gpus") == 32);
+  CHECK(j.at("mesh_groups") == 2);
+  const auto sent = j.at("sent_bytes").get<std::vector<double>>();
+  CHECK(*std::min_element(sent.begin(), sent.end()) > 0.9 * *std::max_element(sent.begin(), sent.end()));
+  const double t = j.at("simulated_seconds").get<double>();
+  CHECK(t >= j.at("ideal_seconds").get<double>());
+  CHECK(t < 2.0);  // the seed's figure for this setup, which includes costs we do not model
+}
+
+TEST_CASE("route weights --table-only on Kimi-K2 builds the table without simulating", "[routing][weights]") {
+  const auto j = run_json(cmd_route_weights, {.spec = shipped("kimi-k2-256-to-128.toml"), .table_only = true});
+  CHECK(j.at("trainer_gpus") == 256);
+  CHECK_FALSE(j.contains("simulated_seconds"));
+  // 8 FP8 replicas of a ~1.03T-parameter model, plus block scales.
+  CHECK(j.at("total_bytes").get<double>() == Approx(8 * 1.03e12).epsilon(0.03));
+}
