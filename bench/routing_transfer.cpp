@@ -1,0 +1,64 @@
+// Benchmark (not a test): simulated weight-transfer time against the ideal bound (total bytes /
+// aggregate NIC bandwidth of the smaller side) for the seed's two deployments, and the wall
+// time the simulation takes. Each spec runs as shipped (one task per tensor) and with 256 MiB
+// batches; the Qwen3 spec also runs with larger per-tensor host overheads, to see what it takes
+// to reach the seed's measured 2 s.
+// Usage, from the repository root: routing_transfer [spec ...] (default: the shipped weight specs)
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "backends/sim/routing/route_spec.hpp"
+#include "bench/routing_machine.hpp"
+
+using namespace railcheck;
+using namespace railcheck::sim;
+
+namespace {
+
+void run(const WeightsSpec& s, const PipelineParams& p, const char* label) {
+  const auto t = routing::trainer_metadata(s.model, s.trainer).value();
+  const auto r = routing::rollout_metadata(s.model, s.rollout).value();
+  const auto m = routing::match_weights(t, r, routing::model_rules(s.model)).value();
+  const auto table = routing::build_routing_table(t, r, m);
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto res = simulate_weight_transfer({t, r, m, table}, s.fabric, p);
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("%-22s %-26s %8.1f %8.3f %8.3f %6.2f %8.3f %8.3f %8.3f %8llu %8.1f\n", s.name.c_str(), label,
+              static_cast<double>(table.total_bytes) / 1e9, res.total_s, res.ideal_s, res.total_s / res.ideal_s,
+              res.mean_stage.cap_wait, res.mean_stage.gather, res.mean_stage.gpu_ops,
+              static_cast<unsigned long long>(res.tasks), wall);
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> specs(argv + 1, argv + argc);
+  if (specs.empty())
+    specs = {"scenarios/routing/qwen3-235b-128-to-32.toml",
+             "scenarios/routing/kimi-k2-256-to-128.toml"};
+  bench::print_machine_line();
+  std::printf("%-22s %-26s %8s %8s %8s %6s %8s %8s %8s %8s %8s\n", "spec", "variant", "GB", "sim_s", "ideal_s", "gap",
+              "capwait", "gather", "gpu_ops", "tasks", "wall_s");
+  for (const std::string& path : specs) {
+    auto spec = load_weights_spec(path);
+    if (!spec) {
+      std::fprintf(stderr, "%s\n", spec.error().message().c_str());
+      return 2;
+    }
+    const WeightsSpec& s = spec.value();
+    run(s, s.pipeline, "as shipped");
+    PipelineParams batched = s.pipeline;
+    batched.batch_bytes = 256ull << 20;
+    run(s, batched, "batch 256 MiB");
+    if (s.model.name != "qwen3-235b-a22b") continue;
+    for (int overhead_us : {500, 1000, 2000}) {
+      PipelineParams slow = s.pipeline;
+      slow.gpu_op_overhead = us(overhead_us);
+      run(s, slow, ("gpu op overhead " + std::to_string(overhead_us) + " us").c_str());
+    }
+  }
+  return 0;
+}
