@@ -130,10 +130,12 @@ void FailoverWorld::execute_one(std::uint8_t conn, End end, const Action& a) {
   } else if (const auto* t = std::get_if<Trace>(&a)) {
     note(fmt::format("  c{} {}: {} p{} {} {}", conn, side, to_string(t->note.kind), t->note.path.value, t->note.count,
                      t->note.detail));
-    if (t->note.kind == TraceKind::FailoverStarted && end == kSender &&
-        t->note.detail.rfind(to_string(FailoverTrigger::SoftRto), 0) == 0) {
-      // The delay that made the soft RTO fire is a fault of that path, like a loss: count it
-      // for the survival invariant (a path the engine gave up on is no longer "clean").
+    const bool timed_out = t->note.detail.rfind(to_string(FailoverTrigger::SoftRto), 0) == 0 ||
+                           t->note.detail.rfind(to_string(FailoverTrigger::ControlTimeout), 0) == 0;
+    if (t->note.kind == TraceKind::FailoverStarted && end == kSender && timed_out) {
+      // A delay long enough to make a soft RTO or a control timeout fire is a fault of that
+      // path, like a loss: count it for the survival invariant (a path the engine gave up on
+      // after a timeout is no longer "clean").
       if (t->note.path.value < rail_hit_.size()) rail_hit_[t->note.path.value] = true;
     }
     if (t->note.kind == TraceKind::FailoverStarted && end == kSender) {
@@ -227,6 +229,9 @@ void FailoverWorld::issue_irecv(std::uint8_t conn) {
 
 bool FailoverWorld::work_finished() const {
   for (const auto& w : conns_) {
+    // A failed end has told its caller; NCCL then aborts the communicator, which releases the
+    // other end's pending requests (the receiver cannot time out on its own).
+    if (w.failed[kSender] || w.failed[kReceiver]) continue;
     if (w.completed[kSender].size() < model_.messages) return false;
     if (w.completed[kReceiver].size() * model_.recv_group < model_.messages) return false;
   }

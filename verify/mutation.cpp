@@ -7,13 +7,15 @@
 namespace railcheck::verify {
 namespace {
 
-constexpr std::array<std::pair<Mutation, std::string_view>, 6> kNames = {{
+constexpr std::array<std::pair<Mutation, std::string_view>, 8> kNames = {{
     {Mutation::None, "none"},
     {Mutation::ReadyBeforeRts, "ready-before-rts"},
     {Mutation::ReplaySwapped, "replay-swapped"},
     {Mutation::ReplayDropsFirst, "replay-drops-first"},
     {Mutation::SwallowFailure, "swallow-failure"},
     {Mutation::SkipLazyMr, "skip-lazy-mr"},
+    {Mutation::NoStandbyOffer, "no-standby-offer"},
+    {Mutation::DoubleComplete, "double-complete"},
 }};
 
 bool is_replay_batch(const Actions& batch) {
@@ -45,7 +47,8 @@ std::optional<Mutation> parse_mutation(std::string_view s) {
 }
 
 std::string_view mutation_names() {
-  return "none, ready-before-rts, replay-swapped, replay-drops-first, swallow-failure, skip-lazy-mr";
+  return "none, ready-before-rts, replay-swapped, replay-drops-first, swallow-failure, skip-lazy-mr, "
+         "no-standby-offer, double-complete";
 }
 
 void apply_mutation(Mutation m, Actions& batch) {
@@ -82,6 +85,22 @@ void apply_mutation(Mutation m, Actions& batch) {
         return r != nullptr && r->pd.value != 0;
       });
       return;
+    case Mutation::NoStandbyOffer:
+      std::erase_if(batch, [](const Action& a) {
+        const auto* s = std::get_if<SendControl>(&a);
+        return s != nullptr && std::holds_alternative<StandbyParams>(s->message);
+      });
+      return;
+    case Mutation::DoubleComplete: {
+      Actions doubled;
+      for (const Action& a : batch) {
+        doubled.push_back(a);
+        const auto* r = std::get_if<CompleteRequest>(&a);
+        if (r != nullptr && r->outcome == RequestOutcome::Done) doubled.push_back(a);
+      }
+      batch = std::move(doubled);
+      return;
+    }
   }
 }
 

@@ -18,6 +18,8 @@ enum class Mutation : std::uint8_t {
   ReplayDropsFirst,  // forgets the first WR of a replay
   SwallowFailure,    // fails the connection without telling the caller
   SkipLazyMr,        // posts on a standby's PD without registering the MR there
+  NoStandbyOffer,    // never sends phase 2's standby parameters: no path to fail over to
+  DoubleComplete,    // reports a finished request to the user twice
 };
 
 std::string_view to_string(Mutation m);

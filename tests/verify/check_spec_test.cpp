@@ -1,0 +1,73 @@
+// Model files for `railcheck check`: what they set, and the errors a bad one gets.
+#include <catch2/catch.hpp>
+
+#include "verify/check_spec.hpp"
+
+using namespace railcheck;
+using namespace railcheck::verify;
+
+TEST_CASE("a model file sets the world, the bound, the search and the engine") {
+  const auto spec = load_check_spec_string(R"(
+name = "m"
+mutation = "replay-swapped"
+invariants = ["exactly-once-in-order", "no-deadlock"]
+[world]
+paths = 4
+messages = 4
+recv_group = 2
+ordered = false
+[bounds]
+link_failures = 3
+losses = 0
+horizon_ms = 5000
+[search]
+mode = "random"
+walks = 17
+seed = 9
+[engine]
+replay_policy = "probe"
+heartbeat_ms = 250
+)",
+                                           "m.toml");
+  REQUIRE(spec);
+  const CheckSpec& s = spec.value();
+  CHECK(s.model.paths == 4);
+  CHECK(s.model.recv_group == 2);
+  CHECK_FALSE(s.model.ordered);
+  CHECK(s.model.link_failures == 3);
+  CHECK(s.model.losses == 0);
+  CHECK(s.model.horizon == ms(5000));
+  CHECK(s.model.mutation == Mutation::ReplaySwapped);
+  CHECK(s.model.tunables.replay == ReplayPolicy::Probe);
+  CHECK(s.model.tunables.heartbeat_interval == ms(250));
+  CHECK(s.limits.mode == SearchMode::Random);
+  CHECK(s.limits.walks == 17);
+  CHECK(s.invariants.size() == 2);
+}
+
+TEST_CASE("bad model files name the file, the line and the key") {
+  auto err = [](const char* text) { return load_check_spec_string(text, "bad.toml").error().what; };
+  CHECK_THAT(err("[world]\npathz = 3\n"), Catch::Contains("bad.toml:2: world.pathz") && Catch::Contains("paths"));
+  CHECK_THAT(err("[world]\nmessages = 3\nrecv_group = 2\n"), Catch::Contains("a divisor of messages = 3"));
+  CHECK_THAT(err("[search]\nmode = \"bfd\"\n"), Catch::Contains("search.mode"));
+  CHECK_THAT(err("mutation = \"chaos\"\n"), Catch::Contains("mutation") && Catch::Contains("replay-swapped"));
+  CHECK_THAT(err("invariants = [\"always-fine\"]\n"), Catch::Contains("exactly-once-in-order"));
+  CHECK_THAT(err("[engine]\nqp_timeout = 99\n"), Catch::Contains("engine.qp_timeout"));
+  CHECK_THAT(err("[world\n"), Catch::Contains("bad.toml:1: TOML syntax error"));
+  CHECK_THAT(load_check_spec_file("/nonexistent/model.toml").error().what, Catch::Contains("no such file"));
+}
+
+TEST_CASE("a scenario file becomes the standard bound over its paths and policy") {
+  const auto spec = load_check_spec_file(RAILCHECK_SOURCE_DIR "/scenarios/standby-dies-three-paths.toml");
+  REQUIRE(spec);
+  CHECK(spec.value().model.paths == 3);
+  CHECK(spec.value().model.tunables.replay == ReplayPolicy::Resync);
+  CHECK(spec.value().model.link_failures == 2);
+}
+
+TEST_CASE("every shipped model file loads") {
+  for (const char* f : {"standard-resync", "standard-probe", "standard-naive", "bidirectional", "stress-resync"}) {
+    INFO(f);
+    CHECK(load_check_spec_file(std::string(RAILCHECK_SOURCE_DIR "/verify/models/") + f + ".toml"));
+  }
+}
