@@ -165,7 +165,12 @@ void FailoverWorld::deliver_data(std::uint8_t conn, std::uint32_t p, std::size_t
   QpModel& r = w.qp[kReceiver][p];
   const std::uint64_t msg = pk.wr.imm.value_or(0);
   if (r.state != QpState::Rtr && r.state != QpState::Rts) {
+    // A responder that is not RTR/RTS never ACKs: the requester retries into silence and
+    // reports RETRY_EXC_ERR when its window is over, exactly as if the rail had died.
     note(fmt::format("  c{} message {} arrives at a receiver QP in {}: dropped", conn, msg, to_string(r.state)));
+    QpModel& q = w.qp[kSender][p];
+    if (q.state == QpState::Rts && !q.sends.empty() && !q.retry_deadline)
+      q.retry_deadline = std::max(now_, q.sends.front().posted + window_);
     return;
   }
   if (model_.ordered && pk.psn > r.expected_psn) {

@@ -171,6 +171,10 @@ void HaConnection::on_peer_failover(Nanos now, std::uint32_t epoch, PathIndex fa
                                     bool wants_watermark, Actions& out) {
   if (role_ != ConnRole::Receiver || failed()) return;
   if (next.value >= paths_.size()) return;  // a path we never agreed on: ignore, the sender times out
+  // Notices travel on different paths and can overtake each other. One older than the failover
+  // we already followed must not move us back: the sender has left that path (found by the
+  // model checker: a stale notice fenced the path the sender was replaying on, and it hung).
+  if (epoch < epoch_) return;
   reply_watermark_ = wants_watermark;
   if (active_ == next && phase_ == FailoverPhase::Idle) {
     // Already fenced and switched (the sender asked again): answer again.

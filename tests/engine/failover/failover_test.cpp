@@ -220,3 +220,21 @@ TEST_CASE("a connection with four paths survives three failures one after anothe
   CHECK_FALSE(w.sender().failed());
   CHECK(w.sender().failovers() == 3);
 }
+
+TEST_CASE("a receiver ignores a failover notice older than the one it already followed", "[failover]") {
+  // Notices travel on different paths and can overtake each other. Found by the model checker
+  // (docs/verify.md, finding 3): following the stale one fenced the path the sender was on.
+  PairWorld w(test::quiet_tunables(ReplayPolicy::Resync), 3);
+  w.handshake();
+  HaConnection& r = w.receiver();
+  Actions out;
+  r.handle(w.now(), ControlReceived{ControlChannel::on(PathIndex{2}), ResyncRequest{2, PathIndex{1}, PathIndex{2}}},
+           out);
+  // The receiver drains path 0 (nothing outstanding there) and switches to path 2 at once.
+  REQUIRE(r.active_path() == PathIndex{2});
+  out.clear();
+  r.handle(w.now(), ControlReceived{ControlChannel::on(PathIndex{1}), ResyncRequest{1, PathIndex{0}, PathIndex{1}}},
+           out);
+  CHECK(r.active_path() == PathIndex{2});
+  CHECK_FALSE(test::find_action(out, [](const Action& a) { return std::holds_alternative<ModifyQp>(a); }));
+}
