@@ -4,6 +4,9 @@
 #include "cli/commands.hpp"
 #include "verify/counterexample.hpp"
 #include "verify/failover_invariants.hpp"
+#include "verify/trace_to_scenario.hpp"
+
+#include <fstream>
 
 namespace railcheck::cli {
 
@@ -31,13 +34,25 @@ int cmd_replay(const ReplayOptions& o) {
     return kExitBadInput;
   }
   for (const auto& line : out.value().lines) fmt::print("{}\n", line);
+  const int rc = out.value().invariant ? kExitViolation : kExitOk;
   if (out.value().invariant) {
     fmt::print("VIOLATION of {} after step {}: {}\n", *out.value().invariant, out.value().steps_run,
                *out.value().message);
-    return kExitViolation;
+  } else {
+    fmt::print("replayed {} steps: no invariant violated\n", out.value().steps_run);
   }
-  fmt::print("replayed {} steps: no invariant violated\n", out.value().steps_run);
-  return kExitOk;
+  if (!o.sim && o.sim_scenario.empty()) return rc;
+  // The same rail faults, at the same times, on the SimGrid driver.
+  const auto sc = trace_to_scenario(t);
+  const std::string path = o.sim_scenario.empty() ? o.trace + ".scenario.toml" : o.sim_scenario;
+  std::ofstream(path) << sc.toml;
+  fmt::print("\nwrote {} ({} timed fault(s); {} loss(es) have no timed equivalent)\n", path, sc.faults, sc.left_out);
+  if (!o.sim) return rc;
+  fmt::print("running it on the SimGrid driver:\n");
+  RunOptions run;
+  run.scenario = path;
+  const int sim_rc = cmd_run(run);
+  return rc != kExitOk ? rc : sim_rc;
 }
 
 }  // namespace railcheck::cli

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace railcheck::cli {
 
@@ -46,6 +47,8 @@ int cmd_check(const CheckOptions& o);
 struct ReplayOptions {
   std::string trace;
   std::string policy;  // replay the same steps under another policy
+  std::string sim_scenario;  // write the trace's rail faults as a scenario here
+  bool sim = false;          // and run that scenario on the SimGrid driver
 };
 int cmd_replay(const ReplayOptions& o);
 int cmd_tunables();
@@ -61,5 +64,16 @@ struct RouteOptions {
 };
 int cmd_route_weights(const RouteOptions& o);
 int cmd_route_moe(const RouteOptions& o);
+
+// railcheck replay-sched: NCCL plan scheduling replayed on every rank (engine/plan/).
+struct ReplaySchedOptions {
+  std::vector<std::string> inputs;    // one trace, NCCL logs (one per rank or merged), or one scenario
+  std::vector<std::string> policies;  // default: the scenario's, else every policy
+  std::optional<std::uint32_t> coll_channels;
+  std::optional<std::uint32_t> work_fifo_depth;
+  std::uint32_t max_ranks = 16;  // columns of the channel table
+  std::uint32_t max_rows = 64;   // rows of the channel table
+};
+int cmd_replay_sched(const ReplaySchedOptions& o);
 
 }  // namespace railcheck::cli

@@ -50,6 +50,9 @@ int main(int argc, char** argv) {
       ->required()
       ->check(CLI::ExistingFile);
   replay_cmd->add_option("--policy", replay.policy, "Replay the same steps under another policy (naive, probe, resync)");
+  replay_cmd->add_option("--sim-scenario", replay.sim_scenario,
+                         "Write the trace's rail deaths/repairs as a timed-fault scenario to this file");
+  replay_cmd->add_flag("--sim", replay.sim, "Also run those timed faults on the SimGrid driver (railcheck run)");
 
   railcheck::cli::RouteOptions route;
   auto* route_cmd = app.add_subcommand("route", "Routing tables: RL weight transfer and MoE dispatch/combine");
@@ -68,6 +71,18 @@ int main(int argc, char** argv) {
   moe_cmd->add_option("--rank", route.moe_rank, "Print this rank's dispatch send table");
   moe_cmd->add_option("--seed", route.seed, "Seed of the token-to-expert draw (default: the spec's)");
 
+  railcheck::cli::ReplaySchedOptions sched;
+  auto* sched_cmd = app.add_subcommand(
+      "replay-sched", "Replay NCCL plan scheduling on every rank; report channel divergence and hangs (exit 1)");
+  sched_cmd->add_option("inputs", sched.inputs, "A trace (.jsonl), NCCL COLL logs, or a scenario (scenarios/sched/*.toml)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  sched_cmd->add_option("--policy", sched.policies, "Scheduling policy, repeatable: nccl, passsm, p2p_first");
+  sched_cmd->add_option("--coll-channels", sched.coll_channels, "Override the collective channel count");
+  sched_cmd->add_option("--work-fifo-depth", sched.work_fifo_depth, "Override NCCL_WORK_FIFO_DEPTH");
+  sched_cmd->add_option("--max-ranks", sched.max_ranks, "Ranks shown in the channel table (default 16)");
+  sched_cmd->add_option("--max-rows", sched.max_rows, "Collectives shown in the channel table (default 64)");
+
   CLI11_PARSE(app, argc, argv);
   if (run_cmd->parsed()) return railcheck::cli::cmd_run(run);
   if (check_cmd->parsed()) return railcheck::cli::cmd_check(check);
@@ -75,5 +90,6 @@ int main(int argc, char** argv) {
   if (tun_cmd->parsed()) return railcheck::cli::cmd_tunables();
   if (weights_cmd->parsed()) return railcheck::cli::cmd_route_weights(route);
   if (moe_cmd->parsed()) return railcheck::cli::cmd_route_moe(route);
+  if (sched_cmd->parsed()) return railcheck::cli::cmd_replay_sched(sched);
   return 2;
 }

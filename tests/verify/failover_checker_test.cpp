@@ -6,7 +6,9 @@
 #include <fmt/format.h>
 
 #include "verify/counterexample.hpp"
+#include "models/scenario.hpp"
 #include "verify/failover_invariants.hpp"
+#include "verify/trace_to_scenario.hpp"
 
 namespace {
 
@@ -186,4 +188,24 @@ TEST_CASE("malformed trace files are rejected with a clear line") {
   REQUIRE(at != std::string::npos);
   text.replace(at, 7, "\"warp 9\"");
   CHECK_THAT(read_trace_json(text, "t.json").error().what, Catch::Contains("step 0: cannot read \"warp 9\""));
+}
+
+TEST_CASE("a trace's rail deaths become a scenario with the same faults at the same times") {
+  FailoverModel m = small(ReplayPolicy::Probe);
+  m.tunables.heartbeat_interval = ms(250);
+  // Replay the shortest naive counterexample's steps under this model until its kill.
+  const auto r = check(small(ReplayPolicy::Naive), SearchMode::Bfs);
+  REQUIRE(r.violation);
+  const FailoverTrace t{m, r.violation->steps, "x", ""};
+  const auto sc = trace_to_scenario(t);
+  INFO(sc.toml);
+  auto loaded = load_scenario_string(sc.toml, "generated.toml");
+  REQUIRE(loaded);
+  const Scenario& s = loaded.value();
+  CHECK(s.topology.paths_per_conn == 2);
+  CHECK(s.workload.messages == 2);
+  CHECK(s.engine.replay == ReplayPolicy::Probe);
+  CHECK(s.engine.heartbeat_interval == ms(250));
+  REQUIRE(s.faults.downs.size() == sc.faults);
+  CHECK(sc.faults >= 1);
 }
