@@ -37,8 +37,7 @@ void run(const WeightsSpec& s, const PipelineParams& p, const char* label) {
 int main(int argc, char** argv) {
   std::vector<std::string> specs(argv + 1, argv + argc);
   if (specs.empty())
-    specs = {"scenarios/routing/qwen3-235b-128-to-32.toml",
-             "scenarios/routing/kimi-k2-256-to-128.toml"};
+    specs = {"scenarios/routing/qwen3-235b-128-to-32.toml", "scenarios/routing/kimi-k2-256-to-128.toml"};
   bench::print_machine_line();
   std::printf("%-22s %-26s %8s %8s %8s %6s %8s %8s %8s %8s %8s\n", "spec", "variant", "GB", "sim_s", "ideal_s", "gap",
               "capwait", "gather", "gpu_ops", "tasks", "wall_s");

@@ -32,7 +32,9 @@ Spread spread(const std::vector<std::uint64_t>& v) {
   return {static_cast<double>(*lo), sum / static_cast<double>(v.size()), static_cast<double>(*hi)};
 }
 
-std::string gb(const Spread& s) { return fmt::format("{:.2f} / {:.2f} / {:.2f} GB", s.min / kGB, s.mean / kGB, s.max / kGB); }
+std::string gb(const Spread& s) {
+  return fmt::format("{:.2f} / {:.2f} / {:.2f} GB", s.min / kGB, s.mean / kGB, s.max / kGB);
+}
 
 int bad_input(const std::string& file, const Error& e) {
   // Loader errors already name the file (with the line); engine errors name only the parameter.
@@ -56,9 +58,8 @@ int write_json(const std::string& path, const json& j) {
   return kExitOk;
 }
 
-void print_trainer_table(const routing::RolloutMetadata& r,
-                         const std::vector<routing::WeightMapping>& mappings, const routing::WeightRoutingTable& table,
-                         std::uint32_t rank) {
+void print_trainer_table(const routing::RolloutMetadata& r, const std::vector<routing::WeightMapping>& mappings,
+                         const routing::WeightRoutingTable& table, std::uint32_t rank) {
   fmt::print("\nrouting table of trainer rank {}:\n", rank);
   for (std::size_t g = 0; g < table.groups.size(); ++g) {
     fmt::print("  mesh group {} ({} meshes)\n", g, table.groups[g].meshes.size());
@@ -84,8 +85,8 @@ int cmd_route_weights(const RouteOptions& o) {
   auto rollout = routing::rollout_metadata(s.model, s.rollout);
   if (!rollout) return bad_input(o.spec, rollout.error());
   if (o.trainer_rank && *o.trainer_rank >= trainer->ranks)
-    return bad_input(o.spec, Error{fmt::format("--trainer {} but there are {} trainer ranks", *o.trainer_rank,
-                                               trainer->ranks), ""});
+    return bad_input(
+        o.spec, Error{fmt::format("--trainer {} but there are {} trainer ranks", *o.trainer_rank, trainer->ranks), ""});
 
   const auto t0 = std::chrono::steady_clock::now();
   auto mappings = routing::match_weights(trainer.value(), rollout.value(), routing::model_rules(s.model));
@@ -99,9 +100,8 @@ int cmd_route_weights(const RouteOptions& o) {
     fused += m.parts.size() > 1 ? 1 : 0;
   }
   const Spread sent = spread(table.sent_bytes), received = spread(table.received_bytes);
-  fmt::print("route weights: {} ({}: {} trainer GPUs {} -> {} rollout GPUs {})\n", s.name, s.model.name,
-             trainer->ranks, routing::to_string(s.trainer.dtype), rollout->gpus.size(),
-             routing::to_string(s.rollout.dtype));
+  fmt::print("route weights: {} ({}: {} trainer GPUs {} -> {} rollout GPUs {})\n", s.name, s.model.name, trainer->ranks,
+             routing::to_string(s.trainer.dtype), rollout->gpus.size(), routing::to_string(s.rollout.dtype));
   fmt::print("  parameters      {} trainer tensors -> {} rollout weights ({} fused, {} quantized)\n",
              trainer->params.size(), mappings->size(), fused, quantized);
   std::string groups;
@@ -123,8 +123,8 @@ int cmd_route_weights(const RouteOptions& o) {
          {"sent_bytes", table.sent_bytes},
          {"received_bytes", table.received_bytes}};
   if (!o.table_only) {
-    const auto r = sim::simulate_weight_transfer({trainer.value(), rollout.value(), mappings.value(), table},
-                                                 s.fabric, s.pipeline);
+    const auto r = sim::simulate_weight_transfer({trainer.value(), rollout.value(), mappings.value(), table}, s.fabric,
+                                                 s.pipeline);
     fmt::print("  fabric          {} x {} per GPU = {:.0f} Gb/s; batch {} B; tmp cap {} B\n", s.nics_per_gpu, s.nic,
                s.fabric.nic_gbps_per_gpu, s.pipeline.batch_bytes, s.pipeline.max_tmp_bytes);
     fmt::print("  simulated       {:.3f} s ({} tasks, {} writes); mesh groups end at", r.total_s, r.tasks, r.writes);
@@ -132,17 +132,19 @@ int cmd_route_weights(const RouteOptions& o) {
     fmt::print(" s\n");
     fmt::print("  ideal           {:.3f} s (bytes / aggregate NIC bandwidth); busiest NIC {:.3f} s; gap x{:.2f}\n",
                r.ideal_s, r.nic_bound_s, r.ideal_s > 0 ? r.total_s / r.ideal_s : 0.0);
-    fmt::print("  per trainer GPU cap wait {:.3f}  h2d {:.3f}  gather {:.3f}  gpu ops {:.3f}  barrier {:.3f} s (mean)\n",
-               r.mean_stage.cap_wait, r.mean_stage.h2d, r.mean_stage.gather, r.mean_stage.gpu_ops,
-               r.mean_stage.barrier);
+    fmt::print(
+        "  per trainer GPU cap wait {:.3f}  h2d {:.3f}  gather {:.3f}  gpu ops {:.3f}  barrier {:.3f} s (mean)\n",
+        r.mean_stage.cap_wait, r.mean_stage.h2d, r.mean_stage.gather, r.mean_stage.gpu_ops, r.mean_stage.barrier);
     fmt::print("  peak tmp memory {:.2f} GB on one trainer GPU\n", static_cast<double>(r.peak_tmp_bytes) / kGB);
     j["simulated_seconds"] = r.total_s;
     j["group_end_seconds"] = r.group_end_s;
     j["ideal_seconds"] = r.ideal_s;
     j["busiest_nic_seconds"] = r.nic_bound_s;
     j["peak_tmp_bytes"] = r.peak_tmp_bytes;
-    j["stage_seconds"] = {{"cap_wait", r.mean_stage.cap_wait}, {"h2d", r.mean_stage.h2d},
-                          {"gather", r.mean_stage.gather},     {"gpu_ops", r.mean_stage.gpu_ops},
+    j["stage_seconds"] = {{"cap_wait", r.mean_stage.cap_wait},
+                          {"h2d", r.mean_stage.h2d},
+                          {"gather", r.mean_stage.gather},
+                          {"gpu_ops", r.mean_stage.gpu_ops},
                           {"barrier", r.mean_stage.barrier}};
   }
   if (o.trainer_rank) print_trainer_table(rollout.value(), mappings.value(), table, *o.trainer_rank);
@@ -168,8 +170,8 @@ int cmd_route_moe(const RouteOptions& o) {
   fmt::print("  token bytes: dispatch {} ({}), combine {} ({}); NIC {:.0f} Gb/s per GPU, NVLink {:.0f} GB/s\n",
              dispatch_bytes, routing::to_string(s.dispatch_dtype), combine_bytes, routing::to_string(s.combine_dtype),
              s.fabric.nic_gbps_per_gpu, s.fabric.nvlink_gbytes_s);
-  fmt::print("  {:<13} {:>14} {:>14} {:>11} {:>14} {:>14} {:>11}\n", "scheme", "dispatch RDMA", "dispatch NVL",
-             "time", "combine RDMA", "combine NVL", "time");
+  fmt::print("  {:<13} {:>14} {:>14} {:>11} {:>14} {:>14} {:>11}\n", "scheme", "dispatch RDMA", "dispatch NVL", "time",
+             "combine RDMA", "combine NVL", "time");
   json j{{"name", s.name}, {"model", s.model.name}, {"ranks", s.ranks}, {"tokens_per_rank", s.tokens_per_rank}};
   std::uint64_t rdma[2] = {0, 0};
   for (routing::MoeScheme scheme : {routing::MoeScheme::Flat, routing::MoeScheme::Hierarchical}) {

@@ -26,8 +26,8 @@ std::vector<std::vector<std::uint32_t>> find_disjoint_mesh_groups(std::span<cons
       for (std::size_t j = i + 1; j < ms.size(); ++j) boost::add_edge(ms[i], ms[j], g);
 
   std::vector<Vertex> order(meshes.size());
-  boost::smallest_last_vertex_ordering(g, boost::make_iterator_property_map(order.begin(),
-                                                                            boost::get(boost::vertex_index, g)));
+  boost::smallest_last_vertex_ordering(
+      g, boost::make_iterator_property_map(order.begin(), boost::get(boost::vertex_index, g)));
   std::vector<std::size_t> colour(meshes.size());
   auto colour_map = boost::make_iterator_property_map(colour.begin(), boost::get(boost::vertex_index, g));
   const std::size_t colours = boost::sequential_vertex_coloring(

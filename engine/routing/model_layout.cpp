@@ -63,7 +63,8 @@ Result<TrainerMetadata> trainer_metadata(const ModelConfig& c, const TrainerPara
 }
 
 Result<RolloutMetadata> rollout_metadata(const ModelConfig& c, const RolloutParallelism& p) {
-  if (p.replicas == 0 || p.gpus_per_replica == 0) return Error{"rollout replicas and gpus_per_replica must be positive", ""};
+  if (p.replicas == 0 || p.gpus_per_replica == 0)
+    return Error{"rollout replicas and gpus_per_replica must be positive", ""};
   if (p.dtype == DType::F32) return Error{"rollout dtype f32 is not a serving format here", "use bf16 or fp8"};
   RolloutMetadata r;
   r.gpus.resize(p.gpus());

@@ -56,8 +56,8 @@ void attention(const ModelConfig& c, const LayerWriter& w) {
 void moe(const ModelConfig& c, const LayerWriter& w) {
   w.out.push_back({w.prefix + "mlp.gate.weight", {c.experts, c.hidden}, w.layer, -1, false, TpSplit::Replicated});
   if (c.mla())  // DeepSeek-V3's aux-loss-free balancing bias
-    w.out.push_back({w.prefix + "mlp.gate.e_score_correction_bias", {c.experts}, w.layer, -1, false,
-                     TpSplit::Replicated});
+    w.out.push_back(
+        {w.prefix + "mlp.gate.e_score_correction_bias", {c.experts}, w.layer, -1, false, TpSplit::Replicated});
   for (std::uint64_t e = 0; e < c.experts; ++e)
     w.mlp(fmt::format("mlp.experts.{}", e), c.moe_intermediate, c.hidden, static_cast<std::int64_t>(e));
   if (c.shared_experts > 0) w.mlp("mlp.shared_experts", c.moe_intermediate * c.shared_experts, c.hidden);
@@ -94,7 +94,8 @@ ModelRules model_rules(const ModelConfig& c) {
   ModelRules r;
   r.model = c.name;
   if (c.mla())
-    r.fusions.push_back({"self_attn.fused_qkv_a_proj_with_mqa", {"self_attn.q_a_proj", "self_attn.kv_a_proj_with_mqa"}});
+    r.fusions.push_back(
+        {"self_attn.fused_qkv_a_proj_with_mqa", {"self_attn.q_a_proj", "self_attn.kv_a_proj_with_mqa"}});
   else
     r.fusions.push_back({"self_attn.qkv_proj", {"self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj"}});
   r.fusions.push_back({"gate_up_proj", {"gate_proj", "up_proj"}});
@@ -128,8 +129,10 @@ std::vector<ModelParam> fuse_projections(const std::vector<ModelParam>& params, 
         fused.name = prefix + f.fused + std::string(kWeight);
         for (std::size_t j = 1; j < f.parts.size() && consumed; ++j) {
           auto it = by_name.find(prefix + f.parts[j] + std::string(kWeight));
-          if (it == by_name.end()) consumed = false;  // not this fusion after all: keep it whole
-          else fused.shape[0] += it->second->shape[0];
+          if (it == by_name.end())
+            consumed = false;  // not this fusion after all: keep it whole
+          else
+            fused.shape[0] += it->second->shape[0];
         }
         if (consumed) out.push_back(std::move(fused));
       }

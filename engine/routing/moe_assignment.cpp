@@ -18,7 +18,8 @@ void pick(std::vector<std::uint32_t>& pool, std::size_t k, SeededRng& rng) {
 Result<TokenAssignment> draw_token_assignment(const ModelConfig& c, const MoeCluster& cluster,
                                               std::uint32_t tokens_per_rank, SeededRng& rng) {
   if (c.experts == 0) return Error{fmt::format("{} has no routed experts", c.name), ""};
-  if (cluster.ranks == 0 || cluster.gpus_per_node == 0) return Error{"moe ranks and gpus_per_node must be positive", ""};
+  if (cluster.ranks == 0 || cluster.gpus_per_node == 0)
+    return Error{"moe ranks and gpus_per_node must be positive", ""};
   if (cluster.experts != c.experts || cluster.experts % cluster.ranks != 0)
     return Error{fmt::format("{} experts do not spread evenly over {} ranks", c.experts, cluster.ranks),
                  "pick a rank count that divides the expert count"};
@@ -38,7 +39,8 @@ Result<TokenAssignment> draw_token_assignment(const ModelConfig& c, const MoeClu
     pick(groups, c.topk_group, rng);
     pool.clear();
     for (std::uint64_t g = 0; g < c.topk_group; ++g)
-      for (std::uint64_t x = 0; x < per_group; ++x) pool.push_back(static_cast<std::uint32_t>(groups[g] * per_group + x));
+      for (std::uint64_t x = 0; x < per_group; ++x)
+        pool.push_back(static_cast<std::uint32_t>(groups[g] * per_group + x));
     pick(pool, a.top_k, rng);
     a.experts.insert(a.experts.end(), pool.begin(), pool.begin() + a.top_k);
   }

@@ -66,9 +66,9 @@ Result<bool> validate(const TrainerMetadata& t) {
                    "give one Shard(dim) or Replicate per mesh dimension"};
     for (const Placement& pl : p.placements)
       if (pl.kind == Placement::Kind::Shard && pl.dim >= p.shape.size())
-        return Error{fmt::format("trainer parameter {} is sharded on dim {} but has {} dims", p.name, pl.dim,
-                                 p.shape.size()),
-                     ""};
+        return Error{
+            fmt::format("trainer parameter {} is sharded on dim {} but has {} dims", p.name, pl.dim, p.shape.size()),
+            ""};
   }
   return true;
 }

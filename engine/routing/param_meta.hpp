@@ -34,7 +34,7 @@ struct TrainerParam {
   std::string name;                  // e.g. "model.layers.0.self_attn.q_proj.weight"
   std::vector<std::uint64_t> shape;  // global shape
   DType dtype = DType::BF16;
-  std::uint32_t mesh = 0;            // index into TrainerMetadata::meshes
+  std::uint32_t mesh = 0;             // index into TrainerMetadata::meshes
   std::vector<Placement> placements;  // one per mesh dimension
 };
 

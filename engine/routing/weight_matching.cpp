@@ -59,15 +59,14 @@ Result<bool> check_dtypes(const TrainerParam& part, const RolloutParam& weight, 
     return Error{fmt::format("{}: quantized to fp8 but the rollout has no scale parameter", weight.name),
                  "the rollout must list <base>.weight_scale_inv (or the model's scale suffix)"};
   if (!quantize && scale != nullptr)
-    return Error{fmt::format("{}: the rollout has a scale {} for a weight that is not quantized", weight.name,
-                             scale->name),
-                 ""};
+    return Error{
+        fmt::format("{}: the rollout has a scale {} for a weight that is not quantized", weight.name, scale->name), ""};
   return quantize;
 }
 
 Result<bool> check_scale_shape(const RolloutParam& weight, const RolloutParam& scale) {
-  if (weight.shape.size() != 2 || scale.shape != std::vector<std::uint64_t>{blocks(weight.shape[0]),
-                                                                             blocks(weight.shape[1])})
+  if (weight.shape.size() != 2 ||
+      scale.shape != std::vector<std::uint64_t>{blocks(weight.shape[0]), blocks(weight.shape[1])})
     return Error{fmt::format("{}: scale shape {} does not match {}x{} blocks of weight {}", scale.name,
                              shape_text(scale.shape), kQuantBlock, kQuantBlock, shape_text(weight.shape)),
                  ""};
@@ -99,8 +98,7 @@ Result<std::vector<WeightMapping>> match_weights(const TrainerMetadata& trainer,
     m.weight = w;
     const RolloutParam* scale = nullptr;
     if (ends_with(weight.name, kWeight)) {
-      const std::string scale_name =
-          weight.name.substr(0, weight.name.size() - kWeight.size()) + rules.scale_suffix;
+      const std::string scale_name = weight.name.substr(0, weight.name.size() - kWeight.size()) + rules.scale_suffix;
       if (auto it = scale_index.find(scale_name); it != scale_index.end()) {
         m.scale = it->second;
         scale = &rollout.params[it->second];
@@ -110,13 +108,12 @@ Result<std::vector<WeightMapping>> match_weights(const TrainerMetadata& trainer,
     for (const std::string& name : trainer_names_for(weight.name, rules)) {
       auto it = trainer_index.find(name);
       if (it == trainer_index.end())
-        return Error{fmt::format("rollout parameter {} needs trainer parameter {}, which no trainer has", weight.name,
-                                 name),
-                     fmt::format("check the {} fusion rules and the trainer's parameter names", rules.model)};
+        return Error{
+            fmt::format("rollout parameter {} needs trainer parameter {}, which no trainer has", weight.name, name),
+            fmt::format("check the {} fusion rules and the trainer's parameter names", rules.model)};
       if (used[it->second])
-        return Error{fmt::format("trainer parameter {} would feed two rollout parameters (second: {})", name,
-                                 weight.name),
-                     ""};
+        return Error{
+            fmt::format("trainer parameter {} would feed two rollout parameters (second: {})", name, weight.name), ""};
       used[it->second] = true;
       m.parts.push_back(it->second);
     }
@@ -125,9 +122,9 @@ Result<std::vector<WeightMapping>> match_weights(const TrainerMetadata& trainer,
     for (std::uint32_t p : m.parts) {
       const TrainerParam& part = trainer.params[p];
       if (part.mesh != m.mesh || part.dtype != first.dtype)
-        return Error{fmt::format("{}: fused parts {} and {} differ in mesh or dtype", weight.name, first.name,
-                                 part.name),
-                     "parts of one fusion must be gathered together"};
+        return Error{
+            fmt::format("{}: fused parts {} and {} differ in mesh or dtype", weight.name, first.name, part.name),
+            "parts of one fusion must be gathered together"};
     }
     auto shape = fused_shape(trainer, m.parts, weight.name);
     if (!shape) return shape.error();

@@ -1,8 +1,10 @@
 #include "backends/sim/routing/gpu_fabric.hpp"
 
 #include <fmt/format.h>
+#include <xbt/log.h>
 
 #include <string>
+#include <xbt/config.hpp>
 
 namespace sg4 = simgrid::s4u;
 
@@ -13,6 +15,12 @@ namespace {
 // the bottleneck (the GPU end of the PCIe star).
 constexpr double kUnbounded = 1e15;
 
+#ifdef RAILCHECK_SANITIZE
+constexpr int kActorStackKiB = 1024;  // ASan's instrumented frames are several times larger
+#else
+constexpr int kActorStackKiB = 64;
+#endif
+
 sg4::Link* attach(sg4::NetZone* zone, sg4::Host* host, const std::string& name, double bytes_per_s, Nanos latency) {
   auto* link = zone->create_split_duplex_link(name, bytes_per_s)->set_latency(to_seconds(latency));
   zone->add_route(host->get_netpoint(), nullptr, nullptr, nullptr, {{link, sg4::LinkInRoute::Direction::UP}}, true);
@@ -22,28 +30,31 @@ sg4::Link* attach(sg4::NetZone* zone, sg4::Host* host, const std::string& name, 
 }  // namespace
 
 std::unique_ptr<sg4::Engine> make_routing_engine() {
-  static bool configured = false;
-  std::vector<std::string> args = {"railcheck-route"};
-  if (!configured) {
-    // RDMA fabric: no TCP correction factors, no ACK cross traffic (as in sim_run.cpp).
-    args.emplace_back("--cfg=network/model:CM02");
-    args.emplace_back("--cfg=network/crosstraffic:0");
-    // One short-lived actor per RDMA write task: keep their stacks small and unguarded.
-    args.emplace_back("--cfg=contexts/guard-size:0");
+  char name[] = "railcheck-route";
 #ifdef RAILCHECK_SANITIZE
-    args.emplace_back("--cfg=contexts/factory:thread");
-    args.emplace_back("--cfg=contexts/stack-size:1024");
+  // ASan cannot follow SimGrid's own stack switching; system threads it understands. The
+  // factory is chosen when the engine starts, so it goes on the command line.
+  char factory[] = "--cfg=contexts/factory:thread";
+  char* argv[] = {name, factory, nullptr};
+  int argc = 2;
 #else
-    args.emplace_back("--cfg=contexts/stack-size:64");
+  char* argv[] = {name, nullptr};
+  int argc = 1;
 #endif
-    args.emplace_back("--log=root.thresh:critical");
-    configured = true;
+  auto engine = std::make_unique<sg4::Engine>(&argc, argv);
+  // SimGrid's configuration is process-global and models cannot change once an engine has run,
+  // so only the first engine of the process sets it; a default network model means nobody has
+  // (sim_run.cpp sets the same values when it comes first).
+  if (simgrid::config::is_default("network/model")) {
+    // RDMA fabric: no TCP correction factors, no ACK cross traffic.
+    sg4::Engine::set_config("network/model:CM02");
+    sg4::Engine::set_config("network/crosstraffic", false);
+    // One short-lived writer actor per task: small unguarded stacks.
+    sg4::Engine::set_config("contexts/guard-size", 0);
+    sg4::Engine::set_config("contexts/stack-size", kActorStackKiB);
   }
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  int argc = static_cast<int>(args.size());
-  return std::make_unique<sg4::Engine>(&argc, argv.data());
+  xbt_log_control_set("root.thresh:critical");
+  return engine;
 }
 
 GpuFabric::GpuFabric(std::uint32_t gpus, const FabricParams& p)

@@ -22,8 +22,8 @@ struct FabricParams {
   Nanos nic_latency = us(2);      // one hop NIC -> switch
   double nvlink_gbytes_s = 450;   // GB/s per direction per GPU (H100/H200 NVLink 4)
   Nanos nvlink_latency = us(1);
-  double pcie_gbytes_s = 50;      // GB/s host -> GPU (PCIe Gen5 x16 in practice)
-  double hbm_gbytes_s = 2000;     // GB/s a memory-bound kernel reaches (H100 peak 3350)
+  double pcie_gbytes_s = 50;   // GB/s host -> GPU (PCIe Gen5 x16 in practice)
+  double hbm_gbytes_s = 2000;  // GB/s a memory-bound kernel reaches (H100 peak 3350)
   std::uint32_t gpus_per_node = 8;
 };
 

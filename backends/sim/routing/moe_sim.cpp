@@ -13,7 +13,7 @@ struct PhaseRun {
   const GpuFabric& fabric;
   const routing::MoePhase& phase;
   std::uint64_t token_bytes;
-  std::vector<std::uint32_t> stage0_into;                  // stage-0 messages still due per rank
+  std::vector<std::uint32_t> stage0_into;                            // stage-0 messages still due per rank
   std::vector<std::vector<const routing::MoeMessage*>> stage1_from;  // per rank
   std::size_t outstanding = 0;
   sg4::MutexPtr mutex = sg4::Mutex::create();

@@ -92,25 +92,26 @@ Result<Spec> load_spec(const std::string& path, std::initializer_list<std::strin
 }  // namespace
 
 Result<WeightsSpec> load_weights_spec(const std::string& path) {
-  return load_spec<WeightsSpec>(path, {"model", "trainer", "rollout", "fabric", "pipeline"}, [](TomlTable& root,
-                                                                                               WeightsSpec& s) {
-    TomlTable tr = root.table("trainer");
-    tr.allow_only({"pp", "fsdp", "ep", "dtype"});
-    s.trainer.pp = tr.whole<std::uint32_t>("pp", {1, 1024}).value_or(s.trainer.pp);
-    s.trainer.fsdp = tr.whole<std::uint32_t>("fsdp", {1, 4096}).value_or(s.trainer.fsdp);
-    s.trainer.ep = tr.whole<std::uint32_t>("ep", {1, 1024}).value_or(s.trainer.ep);
-    s.trainer.dtype = read_dtype(tr, "dtype", s.trainer.dtype);
-    TomlTable ro = root.table("rollout");
-    ro.allow_only({"replicas", "gpus_per_replica", "dtype"});
-    s.rollout.replicas = ro.whole<std::uint32_t>("replicas", {1, 4096}).value_or(s.rollout.replicas);
-    s.rollout.gpus_per_replica = ro.whole<std::uint32_t>("gpus_per_replica", {1, 1024}).value_or(1);
-    s.rollout.dtype = read_dtype(ro, "dtype", s.rollout.dtype);
-    s.fabric = read_fabric(root.table("fabric"), s.nic, s.nics_per_gpu);
-    s.pipeline = read_pipeline(root.table("pipeline"));
-    if (s.trainer.ranks() % s.fabric.gpus_per_node != 0)
-      tr.fail_here(fmt::format("pp * fsdp * ep a multiple of fabric.gpus_per_node = {}", s.fabric.gpus_per_node),
-                   fmt::format("{} trainer GPUs", s.trainer.ranks()), "trainer and rollout GPUs sit on separate nodes");
-  });
+  return load_spec<WeightsSpec>(
+      path, {"model", "trainer", "rollout", "fabric", "pipeline"}, [](TomlTable& root, WeightsSpec& s) {
+        TomlTable tr = root.table("trainer");
+        tr.allow_only({"pp", "fsdp", "ep", "dtype"});
+        s.trainer.pp = tr.whole<std::uint32_t>("pp", {1, 1024}).value_or(s.trainer.pp);
+        s.trainer.fsdp = tr.whole<std::uint32_t>("fsdp", {1, 4096}).value_or(s.trainer.fsdp);
+        s.trainer.ep = tr.whole<std::uint32_t>("ep", {1, 1024}).value_or(s.trainer.ep);
+        s.trainer.dtype = read_dtype(tr, "dtype", s.trainer.dtype);
+        TomlTable ro = root.table("rollout");
+        ro.allow_only({"replicas", "gpus_per_replica", "dtype"});
+        s.rollout.replicas = ro.whole<std::uint32_t>("replicas", {1, 4096}).value_or(s.rollout.replicas);
+        s.rollout.gpus_per_replica = ro.whole<std::uint32_t>("gpus_per_replica", {1, 1024}).value_or(1);
+        s.rollout.dtype = read_dtype(ro, "dtype", s.rollout.dtype);
+        s.fabric = read_fabric(root.table("fabric"), s.nic, s.nics_per_gpu);
+        s.pipeline = read_pipeline(root.table("pipeline"));
+        if (s.trainer.ranks() % s.fabric.gpus_per_node != 0)
+          tr.fail_here(fmt::format("pp * fsdp * ep a multiple of fabric.gpus_per_node = {}", s.fabric.gpus_per_node),
+                       fmt::format("{} trainer GPUs", s.trainer.ranks()),
+                       "trainer and rollout GPUs sit on separate nodes");
+      });
 }
 
 Result<MoeSpec> load_moe_spec(const std::string& path) {

@@ -10,12 +10,12 @@
 namespace railcheck::sim {
 
 struct PipelineTask {
-  std::uint32_t tensors = 0;         // table entries in this task
-  std::uint64_t local_bytes = 0;     // the trainer's shards: the H2D copy
-  std::uint64_t gathered_bytes = 0;  // full tensors after full_tensor()
-  std::uint64_t output_bytes = 0;    // fused / quantized copies the GPU writes (0: sent as gathered)
-  std::uint64_t tmp_bytes = 0;       // temporary GPU memory held until the last write lands
-  std::vector<std::uint32_t> peers;  // gather peers in mesh order, this trainer included
+  std::uint32_t tensors = 0;                 // table entries in this task
+  std::uint64_t local_bytes = 0;             // the trainer's shards: the H2D copy
+  std::uint64_t gathered_bytes = 0;          // full tensors after full_tensor()
+  std::uint64_t output_bytes = 0;            // fused / quantized copies the GPU writes (0: sent as gathered)
+  std::uint64_t tmp_bytes = 0;               // temporary GPU memory held until the last write lands
+  std::vector<std::uint32_t> peers;          // gather peers in mesh order, this trainer included
   std::vector<routing::WeightWrite> writes;  // one per rollout GPU
 };
 

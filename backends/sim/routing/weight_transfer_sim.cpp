@@ -76,7 +76,8 @@ void gather(Run& run, std::uint32_t rank, const PipelineTask& t) {
 void write_out(Run& run, std::uint32_t rank, std::size_t group, const PipelineTask& t) {
   std::vector<sg4::CommPtr> comms;
   for (const routing::WeightWrite& w : t.writes)
-    comms.push_back(sg4::Comm::sendto_async(run.fabric.nic(rank), run.fabric.nic(run.trainers + w.rollout_gpu), w.bytes));
+    comms.push_back(
+        sg4::Comm::sendto_async(run.fabric.nic(rank), run.fabric.nic(run.trainers + w.rollout_gpu), w.bytes));
   sg4::Comm::wait_all(comms);
   run.memory[rank].give(t.tmp_bytes);
   run.group_end[group] = std::max(run.group_end[group], now() - run.start);
@@ -88,9 +89,7 @@ void trainer_gpu(Run& run, std::uint32_t rank) {
     for (const PipelineTask& t : run.tasks[g][rank]) {
       timed(s.cap_wait, [&] { run.memory[rank].take(t.tmp_bytes); });
       if (run.pipeline.cpu_offload)
-        timed(s.h2d, [&] {
-          sg4::Comm::sendto(run.fabric.host_memory(rank), run.fabric.compute(rank), t.local_bytes);
-        });
+        timed(s.h2d, [&] { sg4::Comm::sendto(run.fabric.host_memory(rank), run.fabric.compute(rank), t.local_bytes); });
       timed(s.gather, [&] { gather(run, rank, t); });
       timed(s.gpu_ops, [&] {
         sg4::this_actor::sleep_for(to_seconds(run.pipeline.gpu_op_overhead) * t.tensors);
@@ -118,9 +117,16 @@ WeightTransferResult simulate_weight_transfer(const WeightTransferInput& in, con
   if (trainers == 0 || rollouts == 0) return {};
   auto engine = make_routing_engine();
   GpuFabric fabric(trainers + rollouts, fabric_params);
-  Run run{fabric, pipeline, trainers, pipeline_tasks(in.trainer, in.rollout, in.mappings, in.table, pipeline.batch_bytes),
-          {}, sg4::Barrier::create(trainers), std::vector<TmpMemory>(trainers), std::vector<StageSeconds>(trainers),
-          std::vector<double>(in.table.groups.size(), 0.0), now()};
+  Run run{fabric,
+          pipeline,
+          trainers,
+          pipeline_tasks(in.trainer, in.rollout, in.mappings, in.table, pipeline.batch_bytes),
+          {},
+          sg4::Barrier::create(trainers),
+          std::vector<TmpMemory>(trainers),
+          std::vector<StageSeconds>(trainers),
+          std::vector<double>(in.table.groups.size(), 0.0),
+          now()};
   WeightTransferResult out;
   for (auto& group : run.tasks)
     for (auto& list : group)

@@ -27,7 +27,7 @@ struct PipelineParams {
   // Host-side cost per tensor of issuing full_tensor(), cat, quantize and recording and polling
   // a CUDA event from Python: the seed found most time went here. Our estimate, not measured.
   Nanos gpu_op_overhead = us(50);
-  bool cpu_offload = true;       // FSDP keeps shards in host memory: H2D copy before the gather
+  bool cpu_offload = true;        // FSDP keeps shards in host memory: H2D copy before the gather
   Nanos barrier_latency = ms(1);  // one Gloo barrier over Ethernet
   // Merge consecutive tasks of one trainer (same gather peers) until they reach this many
   // gathered bytes: fewer, larger collectives and writes. 0: one task per tensor, as the seed.

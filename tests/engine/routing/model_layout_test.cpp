@@ -1,6 +1,6 @@
-#include <catch2/catch.hpp>
-
 #include "engine/routing/model_layout.hpp"
+
+#include <catch2/catch.hpp>
 
 using namespace railcheck::routing;
 

@@ -1,7 +1,7 @@
-#include <set>
-#include <catch2/catch.hpp>
-
 #include "engine/routing/moe_tables.hpp"
+
+#include <catch2/catch.hpp>
+#include <set>
 
 using namespace railcheck;
 using namespace railcheck::routing;

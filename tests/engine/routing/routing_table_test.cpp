@@ -74,8 +74,7 @@ TEST_CASE("each parameter goes from the owner that has sent the fewest bytes", "
   }
 }
 
-TEST_CASE("the seed's FSDP=2 PP=2 EP=8 cluster splits into a non-expert and an expert mesh group",
-          "[routing][mesh]") {
+TEST_CASE("the seed's FSDP=2 PP=2 EP=8 cluster splits into a non-expert and an expert mesh group", "[routing][mesh]") {
   const ModelConfig c = *find_model_config("qwen3-235b-a22b");
   auto t = trainer_metadata(c, {.pp = 2, .fsdp = 2, .ep = 8});
   REQUIRE(t.ok());

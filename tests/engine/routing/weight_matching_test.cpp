@@ -1,6 +1,6 @@
-#include <catch2/catch.hpp>
-
 #include "engine/routing/weight_matching.hpp"
+
+#include <catch2/catch.hpp>
 
 using namespace railcheck;
 using namespace railcheck::routing;

@@ -1,6 +1,7 @@
+#include "backends/sim/routing/weight_transfer_sim.hpp"
+
 #include <catch2/catch.hpp>
 
-#include "backends/sim/routing/weight_transfer_sim.hpp"
 #include "engine/routing/model_layout.hpp"
 
 using namespace railcheck;
