@@ -7,7 +7,14 @@
 #include <algorithm>
 #include <cassert>
 
+#include "engine/core/wire_safe.hpp"
+
 namespace railcheck {
+
+// What the handle carries must mean the same thing in the peer's process: no pointer, no
+// stream or event, no local id (engine/core/wire_safe.hpp; the seed's proxy-setup bug).
+static_assert(WireSafe<QpEndpoint>);
+static_assert(WireSafe<ConnectionHandle>);
 
 using namespace handle_wire;
 

@@ -1,0 +1,86 @@
+// railcheck replay-sched: replay NCCL host-side plan scheduling on every rank of a trace, an
+// NCCL COLL log (one per rank or merged) or a scheduling scenario, under one or more policies.
+#include <fmt/format.h>
+
+#include <filesystem>
+
+#include "cli/commands.hpp"
+#include "engine/plan/nccl_log_import.hpp"
+#include "engine/plan/sched_replay.hpp"
+#include "engine/plan/sched_scenario.hpp"
+#include "models/toml_reader.hpp"
+
+namespace railcheck::cli {
+namespace {
+
+struct Loaded {
+  plan::SchedInput input;
+  std::vector<std::string> policies;
+  std::vector<std::string> notes;
+};
+
+Result<Loaded> load_inputs(const std::vector<std::string>& paths) {
+  std::vector<plan::LogFile> files;
+  for (const auto& p : paths) {
+    auto text = read_text_file(p, "scheduling input", "a trace (.jsonl), NCCL logs or a scenario (.toml)");
+    if (!text) return text.error();
+    files.push_back(plan::LogFile{p, std::move(text).value()});
+  }
+  Loaded out;
+  if (std::filesystem::path(paths.front()).extension() == ".toml") {
+    if (paths.size() != 1) return Error{"give one scenario file at a time", ""};
+    auto sc = plan::load_sched_scenario(files.front().text, paths.front());
+    if (!sc) return sc.error();
+    out.input = std::move(sc->input);
+    out.policies = std::move(sc->policies);
+    return out;
+  }
+  if (plan::looks_like_nccl_log(files.front().text)) {
+    auto log = plan::import_nccl_logs(files);
+    if (!log) return log.error();
+    out.input = std::move(log->input);
+    out.notes = std::move(log->notes);
+    return out;
+  }
+  if (paths.size() != 1) return Error{"give one trace file (it holds every rank's lines)", ""};
+  auto trace = plan::parse_sched_trace(files.front().text, paths.front());
+  if (!trace) return trace.error();
+  out.input = std::move(trace).value();
+  return out;
+}
+
+}  // namespace
+
+int cmd_replay_sched(const ReplaySchedOptions& o) {
+  auto loaded = load_inputs(o.inputs);
+  if (!loaded) {
+    fmt::print(stderr, "railcheck replay-sched: {}\n", loaded.error().message());
+    return kExitBadInput;
+  }
+  if (o.coll_channels) loaded->input.shape.coll_channels = *o.coll_channels;
+  if (o.work_fifo_depth) loaded->input.shape.work_fifo_depth = *o.work_fifo_depth;
+  std::vector<std::string> policies = o.policies;
+  if (policies.empty()) policies = loaded->policies;
+  if (policies.empty())
+    for (const auto& p : plan::all_policies()) policies.emplace_back(p.name);
+  for (const auto& note : loaded->notes) fmt::print("note: {}\n", note);
+
+  bool violation = false;
+  for (const auto& name : policies) {
+    auto policy = plan::policy_by_name(name);
+    if (!policy) {
+      fmt::print(stderr, "railcheck replay-sched: {}\n", policy.error().message());
+      return kExitBadInput;
+    }
+    auto result = plan::replay(loaded->input, policy.value());
+    if (!result) {
+      fmt::print(stderr, "railcheck replay-sched: {}\n", result.error().message());
+      return kExitBadInput;
+    }
+    fmt::print("{}\n", plan::render_report(result.value(), o.max_ranks, o.max_rows));
+    violation = violation || result->violation();
+  }
+  return violation ? kExitViolation : kExitOk;
+}
+
+}  // namespace railcheck::cli

@@ -1,0 +1,44 @@
+#pragma once
+// Cross-rank comparison of collective placements: a collective is one operation of the whole
+// communicator, so every rank must put it on the same channels (each channel's blocks of all
+// ranks form one ring/tree). The first collective where two ranks disagree is reported with
+// the loads each rank's picker saw, which is the explanation a reader needs.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/plan/kernel_plan.hpp"
+
+namespace railcheck::plan {
+
+struct CollRow {
+  std::uint32_t coll_seq = 0;
+  std::vector<const CollPlacement*> by_rank;  // nullptr where a rank has no such collective
+  bool agreed = true;
+};
+
+struct Divergence {
+  enum class Kind : std::uint8_t {
+    Channels,  // same collective, different channels
+    Sequence,  // ranks issued different collectives (or different counts of them)
+  };
+  Kind kind = Kind::Channels;
+  std::uint32_t coll_seq = 0;
+  std::uint32_t rank_a = 0;  // rank 0's view (the reference)
+  std::uint32_t rank_b = 0;  // the first rank that differs
+  std::string explanation;   // one paragraph: what each rank chose and the loads behind it
+};
+
+struct AgreementReport {
+  std::vector<CollRow> rows;
+  std::optional<Divergence> first;
+  std::uint32_t diverged_colls = 0;
+};
+
+AgreementReport compare_channels(const std::vector<RankSchedule>& ranks);
+
+// "{0,2}" for a channel list, in the picker's order.
+std::string channel_set(const std::vector<std::uint32_t>& channels);
+
+}  // namespace railcheck::plan

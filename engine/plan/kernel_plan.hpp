@@ -1,0 +1,63 @@
+#pragma once
+// A kernel plan as the host scheduler leaves it (2.18 struct ncclKernelPlan): per channel, the
+// ordered work the kernel's block for that channel runs, and the collective byte counter the
+// channel picker reads. Also where each collective went, for the cross-rank comparison.
+#include <cstdint>
+#include <vector>
+
+#include "engine/plan/task.hpp"
+
+namespace railcheck::plan {
+
+// One side of a p2p transfer inside a work item. NCCL puts round i's send and receive in one
+// work item on the same channel; each half is matched with the peer's opposite half.
+struct P2pHalf {
+  bool present = false;
+  std::uint32_t peer = 0;
+  std::uint64_t bytes = 0;
+  std::uint32_t part = 0;
+};
+
+struct WorkItem {
+  enum class Kind : std::uint8_t { Coll, P2p };
+  Kind kind = Kind::Coll;
+  std::uint32_t coll_seq = 0;  // Coll: index of the collective in this rank's stream
+  std::uint32_t bid = 0;       // Coll: which of its nBid shares
+  P2pHalf send;                // P2p
+  P2pHalf recv;                // P2p
+};
+
+struct PlanChannel {
+  std::vector<WorkItem> work;
+  std::uint64_t coll_bytes = 0;  // chans[c].collBytes
+};
+
+struct KernelPlan {
+  std::uint32_t index = 0;  // launch order on its rank
+  std::uint32_t group = 0;  // which TaskGroup it came from
+  bool persistent = false;
+  std::vector<PlanChannel> channels;
+  std::uint64_t work_items = 0;
+
+  // finishPlan's channelMask: the channels that have work, hence blocks in the kernel.
+  std::uint64_t channel_mask() const;
+  bool empty() const { return work_items == 0; }
+};
+
+// Where one collective went on one rank and why: the loads the picker saw.
+struct CollPlacement {
+  std::uint32_t coll_seq = 0;
+  std::uint32_t group = 0;
+  std::uint32_t plan = 0;
+  CollTask task;
+  std::vector<std::uint32_t> channels;     // least[] order
+  std::vector<std::uint64_t> loads_before;  // collBytes of the collective channels
+};
+
+struct RankSchedule {
+  std::uint32_t rank = 0;
+  std::vector<KernelPlan> plans;
+  std::vector<CollPlacement> colls;
+};
+
+}  // namespace railcheck::plan

@@ -1,0 +1,44 @@
+#pragma once
+// Importer for real NCCL logs (NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=COLL). The lines it reads,
+// as 2.18's enqueue.cc prints them (ncclEnqueueCheck -> INFO(NCCL_COLL, ...)):
+//
+//   host:pid:tid [dev] NCCL INFO AllReduce: opCount 3 sendbuff 0x.. recvbuff 0x.. count 1024
+//       datatype 7 op 0 root 0 comm 0x55d1.. [nranks=8] stream 0x..
+//   host:pid:tid [dev] NCCL INFO Send: opCount 3 ... count 4096 datatype 0 op 0 root 5 comm ...
+//
+// Send/Recv print the peer as `root`. datatype and op are ncclDataType_t / ncclRedOp_t codes.
+// Operations a rank issues between two launches share an opCount, so consecutive operations
+// with one opCount form one group.
+//
+// Which rank a line belongs to: an init line ("comm 0x.. rank R nranks N ... Init COMPLETE")
+// of the same process and comm names it; else, with one log per rank, the file's position in
+// the list is the rank; else (a merged log without init lines) ranks are numbered by first
+// appearance of each host:pid+comm, and the importer says so in `notes`.
+//
+// Lines of other subsystems are skipped. A line with ": opCount " that does not parse is an
+// error naming file and line; an operation the model does not know (AllToAll, ...) is an
+// error too, never skipped.
+#include <string>
+#include <vector>
+
+#include "engine/core/result.hpp"
+#include "engine/plan/sched_trace.hpp"
+
+namespace railcheck::plan {
+
+struct LogFile {
+  std::string name;  // for messages
+  std::string text;
+};
+
+struct ImportedLog {
+  SchedInput input;
+  std::vector<std::string> notes;
+};
+
+Result<ImportedLog> import_nccl_logs(const std::vector<LogFile>& files);
+
+// True when the text looks like an NCCL log rather than a JSON trace.
+bool looks_like_nccl_log(std::string_view text);
+
+}  // namespace railcheck::plan

@@ -1,0 +1,31 @@
+#pragma once
+// Multi-rank replay: every rank's scheduler on its own task stream, the cross-rank channel
+// comparison, then the plans executed against each other.
+#include <string>
+#include <vector>
+
+#include "engine/core/result.hpp"
+#include "engine/plan/channel_agreement.hpp"
+#include "engine/plan/plan_execution.hpp"
+#include "engine/plan/sched_trace.hpp"
+#include "engine/plan/schedule_policy.hpp"
+
+namespace railcheck::plan {
+
+struct ReplayResult {
+  SchedulePolicy policy;
+  std::vector<RankSchedule> schedules;
+  AgreementReport agreement;
+  ExecutionReport execution;
+
+  bool violation() const { return agreement.first.has_value() || !execution.completed; }
+};
+
+Result<ReplayResult> replay(const SchedInput& input, const SchedulePolicy& policy);
+
+// Human-readable report: a per-collective, per-rank channel table (at most `max_ranks`
+// columns and `max_rows` rows, '!' marking a row where ranks disagree), the first divergence
+// with its loads, and the execution verdict with the hang explained.
+std::string render_report(const ReplayResult& r, std::uint32_t max_ranks, std::uint32_t max_rows);
+
+}  // namespace railcheck::plan

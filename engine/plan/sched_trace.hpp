@@ -1,0 +1,35 @@
+#pragma once
+// The scheduling trace format: JSON lines, one event per line, each naming its rank.
+//
+//   {"ev":"comm","nranks":8,"coll_channels":4,"p2p_channels":4,"p2p_channels_per_peer":2,
+//    "work_fifo_depth":65536,"p2p_chunk_bytes":524288,"persistent":false}      (optional, first)
+//   {"rank":0,"ev":"group_start"}
+//   {"rank":0,"ev":"coll","op":"AllReduce","count":1048576,"dtype":"bfloat16",
+//    "redop":"sum","algo":"Ring","proto":"Simple","channels":2}   (redop..channels optional)
+//   {"rank":0,"ev":"send","peer":3,"bytes":65536}
+//   {"rank":0,"ev":"recv","peer":5,"bytes":65536}
+//   {"rank":0,"ev":"group_end","p2p_done":false}                   (p2p_done optional)
+//
+// Lines may interleave ranks; blank lines and lines starting with '#' are skipped. Without a
+// "comm" line the communicator has max(rank)+1 ranks and CommShape's defaults. Every problem
+// is one Error "<file>:<line>: ...".
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/core/result.hpp"
+#include "engine/plan/comm_shape.hpp"
+#include "engine/plan/task.hpp"
+
+namespace railcheck::plan {
+
+struct SchedInput {
+  CommShape shape;
+  std::vector<RankStream> ranks;
+  std::string source;  // "trace", "nccl log" or "scenario" for reports
+};
+
+Result<SchedInput> parse_sched_trace(std::string_view text, const std::string& file);
+
+}  // namespace railcheck::plan

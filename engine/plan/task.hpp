@@ -1,0 +1,50 @@
+#pragma once
+// What one rank asks NCCL to do between ncclGroupStart and ncclGroupEnd: the task queues
+// ncclLaunchPrepare drains (NCCL 2.18 enqueue.cc, tasks->collQueue and tasks->peers[]).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/plan/nccl_types.hpp"
+
+namespace railcheck::plan {
+
+struct CollTask {
+  CollOp op = CollOp::AllReduce;
+  std::uint64_t count = 0;
+  DataType dtype = DataType::Float32;
+  RedOp redop = RedOp::Sum;
+  std::string algorithm = "Ring";   // as tuned; a label here, the channel count is what matters
+  std::string protocol = "Simple";  // likewise
+  std::uint32_t channels = 0;       // nBid; 0 = derive from the bytes (channel_count.hpp)
+  std::uint32_t source_line = 0;    // where the trace or log said so, for reports
+
+  std::uint64_t bytes() const { return count * size_of(dtype); }
+};
+
+enum class P2pDir : std::uint8_t { Send, Recv };
+
+struct P2pTask {
+  P2pDir dir = P2pDir::Send;
+  std::uint32_t peer = 0;
+  std::uint64_t bytes = 0;
+  std::uint32_t source_line = 0;
+};
+
+// One launch: the tasks of one group (an operation outside any group is a group of its own).
+struct TaskGroup {
+  std::vector<CollTask> colls;
+  std::vector<P2pTask> p2ps;
+  // PassSm only: the pre-scheduled p2p copies finished before the group's collectives were
+  // scheduled, so the channel loads they added are gone again. A timing fact, unknown in logs:
+  // false (still in flight) is the default and the case the seed hit.
+  bool p2p_done_before_end = false;
+};
+
+// Every group one rank launched, in order.
+struct RankStream {
+  std::uint32_t rank = 0;
+  std::vector<TaskGroup> groups;
+};
+
+}  // namespace railcheck::plan

@@ -1,0 +1,120 @@
+// Scheduling inputs: the JSON-lines trace (engine/plan/sched_trace.hpp) and the NCCL COLL log
+// importer (engine/plan/nccl_log_import.hpp): real-format lines parse, bad lines are rejected
+// with their line number, unknown operations are reported.
+#include <catch2/catch.hpp>
+#include <fstream>
+#include <sstream>
+
+#include "engine/plan/nccl_log_import.hpp"
+#include "engine/plan/sched_trace.hpp"
+
+namespace railcheck::plan {
+namespace {
+
+std::string shipped(const std::string& rel) {
+  std::ifstream f(std::string(RAILCHECK_SOURCE_DIR) + "/" + rel);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+const char* kOpLine =
+    "node1:100:100 [0] NCCL INFO AllReduce: opCount 0 sendbuff 0x7f00 recvbuff 0x7f00 count 1024 datatype 7 op 0 "
+    "root 0 comm 0x55aa [nranks=1] stream 0x55bb\n";
+
+TEST_CASE("a merged real-format COLL log imports ranks from its Init lines and groups by opCount",
+          "[plan][log]") {
+  auto log = import_nccl_logs({LogFile{"two_rank_coll.log", shipped("scenarios/sched/two_rank_coll.log")}});
+  REQUIRE(log.ok());
+  const auto& in = log->input;
+  CHECK(in.shape.nranks == 2);
+  REQUIRE(in.ranks.size() == 2);
+  REQUIRE(in.ranks[1].groups.size() == 2);
+  const auto& g = in.ranks[1].groups[1];
+  REQUIRE(g.p2ps.size() == 2);
+  CHECK(g.p2ps[0].dir == P2pDir::Send);
+  CHECK(g.p2ps[0].peer == 0);
+  CHECK(g.p2ps[0].bytes == 65536);
+  REQUIRE(g.colls.size() == 1);
+  CHECK(g.colls[0].dtype == DataType::Bfloat16);
+  CHECK(g.colls[0].count == 1048576);
+  CHECK(g.colls[0].source_line == 12);
+  CHECK(log->notes.empty());
+}
+
+TEST_CASE("per-rank logs without Init lines take the rank from the file's position", "[plan][log]") {
+  std::string r0 = kOpLine, r1 = kOpLine;
+  r0.replace(r0.find("nranks=1"), 8, "nranks=2");
+  r1.replace(r1.find("nranks=1"), 8, "nranks=2");
+  auto log = import_nccl_logs({LogFile{"rank0.log", r0}, LogFile{"rank1.log", r1}});
+  REQUIRE(log.ok());
+  CHECK(log->input.ranks[0].groups.size() == 1);
+  CHECK(log->input.ranks[1].groups.size() == 1);
+}
+
+TEST_CASE("a COLL line with a missing field is rejected with its file and line", "[plan][log]") {
+  std::string text = std::string("node1:100:100 [0] NCCL INFO Using network IB\n") + kOpLine +
+                     "node1:100:100 [0] NCCL INFO AllReduce: opCount 1 sendbuff 0x1 recvbuff 0x1 count 1024 op 0\n";
+  auto log = import_nccl_logs({LogFile{"r0.log", text}});
+  REQUIRE_FALSE(log.ok());
+  CHECK_THAT(log.error().what, Catch::StartsWith("r0.log:3: malformed NCCL COLL line"));
+}
+
+TEST_CASE("an operation the model does not know is reported, not skipped", "[plan][log]") {
+  std::string text = kOpLine;
+  text.replace(text.find("AllReduce"), 9, "AllToAll");
+  auto log = import_nccl_logs({LogFile{"r0.log", text}});
+  REQUIRE_FALSE(log.ok());
+  CHECK_THAT(log.error().what, Catch::Contains("r0.log:1") && Catch::Contains("unknown operation 'AllToAll'"));
+}
+
+TEST_CASE("an unknown datatype code is rejected", "[plan][log]") {
+  std::string text = kOpLine;
+  text.replace(text.find("datatype 7"), 10, "datatype 42");
+  auto log = import_nccl_logs({LogFile{"r0.log", text}});
+  REQUIRE_FALSE(log.ok());
+  CHECK_THAT(log.error().what, Catch::Contains("datatype code 42"));
+}
+
+TEST_CASE("the shipped trace parses into groups; ops outside a group are groups of their own", "[plan][trace]") {
+  auto in = parse_sched_trace(shipped("scenarios/sched/two_rank.jsonl"), "two_rank.jsonl");
+  REQUIRE(in.ok());
+  CHECK(in->shape.nranks == 2);
+  CHECK(in->shape.coll_channels == 2);
+  REQUIRE(in->ranks[0].groups.size() == 2);
+  CHECK(in->ranks[0].groups[0].colls.size() == 1);
+  CHECK(in->ranks[0].groups[1].p2ps.size() == 2);
+  CHECK(in->ranks[0].groups[1].colls[0].channels == 1);
+}
+
+TEST_CASE("trace errors name the line", "[plan][trace]") {
+  SECTION("malformed JSON") {
+    auto in = parse_sched_trace("{\"rank\":0,\"ev\":\"group_start\"}\n{oops\n", "t.jsonl");
+    REQUIRE_FALSE(in.ok());
+    CHECK_THAT(in.error().what, Catch::StartsWith("t.jsonl:2: not a JSON object"));
+  }
+  SECTION("unknown key") {
+    auto in = parse_sched_trace("{\"rank\":0,\"ev\":\"send\",\"peer\":1,\"bytes\":4,\"tag\":3}\n", "t.jsonl");
+    REQUIRE_FALSE(in.ok());
+    CHECK_THAT(in.error().what, Catch::Contains("t.jsonl:1: unknown key 'tag'"));
+  }
+  SECTION("unknown collective") {
+    auto in = parse_sched_trace("{\"rank\":0,\"ev\":\"coll\",\"op\":\"AllToAll\",\"count\":4,\"dtype\":\"int8\"}\n",
+                                "t.jsonl");
+    REQUIRE_FALSE(in.ok());
+    CHECK_THAT(in.error().what, Catch::Contains("t.jsonl:1: unknown collective 'AllToAll'"));
+  }
+  SECTION("group end without start") {
+    auto in = parse_sched_trace("{\"rank\":0,\"ev\":\"group_end\"}\n", "t.jsonl");
+    REQUIRE_FALSE(in.ok());
+    CHECK_THAT(in.error().what, Catch::Contains("t.jsonl:1") && Catch::Contains("without a group start"));
+  }
+  SECTION("unclosed group") {
+    auto in = parse_sched_trace("{\"rank\":0,\"ev\":\"group_start\"}\n", "t.jsonl");
+    REQUIRE_FALSE(in.ok());
+    CHECK_THAT(in.error().what, Catch::Contains("still open"));
+  }
+}
+
+}  // namespace
+}  // namespace railcheck::plan
