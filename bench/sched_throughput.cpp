@@ -80,8 +80,7 @@ void bench_replay(std::uint32_t nranks, std::string_view policy_name) {
     return;
   }
   fmt::print("replay {:>4} ranks, {:<6}: {:.3f} s wall, {} work items executed, {}\n", nranks, policy_name, secs,
-             result->execution.items_done,
-             result->violation() ? "divergence/hang found" : "clean");
+             result->execution.items_done, result->violation() ? "divergence/hang found" : "clean");
 }
 
 }  // namespace

@@ -28,7 +28,9 @@ std::string explain_channels(const CollPlacement& a, std::uint32_t rank_a, const
 
 }  // namespace
 
-std::string channel_set(const std::vector<std::uint32_t>& channels) { return fmt::format("{{{}}}", fmt::join(channels, ",")); }
+std::string channel_set(const std::vector<std::uint32_t>& channels) {
+  return fmt::format("{{{}}}", fmt::join(channels, ","));
+}
 
 AgreementReport compare_channels(const std::vector<RankSchedule>& ranks) {
   AgreementReport report;

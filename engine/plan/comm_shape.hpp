@@ -13,12 +13,12 @@ constexpr std::uint32_t kMaxChannels = 32;  // MAXCHANNELS in 2.18-era src/inclu
 
 struct CommShape {
   std::uint32_t nranks = 8;
-  std::uint32_t coll_channels = 4;          // comm->nChannels: what collectives may use
-  std::uint32_t p2p_channels = 4;           // comm->p2pnChannels: a power of two
-  std::uint32_t p2p_channels_per_peer = 2;  // comm->p2pnChannelsPerPeer: a power of two
-  std::uint32_t work_fifo_depth = 64 * 1024;  // NCCL_WORK_FIFO_DEPTH default
+  std::uint32_t coll_channels = 4;             // comm->nChannels: what collectives may use
+  std::uint32_t p2p_channels = 4;              // comm->p2pnChannels: a power of two
+  std::uint32_t p2p_channels_per_peer = 2;     // comm->p2pnChannelsPerPeer: a power of two
+  std::uint32_t work_fifo_depth = 64 * 1024;   // NCCL_WORK_FIFO_DEPTH default
   std::uint64_t p2p_chunk_bytes = 512 * 1024;  // one p2p part carries at most this much
-  bool persistent = false;                      // plans captured in a CUDA graph
+  bool persistent = false;                     // plans captured in a CUDA graph
 };
 
 // Checks the relations NCCL relies on (powers of two, channel counts within MAXCHANNELS).

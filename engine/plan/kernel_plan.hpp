@@ -50,7 +50,7 @@ struct CollPlacement {
   std::uint32_t group = 0;
   std::uint32_t plan = 0;
   CollTask task;
-  std::vector<std::uint32_t> channels;     // least[] order
+  std::vector<std::uint32_t> channels;      // least[] order
   std::vector<std::uint64_t> loads_before;  // collBytes of the collective channels
 };
 

@@ -74,9 +74,17 @@ class Importer {
         return at(f, line_no, "malformed NCCL COLL line: " + body.substr(0, 100),
                   "expected '<Op>: opCount N sendbuff P recvbuff P count N datatype N op N root N comm P "
                   "[nranks=N] stream P'");
-      OpLine op{process,      m[9].str(), m[1].str(), m[2].str(), std::stoull(m[5].str()), std::stoll(m[6].str()),
-                std::stoll(m[7].str()), std::stoll(m[8].str()), static_cast<std::uint32_t>(std::stoul(m[10].str())),
-                fi, line_no};
+      OpLine op{process,
+                m[9].str(),
+                m[1].str(),
+                m[2].str(),
+                std::stoull(m[5].str()),
+                std::stoll(m[6].str()),
+                std::stoll(m[7].str()),
+                std::stoll(m[8].str()),
+                static_cast<std::uint32_t>(std::stoul(m[10].str())),
+                fi,
+                line_no};
       if (auto ok = check(op); !ok) return ok;
       ops_.push_back(std::move(op));
     }
@@ -90,7 +98,8 @@ class Importer {
       return at(f, op.line, fmt::format("unknown operation '{}'", op.op),
                 "the model knows AllReduce, AllGather, ReduceScatter, Broadcast, Reduce, Send and Recv");
     if (!datatype_from_code(op.datatype)) return at(f, op.line, fmt::format("unknown datatype code {}", op.datatype));
-    if (!p2p && !redop_from_code(op.redop)) return at(f, op.line, fmt::format("unknown reduction op code {}", op.redop));
+    if (!p2p && !redop_from_code(op.redop))
+      return at(f, op.line, fmt::format("unknown reduction op code {}", op.redop));
     if (op.nranks == 0) return at(f, op.line, "nranks=0");
     if (p2p && (op.root < 0 || op.root >= static_cast<std::int64_t>(op.nranks)))
       return at(f, op.line, fmt::format("{} peer (root) {} is outside [0, {})", op.op, op.root, op.nranks));
@@ -105,8 +114,10 @@ class Importer {
     for (const auto& op : ops_) {
       const auto key = std::make_pair(op.process, op.comm);
       if (out.count(key)) continue;
-      if (auto it = init_rank_.find(key); it != init_rank_.end()) out[key] = it->second;
-      else if (files_.size() > 1) out[key] = static_cast<std::uint32_t>(op.file);
+      if (auto it = init_rank_.find(key); it != init_rank_.end())
+        out[key] = it->second;
+      else if (files_.size() > 1)
+        out[key] = static_cast<std::uint32_t>(op.file);
       else {
         out[key] = next++;
         numbered_by_appearance = true;
@@ -133,7 +144,8 @@ class Importer {
     std::map<std::uint32_t, std::string> open_count;  // rank -> opCount of its open group
     for (const auto& op : ops_) {
       if (op.nranks != nranks)
-        return at(files_[op.file], op.line, fmt::format("nranks={} differs from the first line's {}", op.nranks, nranks),
+        return at(files_[op.file], op.line,
+                  fmt::format("nranks={} differs from the first line's {}", op.nranks, nranks),
                   "the log holds several communicators; keep one communicator's lines");
       const std::uint32_t rank = rank_of.value().at({op.process, op.comm});
       auto it = open_count.find(rank);

@@ -8,7 +8,7 @@ namespace railcheck::plan {
 namespace {
 
 constexpr std::array<std::string_view, 5> kCollNames = {"AllReduce", "AllGather", "ReduceScatter", "Broadcast",
-                                                         "Reduce"};
+                                                        "Reduce"};
 
 struct TypeRow {
   DataType type;

@@ -39,11 +39,11 @@ class Execution {
  private:
   struct Cursor {
     std::uint32_t plan = 0;
-    std::vector<std::uint32_t> pos;   // next item per channel
-    std::vector<char> arrived;        // the head collective has been counted in arrivals_
-    std::vector<char> send_done;      // halves of the head p2p item
+    std::vector<std::uint32_t> pos;  // next item per channel
+    std::vector<char> arrived;       // the head collective has been counted in arrivals_
+    std::vector<char> send_done;     // halves of the head p2p item
     std::vector<char> recv_done;
-    std::uint64_t left = 0;           // items left in the current plan
+    std::uint64_t left = 0;  // items left in the current plan
   };
 
   bool finished(std::uint32_t r) const { return cursors_[r].plan >= ranks_[r].plans.size(); }
@@ -127,7 +127,8 @@ class Execution {
     }
     std::string out = "p2p";
     if (w.send.present) out += fmt::format(" send {} B to rank {}", w.send.bytes, w.send.peer);
-    if (w.recv.present) out += fmt::format("{} recv {} B from rank {}", w.send.present ? "," : "", w.recv.bytes, w.recv.peer);
+    if (w.recv.present)
+      out += fmt::format("{} recv {} B from rank {}", w.send.present ? "," : "", w.recv.bytes, w.recv.peer);
     return out;
   }
 
@@ -137,7 +138,8 @@ class Execution {
     return fmt::format("has no more work on channel {} in its plan {}", c, cursors_[s].plan);
   }
 
-  void add_wait(std::uint32_t r, std::uint32_t c, const WorkItem& h, std::uint32_t s, std::vector<WaitEdge>& edges) const {
+  void add_wait(std::uint32_t r, std::uint32_t c, const WorkItem& h, std::uint32_t s,
+                std::vector<WaitEdge>& edges) const {
     edges.push_back(WaitEdge{r, s, c, describe(r, h), holder_state(s, c), finished(s)});
   }
 

@@ -108,10 +108,8 @@ void RankScheduler::drain_p2p(Queues& q, KernelPlan& plan, WorkBudget& budget) c
       if (!budget.fits(parts)) return;
       for (std::uint32_t part = 0; part < parts; ++part) {
         WorkItem item{WorkItem::Kind::P2p, 0, 0, {}, {}};
-        if (part < send_parts)
-          item.send = P2pHalf{true, sends.front().peer, sends.front().bytes / send_parts, part};
-        if (part < recv_parts)
-          item.recv = P2pHalf{true, recvs.front().peer, recvs.front().bytes / recv_parts, part};
+        if (part < send_parts) item.send = P2pHalf{true, sends.front().peer, sends.front().bytes / send_parts, part};
+        if (part < recv_parts) item.recv = P2pHalf{true, recvs.front().peer, recvs.front().bytes / recv_parts, part};
         plan.channels[p2p_channel(shape_, round, part)].work.push_back(item);
       }
       budget.spend(parts);

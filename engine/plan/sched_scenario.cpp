@@ -37,8 +37,10 @@ std::vector<CollTask> read_colls(TomlTable& workload) {
     CollTask t;
     t.count = c.whole<std::uint64_t>("count", {1}).value_or(1);
     if (auto d = c.text("dtype")) {
-      if (auto parsed = datatype_from_name(*d)) t.dtype = *parsed;
-      else c.fail("dtype", "a datatype such as \"float32\" or \"bfloat16\"", fmt::format("\"{}\"", *d));
+      if (auto parsed = datatype_from_name(*d))
+        t.dtype = *parsed;
+      else
+        c.fail("dtype", "a datatype such as \"float32\" or \"bfloat16\"", fmt::format("\"{}\"", *d));
     }
     t.channels = c.whole<std::uint32_t>("channels", {1, kMaxChannels}).value_or(0);
     out.push_back(t);

@@ -24,40 +24,12 @@ class LineReader {
   }
 
   std::optional<std::uint64_t> whole(std::string_view key, bool required) {
-    auto it = j_.find(key);
-    if (it == j_.end()) {
-      if (required) fail(fmt::format("missing key '{}'", key));
-      return std::nullopt;
-    }
-    if (!it->is_number_unsigned()) {
-      fail(fmt::format("'{}' must be a non-negative integer, got {}", key, it->dump()));
-      return std::nullopt;
-    }
-    return it->get<std::uint64_t>();
+    return get<std::uint64_t>(key, required, &json::is_number_unsigned, "a non-negative integer");
   }
-
   std::optional<std::string> text(std::string_view key, bool required) {
-    auto it = j_.find(key);
-    if (it == j_.end()) {
-      if (required) fail(fmt::format("missing key '{}'", key));
-      return std::nullopt;
-    }
-    if (!it->is_string()) {
-      fail(fmt::format("'{}' must be a string, got {}", key, it->dump()));
-      return std::nullopt;
-    }
-    return it->get<std::string>();
+    return get<std::string>(key, required, &json::is_string, "a string");
   }
-
-  std::optional<bool> flag(std::string_view key) {
-    auto it = j_.find(key);
-    if (it == j_.end()) return std::nullopt;
-    if (!it->is_boolean()) {
-      fail(fmt::format("'{}' must be true or false, got {}", key, it->dump()));
-      return std::nullopt;
-    }
-    return it->get<bool>();
-  }
+  std::optional<bool> flag(std::string_view key) { return get<bool>(key, false, &json::is_boolean, "true or false"); }
 
   void fail(std::string what) {
     if (!error_) error_ = Error{fmt::format("{}: {}", where_, what), hint()};
@@ -66,6 +38,21 @@ class LineReader {
   const std::string& where() const { return where_; }
 
  private:
+  template <typename T>
+  std::optional<T> get(std::string_view key, bool required, bool (json::*is)() const noexcept,
+                       std::string_view expected) {
+    auto it = j_.find(key);
+    if (it == j_.end()) {
+      if (required) fail(fmt::format("missing key '{}'", key));
+      return std::nullopt;
+    }
+    if (!((*it).*is)()) {
+      fail(fmt::format("'{}' must be {}, got {}", key, expected, it->dump()));
+      return std::nullopt;
+    }
+    return it->template get<T>();
+  }
+
   static std::string hint() { return "see docs/plan.md, 'Trace format'"; }
   const json& j_;
   std::string where_;
@@ -104,7 +91,8 @@ std::optional<CollTask> read_coll(LineReader& in, std::uint32_t line) {
   auto dtype = in.text("dtype", true);
   if (in.error()) return std::nullopt;
   auto parsed_op = coll_op_from_name(*op);
-  if (!parsed_op) in.fail(fmt::format("unknown collective '{}' (AllReduce, AllGather, ReduceScatter, Broadcast, Reduce)", *op));
+  if (!parsed_op)
+    in.fail(fmt::format("unknown collective '{}' (AllReduce, AllGather, ReduceScatter, Broadcast, Reduce)", *op));
   auto parsed_type = datatype_from_name(*dtype);
   if (!parsed_type) in.fail(fmt::format("unknown dtype '{}'", *dtype));
   if (in.error()) return std::nullopt;
@@ -113,14 +101,18 @@ std::optional<CollTask> read_coll(LineReader& in, std::uint32_t line) {
   t.dtype = *parsed_type;
   if (auto r = in.text("redop", false)) {
     auto parsed = redop_from_name(*r);
-    if (!parsed) in.fail(fmt::format("unknown redop '{}' (sum, prod, max, min, avg)", *r));
-    else t.redop = *parsed;
+    if (!parsed)
+      in.fail(fmt::format("unknown redop '{}' (sum, prod, max, min, avg)", *r));
+    else
+      t.redop = *parsed;
   }
   if (auto a = in.text("algo", false)) t.algorithm = *a;
   if (auto p = in.text("proto", false)) t.protocol = *p;
   if (auto c = in.whole("channels", false)) {
-    if (*c == 0 || *c > kMaxChannels) in.fail(fmt::format("'channels' must be in [1, {}], got {}", kMaxChannels, *c));
-    else t.channels = static_cast<std::uint32_t>(*c);
+    if (*c == 0 || *c > kMaxChannels)
+      in.fail(fmt::format("'channels' must be in [1, {}], got {}", kMaxChannels, *c));
+    else
+      t.channels = static_cast<std::uint32_t>(*c);
   }
   if (in.error()) return std::nullopt;
   return t;

@@ -56,8 +56,7 @@ Result<std::vector<RankStream>> StreamBuilder::finish(std::uint32_t nranks) {
   std::vector<RankStream> out(nranks);
   for (std::uint32_t r = 0; r < nranks; ++r) out[r].rank = r;
   for (auto& [rank, groups] : done_) {
-    if (rank >= nranks)
-      return Error{fmt::format("rank {} is outside the communicator of {} ranks", rank, nranks), ""};
+    if (rank >= nranks) return Error{fmt::format("rank {} is outside the communicator of {} ranks", rank, nranks), ""};
     out[rank].groups = std::move(groups);
   }
   done_.clear();

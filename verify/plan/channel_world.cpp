@@ -110,7 +110,8 @@ ChannelCheckResult check_channel_world(const SchedulePolicy& policy, const Chann
         std::vector<Transfer> transfers;
         std::uint64_t rest = code;
         for (std::uint32_t i = 0; i < pairs; ++i, rest /= choices)
-          if (rest % choices != 0) transfers.push_back(Transfer{i / n, i % n, bound.transfer_bytes[rest % choices - 1]});
+          if (rest % choices != 0)
+            transfers.push_back(Transfer{i / n, i % n, bound.transfer_bytes[rest % choices - 1]});
         for (const auto& seq : sequences) {
           const auto ops = static_cast<std::uint32_t>(transfers.size() + seq.size());
           for (std::uint32_t mask = 0; mask < done_masks; ++mask) {
@@ -140,8 +141,8 @@ std::string to_trace(const SchedInput& input) {
     for (const auto& g : r.groups) {
       out += fmt::format("{{\"rank\":{},\"ev\":\"group_start\"}}\n", r.rank);
       for (const auto& c : g.colls)
-        out += fmt::format("{{\"rank\":{},\"ev\":\"coll\",\"op\":\"{}\",\"count\":{},\"dtype\":\"{}\"{}}}\n",
-                           r.rank, name(c.op), c.count, name(c.dtype),
+        out += fmt::format("{{\"rank\":{},\"ev\":\"coll\",\"op\":\"{}\",\"count\":{},\"dtype\":\"{}\"{}}}\n", r.rank,
+                           name(c.op), c.count, name(c.dtype),
                            c.channels == 0 ? std::string() : fmt::format(",\"channels\":{}", c.channels));
       for (const auto& p : g.p2ps)
         out += fmt::format("{{\"rank\":{},\"ev\":\"{}\",\"peer\":{},\"bytes\":{}}}\n", r.rank,

@@ -15,9 +15,9 @@ struct LaunchKind {
 
 struct State {
   PlanLifecycle life{false};
-  std::uint32_t next = 0;  // program counter: 2*i = prepare launch i, 2*i+1 = its kernel launch
-  std::vector<std::uint32_t> plan_of;     // launch -> plan id
-  std::vector<char> graph_destroyed;      // launch -> its graph is gone
+  std::uint32_t next = 0;              // program counter: 2*i = prepare launch i, 2*i+1 = its kernel launch
+  std::vector<std::uint32_t> plan_of;  // launch -> plan id
+  std::vector<char> graph_destroyed;   // launch -> its graph is gone
   std::vector<std::string> steps;
 };
 

@@ -22,8 +22,7 @@ const char* kOpLine =
     "node1:100:100 [0] NCCL INFO AllReduce: opCount 0 sendbuff 0x7f00 recvbuff 0x7f00 count 1024 datatype 7 op 0 "
     "root 0 comm 0x55aa [nranks=1] stream 0x55bb\n";
 
-TEST_CASE("a merged real-format COLL log imports ranks from its Init lines and groups by opCount",
-          "[plan][log]") {
+TEST_CASE("a merged real-format COLL log imports ranks from its Init lines and groups by opCount", "[plan][log]") {
   auto log = import_nccl_logs({LogFile{"two_rank_coll.log", shipped("scenarios/sched/two_rank_coll.log")}});
   REQUIRE(log.ok());
   const auto& in = log->input;

@@ -34,8 +34,7 @@ ReplayResult run(const SchedInput& in, std::string_view policy) {
   return std::move(r).value();
 }
 
-TEST_CASE("passsm: rank-local p2p loads make ranks pick different channels for one all-reduce",
-          "[plan][replay]") {
+TEST_CASE("passsm: rank-local p2p loads make ranks pick different channels for one all-reduce", "[plan][replay]") {
   const auto r = run(self_copy_then_allreduce(), "passsm");
   REQUIRE(r.agreement.first.has_value());
   const auto& d = *r.agreement.first;
@@ -85,8 +84,7 @@ TEST_CASE("a send with no matching receive is a hang on a rank that finished", "
   CHECK(r.execution.hang->edges.front().holder_finished);
 }
 
-TEST_CASE("p2p_first: the plan cut moves with p2p work and ranks disagree on a later collective",
-          "[plan][replay]") {
+TEST_CASE("p2p_first: the plan cut moves with p2p work and ranks disagree on a later collective", "[plan][replay]") {
   auto in = self_copy_then_allreduce();
   in.shape.work_fifo_depth = 4;  // two work items per plan
   CollTask ar;

@@ -1,0 +1,44 @@
+// railcheck replay-sched (cli/cmd_replay_sched.cpp): exit codes on the shipped inputs and on
+// bad input. Kept beside the plan tests: the subcommand is this area's front door.
+#include <catch2/catch.hpp>
+#include <fstream>
+
+#include "cli/commands.hpp"
+
+namespace railcheck::cli {
+namespace {
+
+std::string source(const std::string& rel) { return std::string(RAILCHECK_SOURCE_DIR) + "/" + rel; }
+
+std::string write(const std::string& name, const std::string& content) {
+  const std::string path = "/tmp/railcheck-replay-sched-test-" + name;
+  std::ofstream(path) << content;
+  return path;
+}
+
+int run(std::vector<std::string> inputs, std::vector<std::string> policies = {}) {
+  ReplaySchedOptions o;
+  o.inputs = std::move(inputs);
+  o.policies = std::move(policies);
+  return cmd_replay_sched(o);
+}
+
+TEST_CASE("replay-sched: the PassSm scenario exits 1, and 0 under nccl alone", "[cli][plan]") {
+  CHECK(run({source("scenarios/sched/passsm_divergence.toml")}) == kExitViolation);
+  CHECK(run({source("scenarios/sched/passsm_divergence.toml")}, {"nccl"}) == kExitOk);
+}
+
+TEST_CASE("replay-sched: the shipped trace and log replay clean under nccl", "[cli][plan]") {
+  CHECK(run({source("scenarios/sched/two_rank.jsonl")}, {"nccl"}) == kExitOk);
+  CHECK(run({source("scenarios/sched/two_rank_coll.log")}, {"nccl"}) == kExitOk);
+}
+
+TEST_CASE("replay-sched: bad input exits 2", "[cli][plan]") {
+  CHECK(run({write("bad.jsonl", "{\"rank\":0,\"ev\":\"coll\",\"op\":\"AllReduce\"}\n")}) == kExitBadInput);
+  CHECK(run({write("bad.log", "h:1:1 [0] NCCL INFO Gather: opCount 0 garbage\n")}) == kExitBadInput);
+  CHECK(run({write("bad.toml", "[comm]\nnranks = 0\n")}) == kExitBadInput);
+  CHECK(run({source("scenarios/sched/two_rank.jsonl")}, {"fifo"}) == kExitBadInput);
+}
+
+}  // namespace
+}  // namespace railcheck::cli
