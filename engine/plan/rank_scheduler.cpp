@@ -17,20 +17,20 @@ RankScheduler::RankScheduler(const CommShape& shape, const SchedulePolicy& polic
 }
 
 Result<RankScheduler::Queues> RankScheduler::enqueue(const TaskGroup& group) const {
-  Queues q;
-  q.sends.resize(shape_.nranks);
-  q.recvs.resize(shape_.nranks);
-  for (const auto& t : group.colls) {
-    q.colls.push_back(t);
-    q.coll_bytes_total += t.bytes();
-  }
   for (const auto& t : group.p2ps) {
     if (t.peer >= shape_.nranks)
       return Error{fmt::format("rank {}: {} peer {} is outside the communicator of {} ranks", rank_,
                                t.dir == P2pDir::Send ? "send to" : "recv from", t.peer, shape_.nranks),
                    "check the trace's peer numbers"};
-    (t.dir == P2pDir::Send ? q.sends : q.recvs)[t.peer].push_back(t);
-    ++q.p2p_left;
+  }
+  Queues q{{},
+           PeerQueues(shape_.nranks, group.p2ps, P2pDir::Send),
+           PeerQueues(shape_.nranks, group.p2ps, P2pDir::Recv),
+           group.p2ps.size(),
+           0};
+  for (const auto& t : group.colls) {
+    q.colls.push_back(t);
+    q.coll_bytes_total += t.bytes();
   }
   return q;
 }
@@ -52,18 +52,18 @@ std::vector<std::uint64_t> RankScheduler::pre_schedule_p2p(Queues& q, bool done_
   std::vector<std::uint64_t> loads(shape_.coll_channels, 0);
   for (std::uint32_t peer = 0; peer < shape_.nranks; ++peer) {
     for (auto dir : {P2pDir::Send, P2pDir::Recv}) {
-      auto& queue = (dir == P2pDir::Send ? q.sends : q.recvs)[peer];
+      auto& queues = dir == P2pDir::Send ? q.sends : q.recvs;
       const auto round = dir == P2pDir::Send ? p2p_round_of_send(rank_, peer, shape_.nranks)
                                              : p2p_round_of_recv(rank_, peer, shape_.nranks);
-      for (const auto& t : queue) {
+      for (const auto& t : queues.pending(peer)) {
         const auto parts = p2p_parts(shape_, t.bytes);
         for (std::uint32_t part = 0; part < parts; ++part) {
           const auto c = p2p_channel(shape_, round, part);
           if (!done_before_end && c < loads.size()) loads[c] += t.bytes / parts;
         }
       }
-      q.p2p_left -= queue.size();
-      queue.clear();
+      q.p2p_left -= queues.pending(peer).size();
+      queues.clear(peer);
     }
   }
   return loads;
@@ -99,23 +99,25 @@ void RankScheduler::drain_p2p(Queues& q, KernelPlan& plan, WorkBudget& budget) c
   const auto n = shape_.nranks;
   while (q.p2p_left != 0) {
     for (std::uint32_t round = 0; round < n; ++round) {
-      auto& sends = q.sends[(rank_ + round) % n];
-      auto& recvs = q.recvs[(rank_ + n - round) % n];
-      if (sends.empty() && recvs.empty()) continue;
-      const auto send_parts = sends.empty() ? 0 : p2p_parts(shape_, sends.front().bytes);
-      const auto recv_parts = recvs.empty() ? 0 : p2p_parts(shape_, recvs.front().bytes);
+      const std::uint32_t to = (rank_ + round) % n;
+      const std::uint32_t from = (rank_ + n - round) % n;
+      const bool has_send = !q.sends.empty(to);
+      const bool has_recv = !q.recvs.empty(from);
+      if (!has_send && !has_recv) continue;
+      const auto send_parts = has_send ? p2p_parts(shape_, q.sends.front(to).bytes) : 0;
+      const auto recv_parts = has_recv ? p2p_parts(shape_, q.recvs.front(from).bytes) : 0;
       const auto parts = std::max(send_parts, recv_parts);
       if (!budget.fits(parts)) return;
       for (std::uint32_t part = 0; part < parts; ++part) {
         WorkItem item{WorkItem::Kind::P2p, 0, 0, {}, {}};
-        if (part < send_parts) item.send = P2pHalf{true, sends.front().peer, sends.front().bytes / send_parts, part};
-        if (part < recv_parts) item.recv = P2pHalf{true, recvs.front().peer, recvs.front().bytes / recv_parts, part};
+        if (part < send_parts) item.send = P2pHalf{true, to, q.sends.front(to).bytes / send_parts, part};
+        if (part < recv_parts) item.recv = P2pHalf{true, from, q.recvs.front(from).bytes / recv_parts, part};
         plan.channels[p2p_channel(shape_, round, part)].work.push_back(item);
       }
       budget.spend(parts);
       plan.work_items += parts;
-      if (send_parts != 0) sends.pop_front();
-      if (recv_parts != 0) recvs.pop_front();
+      if (has_send) q.sends.pop(to);
+      if (has_recv) q.recvs.pop(from);
       q.p2p_left -= (send_parts != 0) + (recv_parts != 0);
     }
   }

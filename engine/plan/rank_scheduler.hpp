@@ -10,6 +10,7 @@
 #include "engine/core/result.hpp"
 #include "engine/plan/comm_shape.hpp"
 #include "engine/plan/kernel_plan.hpp"
+#include "engine/plan/peer_queues.hpp"
 #include "engine/plan/schedule_policy.hpp"
 #include "engine/plan/task.hpp"
 #include "engine/plan/work_budget.hpp"
@@ -30,8 +31,8 @@ class RankScheduler {
  private:
   struct Queues {
     std::deque<CollTask> colls;
-    std::vector<std::deque<P2pTask>> sends;  // by peer
-    std::vector<std::deque<P2pTask>> recvs;  // by peer
+    PeerQueues sends;
+    PeerQueues recvs;
     std::uint64_t p2p_left = 0;
     std::uint64_t coll_bytes_total = 0;
   };
