@@ -2,28 +2,20 @@
 // importer (engine/plan/nccl_log_import.hpp): real-format lines parse, bad lines are rejected
 // with their line number, unknown operations are reported.
 #include <catch2/catch.hpp>
-#include <fstream>
-#include <sstream>
 
 #include "engine/plan/nccl_log_import.hpp"
 #include "engine/plan/sched_trace.hpp"
+#include "tests/engine/plan/shipped_file.hpp"
 
 namespace railcheck::plan {
 namespace {
-
-std::string shipped(const std::string& rel) {
-  std::ifstream f(std::string(RAILCHECK_SOURCE_DIR) + "/" + rel);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
 
 const char* kOpLine =
     "node1:100:100 [0] NCCL INFO AllReduce: opCount 0 sendbuff 0x7f00 recvbuff 0x7f00 count 1024 datatype 7 op 0 "
     "root 0 comm 0x55aa [nranks=1] stream 0x55bb\n";
 
 TEST_CASE("a merged real-format COLL log imports ranks from its Init lines and groups by opCount", "[plan][log]") {
-  auto log = import_nccl_logs({LogFile{"two_rank_coll.log", shipped("scenarios/sched/two_rank_coll.log")}});
+  auto log = import_nccl_logs({LogFile{"two_rank_coll.log", shipped_file("scenarios/sched/two_rank_coll.log")}});
   REQUIRE(log.ok());
   const auto& in = log->input;
   CHECK(in.shape.nranks == 2);
@@ -76,7 +68,7 @@ TEST_CASE("an unknown datatype code is rejected", "[plan][log]") {
 }
 
 TEST_CASE("the shipped trace parses into groups; ops outside a group are groups of their own", "[plan][trace]") {
-  auto in = parse_sched_trace(shipped("scenarios/sched/two_rank.jsonl"), "two_rank.jsonl");
+  auto in = parse_sched_trace(shipped_file("scenarios/sched/two_rank.jsonl"), "two_rank.jsonl");
   REQUIRE(in.ok());
   CHECK(in->shape.nranks == 2);
   CHECK(in->shape.coll_channels == 2);

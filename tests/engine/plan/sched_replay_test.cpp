@@ -3,10 +3,9 @@
 #include "engine/plan/sched_replay.hpp"
 
 #include <catch2/catch.hpp>
-#include <fstream>
-#include <sstream>
 
 #include "engine/plan/sched_scenario.hpp"
+#include "tests/engine/plan/shipped_file.hpp"
 
 namespace railcheck::plan {
 namespace {
@@ -97,15 +96,8 @@ TEST_CASE("p2p_first: the plan cut moves with p2p work and ranks disagree on a l
   CHECK(r.schedules[0].colls[1].plan != r.schedules[1].colls[1].plan);
 }
 
-std::string shipped(const std::string& rel) {
-  std::ifstream f(std::string(RAILCHECK_SOURCE_DIR) + "/" + rel);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
 TEST_CASE("the shipped PassSm scenario hangs under passsm and runs clean under nccl", "[plan][scenario]") {
-  auto sc = load_sched_scenario(shipped("scenarios/sched/passsm_divergence.toml"), "passsm_divergence.toml");
+  auto sc = load_sched_scenario(shipped_file("scenarios/sched/passsm_divergence.toml"), "passsm_divergence.toml");
   REQUIRE(sc.ok());
   CHECK(sc->input.shape.nranks == 8);
   CHECK(sc->policies == std::vector<std::string>{"passsm", "nccl"});
@@ -123,6 +115,13 @@ TEST_CASE("a scenario with an unknown key fails with file and line", "[plan][sce
   auto sc = load_sched_scenario("[comm]\nnranks = 4\nchanels = 2\n", "bad.toml");
   REQUIRE_FALSE(sc.ok());
   CHECK_THAT(sc.error().what, Catch::StartsWith("bad.toml:3"));
+}
+
+TEST_CASE("a scenario value out of range points at the scheduling docs", "[plan][scenario]") {
+  auto sc = load_sched_scenario("[comm]\nnranks = 0\n", "bad.toml");
+  REQUIRE_FALSE(sc.ok());
+  CHECK_THAT(sc.error().what, Catch::StartsWith("bad.toml:2"));
+  CHECK_THAT(sc.error().hint, Catch::Contains("docs/plan.md"));
 }
 
 }  // namespace
