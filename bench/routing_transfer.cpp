@@ -11,6 +11,7 @@
 
 #include "backends/sim/routing/route_spec.hpp"
 #include "bench/routing_machine.hpp"
+#include "engine/routing/weight_transfer_plan.hpp"
 
 using namespace railcheck;
 using namespace railcheck::sim;
@@ -18,12 +19,10 @@ using namespace railcheck::sim;
 namespace {
 
 void run(const WeightsSpec& s, const PipelineParams& p, const char* label) {
-  const auto t = routing::trainer_metadata(s.model, s.trainer).value();
-  const auto r = routing::rollout_metadata(s.model, s.rollout).value();
-  const auto m = routing::match_weights(t, r, routing::model_rules(s.model)).value();
-  const auto table = routing::build_routing_table(t, r, m);
+  const auto plan = routing::plan_weight_transfer(s.model, s.trainer, s.rollout).value();
+  const auto& table = plan.table;
   const auto t0 = std::chrono::steady_clock::now();
-  const auto res = simulate_weight_transfer({t, r, m, table}, s.fabric, p);
+  const auto res = simulate_weight_transfer({plan.trainer, plan.rollout, plan.mappings, table}, s.fabric, p);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf("%-22s %-26s %8.1f %8.3f %8.3f %6.2f %8.3f %8.3f %8.3f %8llu %8.1f\n", s.name.c_str(), label,
               static_cast<double>(table.total_bytes) / 1e9, res.total_s, res.ideal_s, res.total_s / res.ideal_s,

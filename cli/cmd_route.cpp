@@ -13,6 +13,7 @@
 #include "backends/sim/routing/route_spec.hpp"
 #include "cli/commands.hpp"
 #include "engine/routing/moe_tables.hpp"
+#include "engine/routing/weight_transfer_plan.hpp"
 
 namespace railcheck::cli {
 namespace {
@@ -66,7 +67,10 @@ void print_trainer_table(const routing::RolloutMetadata& r, const std::vector<ro
     for (const routing::TransferTask& task : table.groups[g].per_trainer[rank]) {
       const routing::WeightMapping& m = mappings[task.mapping];
       std::string writes;
-      for (const auto& w : task.writes) writes += fmt::format(" r{}:{:.1f}MB", w.rollout_gpu, w.bytes / 1e6);
+      for (const auto& w : task.writes)
+        writes += fmt::format(
+            " r{}:{}", w.rollout_gpu,
+            w.bytes >= 1000000 ? fmt::format("{:.1f}MB", w.bytes / 1e6) : fmt::format("{:.1f}KB", w.bytes / 1e3));
       fmt::print("    gather {:<60} {}{}{}\n", r.params[m.weight].name, m.parts.size() > 1 ? "fuse " : "",
                  m.quantize ? "quantize " : "", writes.empty() ? " (gather only)" : "->" + writes);
     }
@@ -80,42 +84,40 @@ int cmd_route_weights(const RouteOptions& o) {
   auto spec = sim::load_weights_spec(o.spec);
   if (!spec) return bad_input(o.spec, spec.error());
   const sim::WeightsSpec& s = spec.value();
-  auto trainer = routing::trainer_metadata(s.model, s.trainer);
-  if (!trainer) return bad_input(o.spec, trainer.error());
-  auto rollout = routing::rollout_metadata(s.model, s.rollout);
-  if (!rollout) return bad_input(o.spec, rollout.error());
-  if (o.trainer_rank && *o.trainer_rank >= trainer->ranks)
-    return bad_input(
-        o.spec, Error{fmt::format("--trainer {} but there are {} trainer ranks", *o.trainer_rank, trainer->ranks), ""});
-
   const auto t0 = std::chrono::steady_clock::now();
-  auto mappings = routing::match_weights(trainer.value(), rollout.value(), routing::model_rules(s.model));
-  if (!mappings) return bad_input(o.spec, mappings.error());
-  const auto table = routing::build_routing_table(trainer.value(), rollout.value(), mappings.value());
+  auto planned = routing::plan_weight_transfer(s.model, s.trainer, s.rollout);
+  if (!planned) return bad_input(o.spec, planned.error());
   const double build_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const routing::WeightTransferPlan& plan = planned.value();
+  const routing::WeightRoutingTable& table = plan.table;
+  if (o.trainer_rank && *o.trainer_rank >= plan.trainer.ranks)
+    return bad_input(
+        o.spec,
+        Error{fmt::format("--trainer {} but there are {} trainer ranks", *o.trainer_rank, plan.trainer.ranks), ""});
 
   std::size_t quantized = 0, fused = 0;
-  for (const auto& m : mappings.value()) {
+  for (const auto& m : plan.mappings) {
     quantized += m.quantize ? 1 : 0;
     fused += m.parts.size() > 1 ? 1 : 0;
   }
   const Spread sent = spread(table.sent_bytes), received = spread(table.received_bytes);
-  fmt::print("route weights: {} ({}: {} trainer GPUs {} -> {} rollout GPUs {})\n", s.name, s.model.name, trainer->ranks,
-             routing::to_string(s.trainer.dtype), rollout->gpus.size(), routing::to_string(s.rollout.dtype));
+  fmt::print("route weights: {} ({}: {} trainer GPUs {} -> {} rollout GPUs {})\n", s.name, s.model.name,
+             plan.trainer.ranks, routing::to_string(s.trainer.dtype), plan.rollout.gpus.size(),
+             routing::to_string(s.rollout.dtype));
   fmt::print("  parameters      {} trainer tensors -> {} rollout weights ({} fused, {} quantized)\n",
-             trainer->params.size(), mappings->size(), fused, quantized);
+             plan.trainer.params.size(), plan.mappings.size(), fused, quantized);
   std::string groups;
   for (const auto& g : table.groups) groups += fmt::format("{}{}", groups.empty() ? "" : " + ", g.meshes.size());
   fmt::print("  mesh groups     {} ({} meshes), a barrier after each\n", table.groups.size(), groups);
-  fmt::print("  table           {} writes, {:.1f} GB, built in {:.3f} s\n", table.writes, table.total_bytes / kGB,
-             build_s);
+  fmt::print("  table           {} writes, {:.1f} GB, planned in {:.3f} s (metadata, matching, table)\n", table.writes,
+             table.total_bytes / kGB, build_s);
   fmt::print("  sent/trainer    min/mean/max {}\n", gb(sent));
   fmt::print("  recv/rollout    min/mean/max {}\n", gb(received));
 
   json j{{"name", s.name},
          {"model", s.model.name},
-         {"trainer_gpus", trainer->ranks},
-         {"rollout_gpus", rollout->gpus.size()},
+         {"trainer_gpus", plan.trainer.ranks},
+         {"rollout_gpus", plan.rollout.gpus.size()},
          {"total_bytes", table.total_bytes},
          {"writes", table.writes},
          {"mesh_groups", table.groups.size()},
@@ -123,8 +125,8 @@ int cmd_route_weights(const RouteOptions& o) {
          {"sent_bytes", table.sent_bytes},
          {"received_bytes", table.received_bytes}};
   if (!o.table_only) {
-    const auto r = sim::simulate_weight_transfer({trainer.value(), rollout.value(), mappings.value(), table}, s.fabric,
-                                                 s.pipeline);
+    const auto r =
+        sim::simulate_weight_transfer({plan.trainer, plan.rollout, plan.mappings, table}, s.fabric, s.pipeline);
     fmt::print("  fabric          {} x {} per GPU = {:.0f} Gb/s; batch {} B; tmp cap {} B\n", s.nics_per_gpu, s.nic,
                s.fabric.nic_gbps_per_gpu, s.pipeline.batch_bytes, s.pipeline.max_tmp_bytes);
     fmt::print("  simulated       {:.3f} s ({} tasks, {} writes); mesh groups end at", r.total_s, r.tasks, r.writes);
@@ -147,7 +149,7 @@ int cmd_route_weights(const RouteOptions& o) {
                           {"gpu_ops", r.mean_stage.gpu_ops},
                           {"barrier", r.mean_stage.barrier}};
   }
-  if (o.trainer_rank) print_trainer_table(rollout.value(), mappings.value(), table, *o.trainer_rank);
+  if (o.trainer_rank) print_trainer_table(plan.rollout, plan.mappings, table, *o.trainer_rank);
   return write_json(o.json_path, j);
 }
 

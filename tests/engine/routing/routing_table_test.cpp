@@ -6,7 +6,7 @@
 #include "engine/core/rng.hpp"
 #include "engine/routing/mesh_groups.hpp"
 #include "engine/routing/model_layout.hpp"
-#include "engine/routing/weight_routing_table.hpp"
+#include "engine/routing/weight_transfer_plan.hpp"
 
 using namespace railcheck;
 using namespace railcheck::routing;
@@ -111,25 +111,23 @@ TEST_CASE("mesh groups of random meshes are disjoint and cover every mesh", "[ro
 
 TEST_CASE("a real model's table: same gather order per mesh, sources own what they send, bytes add up",
           "[routing][table]") {
-  const ModelConfig c = *find_model_config("deepseek-v3");
-  auto t = trainer_metadata(c, {.pp = 2, .fsdp = 2, .ep = 8});
-  auto r = rollout_metadata(c, {.replicas = 2, .gpus_per_replica = 8, .dtype = DType::FP8});
-  REQUIRE(t.ok());
-  REQUIRE(r.ok());
-  auto m = match_weights(t.value(), r.value(), model_rules(c));
-  REQUIRE(m.ok());
-  const auto table = build_routing_table(t.value(), r.value(), m.value());
+  auto plan = plan_weight_transfer(*find_model_config("deepseek-v3"), {.pp = 2, .fsdp = 2, .ep = 8},
+                                   {.replicas = 2, .gpus_per_replica = 8, .dtype = DType::FP8});
+  REQUIRE(plan.ok());
+  const TrainerMetadata& t = plan->trainer;
+  const RolloutMetadata& r = plan->rollout;
+  const WeightRoutingTable& table = plan->table;
 
   std::uint64_t held = 0;
-  for (const auto& gpu : r->gpus)
-    for (const auto& h : gpu) held += h.elements * bytes_per_element(r->params[h.param].dtype);
+  for (const auto& gpu : r.gpus)
+    for (const auto& h : gpu) held += h.elements * bytes_per_element(r.params[h.param].dtype);
   CHECK(table.total_bytes == held);
   CHECK(std::accumulate(table.sent_bytes.begin(), table.sent_bytes.end(), std::uint64_t{0}) == held);
   CHECK(std::accumulate(table.received_bytes.begin(), table.received_bytes.end(), std::uint64_t{0}) == held);
 
   for (const auto& g : table.groups) {
     for (std::uint32_t mesh : g.meshes) {
-      const auto& ranks = t->meshes[mesh].ranks;
+      const auto& ranks = t.meshes[mesh].ranks;
       std::vector<std::uint32_t> order0;
       for (const auto& task : g.per_trainer[ranks[0]]) order0.push_back(task.mapping);
       for (std::uint32_t member : ranks) {
@@ -137,7 +135,7 @@ TEST_CASE("a real model's table: same gather order per mesh, sources own what th
         for (const auto& task : g.per_trainer[member]) {
           order.push_back(task.mapping);
           // The sender holds the gathered tensor: it is a member of the parameter's mesh.
-          if (!task.writes.empty()) CHECK(m->at(task.mapping).mesh == mesh);
+          if (!task.writes.empty()) CHECK(plan->mappings.at(task.mapping).mesh == mesh);
         }
         CHECK(order == order0);
       }

@@ -2,7 +2,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "engine/routing/model_layout.hpp"
+#include "engine/routing/weight_transfer_plan.hpp"
 
 using namespace railcheck;
 using namespace railcheck::routing;
@@ -79,17 +79,13 @@ TEST_CASE("the temporary-memory cap bounds what a trainer holds and slows it dow
 }
 
 TEST_CASE("a DeepSeek-V3 table runs to the end, never beating the busiest NIC", "[sim][routing]") {
-  const ModelConfig c = *find_model_config("deepseek-v3");
-  auto t = trainer_metadata(c, {.pp = 2, .fsdp = 2, .ep = 8});
-  auto r = rollout_metadata(c, {.replicas = 1, .gpus_per_replica = 16, .dtype = DType::FP8});
-  REQUIRE(t.ok());
-  REQUIRE(r.ok());
-  auto m = match_weights(t.value(), r.value(), model_rules(c));
-  REQUIRE(m.ok());
-  const auto table = build_routing_table(t.value(), r.value(), m.value());
+  auto plan = plan_weight_transfer(*find_model_config("deepseek-v3"), {.pp = 2, .fsdp = 2, .ep = 8},
+                                   {.replicas = 1, .gpus_per_replica = 16, .dtype = DType::FP8});
+  REQUIRE(plan.ok());
   PipelineParams p;
   p.batch_bytes = 256ull << 20;
-  const auto res = simulate_weight_transfer({t.value(), r.value(), m.value(), table}, FabricParams{}, p);
+  const auto res =
+      simulate_weight_transfer({plan->trainer, plan->rollout, plan->mappings, plan->table}, FabricParams{}, p);
   REQUIRE(res.group_end_s.size() == 2);
   CHECK(res.total_s >= res.nic_bound_s);
   CHECK(res.nic_bound_s >= res.ideal_s);
