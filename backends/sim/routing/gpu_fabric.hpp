@@ -27,8 +27,9 @@ struct FabricParams {
   std::uint32_t gpus_per_node = 8;
 };
 
-// A fresh s4u::Engine. SimGrid's configuration is process-global and read when the first engine
-// starts, so it is set once, on the first engine's command line (as sim_run.cpp does).
+// A fresh s4u::Engine configured for an RDMA fabric (CM02, no cross traffic, small actor
+// stacks). SimGrid's configuration is process-global, so only an engine that finds it unset
+// sets it; sim_run.cpp sets the same values when it runs first.
 std::unique_ptr<simgrid::s4u::Engine> make_routing_engine();
 
 class GpuFabric {
