@@ -178,6 +178,14 @@ class Importer {
     auto streams = builder.finish(nranks);
     if (!streams) return streams.error();
     out.input.ranks = std::move(streams).value();
+    // A rank without lines replays as one that launched nothing, so the others wait on it;
+    // say so, since a missing log file is the likelier cause than a rank that did nothing.
+    std::vector<std::uint32_t> silent;
+    for (const auto& r : out.input.ranks)
+      if (r.groups.empty()) silent.push_back(r.rank);
+    if (!silent.empty())
+      out.notes.push_back(fmt::format("{} of {} ranks have no COLL lines (first: rank {}); is a log missing?",
+                                      silent.size(), nranks, silent.front()));
     return out;
   }
 

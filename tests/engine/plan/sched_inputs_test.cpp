@@ -43,6 +43,15 @@ TEST_CASE("per-rank logs without Init lines take the rank from the file's positi
   CHECK(log->input.ranks[1].groups.size() == 1);
 }
 
+TEST_CASE("ranks with no lines in the log are named in a note", "[plan][log]") {
+  std::string text = kOpLine;
+  text.replace(text.find("nranks=1"), 8, "nranks=4");
+  auto log = import_nccl_logs({LogFile{"r0.log", text}});
+  REQUIRE(log.ok());
+  REQUIRE(log->notes.size() == 2);  // numbered by appearance, and three silent ranks
+  CHECK_THAT(log->notes[1], Catch::Contains("3 of 4 ranks") && Catch::Contains("rank 1"));
+}
+
 TEST_CASE("a COLL line with a missing field is rejected with its file and line", "[plan][log]") {
   std::string text = std::string("node1:100:100 [0] NCCL INFO Using network IB\n") + kOpLine +
                      "node1:100:100 [0] NCCL INFO AllReduce: opCount 1 sendbuff 0x1 recvbuff 0x1 count 1024 op 0\n";
