@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "engine/plan/channel_count.hpp"
 #include "engine/plan/p2p_channels.hpp"
 
 namespace railcheck::plan {
@@ -126,6 +127,23 @@ TEST_CASE("an unknown policy names the known ones", "[plan][policy]") {
   auto p = policy_by_name("fifo");
   REQUIRE_FALSE(p.ok());
   CHECK_THAT(p.error().hint, Catch::Contains("nccl") && Catch::Contains("passsm"));
+}
+
+TEST_CASE("without a channel count, a collective gets divUp(bytes, bytePerChannel) channels", "[plan][channels]") {
+  const CommShape s{.nranks = 8, .coll_channels = 4};
+  // 2 MiB * min(16, 8) = 16 MiB halves while 4 MiB of collectives would not fill 4 channels:
+  // 16 -> 8 -> 4 -> 2 -> 1 MiB (4 MiB < 4 * 1 MiB is false).
+  const auto per = bytes_per_channel(s, 4 << 20);
+  CHECK(per == (1 << 20));
+  CollTask big;
+  big.count = 1 << 20;  // float32: 4 MiB
+  CHECK(coll_channel_count(s, big, per) == 4);
+  CollTask small;
+  small.count = 1 << 16;  // 256 KiB
+  CHECK(coll_channel_count(s, small, per) == 1);
+  small.channels = 3;  // the trace's own count wins, capped at nChannels
+  CHECK(coll_channel_count(s, small, per) == 3);
+  CHECK(bytes_per_channel(s, 0) == kMinChannelSize);  // halving stops at NCCL_MIN_CHANNEL_SIZE
 }
 
 }  // namespace
