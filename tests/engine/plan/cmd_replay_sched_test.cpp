@@ -28,6 +28,11 @@ TEST_CASE("replay-sched: the PassSm scenario exits 1, and 0 under nccl alone", "
   CHECK(run({source("scenarios/sched/passsm_divergence.toml")}, {"nccl"}) == kExitOk);
 }
 
+TEST_CASE("replay-sched: the minimal PassSm trace exits 1 under passsm and 0 under nccl", "[cli][plan]") {
+  CHECK(run({source("scenarios/sched/passsm_minimal.jsonl")}, {"passsm"}) == kExitViolation);
+  CHECK(run({source("scenarios/sched/passsm_minimal.jsonl")}, {"nccl"}) == kExitOk);
+}
+
 TEST_CASE("replay-sched: the shipped trace and log replay clean under nccl", "[cli][plan]") {
   CHECK(run({source("scenarios/sched/two_rank.jsonl")}, {"nccl"}) == kExitOk);
   CHECK(run({source("scenarios/sched/two_rank_coll.log")}, {"nccl"}) == kExitOk);
