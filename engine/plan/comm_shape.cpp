@@ -8,7 +8,8 @@
 namespace railcheck::plan {
 
 Result<CommShape> validated(CommShape s) {
-  if (s.nranks < 1) return Error{"nranks must be at least 1", ""};
+  if (s.nranks < 1 || s.nranks > kMaxRanks)
+    return Error{fmt::format("nranks = {} is outside [1, {}]", s.nranks, kMaxRanks), ""};
   if (s.coll_channels < 1 || s.coll_channels > kMaxChannels)
     return Error{fmt::format("coll_channels = {} is outside [1, {}]", s.coll_channels, kMaxChannels), ""};
   if (s.p2p_channels < 1 || s.p2p_channels > kMaxChannels || !std::has_single_bit(s.p2p_channels))

@@ -10,6 +10,7 @@
 namespace railcheck::plan {
 
 constexpr std::uint32_t kMaxChannels = 32;  // MAXCHANNELS in 2.18-era src/include/device.h
+constexpr std::uint32_t kMaxRanks = 65536;  // a replay bound, not NCCL's
 
 struct CommShape {
   std::uint32_t nranks = 8;

@@ -13,6 +13,8 @@ namespace {
 
 using nlohmann::json;
 
+constexpr std::uint64_t kMaxCount = 1ULL << 48;  // keeps count * sizeof(datatype) far from overflow
+
 class LineReader {
  public:
   LineReader(const json& j, std::string where) : j_(j), where_(std::move(where)) {}
@@ -64,7 +66,10 @@ std::optional<CommShape> read_comm(LineReader& in) {
                  "p2p_chunk_bytes", "persistent"});
   CommShape s;
   auto u32 = [&](std::string_view key, std::uint32_t& field) {
-    if (auto v = in.whole(key, false)) field = static_cast<std::uint32_t>(*v);
+    if (auto v = in.whole(key, false)) {
+      if (*v > UINT32_MAX) in.fail(fmt::format("'{}' = {} does not fit 32 bits", key, *v));
+      field = static_cast<std::uint32_t>(*v);
+    }
   };
   u32("nranks", s.nranks);
   u32("coll_channels", s.coll_channels);
@@ -96,6 +101,10 @@ std::optional<CollTask> read_coll(LineReader& in, std::uint32_t line) {
   auto parsed_type = datatype_from_name(*dtype);
   if (!parsed_type) in.fail(fmt::format("unknown dtype '{}'", *dtype));
   if (in.error()) return std::nullopt;
+  if (*count > kMaxCount) {
+    in.fail(fmt::format("'count' = {} is beyond what the model takes ({})", *count, kMaxCount));
+    return std::nullopt;
+  }
   t.op = *parsed_op;
   t.count = *count;
   t.dtype = *parsed_type;
@@ -122,6 +131,9 @@ std::optional<P2pTask> read_p2p(LineReader& in, P2pDir dir, std::uint32_t line) 
   in.allow_only({"rank", "ev", "peer", "bytes"});
   auto peer = in.whole("peer", true);
   auto bytes = in.whole("bytes", true);
+  if (in.error()) return std::nullopt;
+  if (*peer >= kMaxRanks) in.fail(fmt::format("'peer' = {} is beyond {} ranks", *peer, kMaxRanks));
+  if (*bytes > kMaxCount) in.fail(fmt::format("'bytes' = {} is beyond what the model takes ({})", *bytes, kMaxCount));
   if (in.error()) return std::nullopt;
   return P2pTask{dir, static_cast<std::uint32_t>(*peer), *bytes, line};
 }
@@ -178,6 +190,7 @@ Result<SchedInput> parse_sched_trace(std::string_view text, const std::string& f
     }
     auto rank = in.whole("rank", true);
     if (in.error()) return *in.error();
+    if (*rank >= kMaxRanks) return Error{fmt::format("{}: rank {} is beyond {} ranks", where, *rank, kMaxRanks), ""};
     if (shape && *rank >= shape->nranks)
       return Error{fmt::format("{}: rank {} is outside the communicator of {} ranks", where, *rank, shape->nranks), ""};
     if (!read_event(in, *ev, static_cast<std::uint32_t>(*rank), line_no, builder)) return *in.error();
@@ -187,6 +200,13 @@ Result<SchedInput> parse_sched_trace(std::string_view text, const std::string& f
   auto ranks = builder.finish(out.shape.nranks);
   if (!ranks) return Error{file + ": " + ranks.error().what, ranks.error().hint};
   out.ranks = std::move(ranks).value();
+  for (const auto& r : out.ranks)
+    for (const auto& g : r.groups)
+      for (const auto& p : g.p2ps)
+        if (p.peer >= out.shape.nranks)
+          return Error{fmt::format("{}:{}: peer {} is outside the communicator of {} ranks", file, p.source_line,
+                                   p.peer, out.shape.nranks),
+                       "add a \"comm\" line with the right nranks, or fix the peer"};
   return out;
 }
 

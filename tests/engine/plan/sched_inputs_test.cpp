@@ -109,6 +109,19 @@ TEST_CASE("trace errors name the line", "[plan][trace]") {
     REQUIRE_FALSE(in.ok());
     CHECK_THAT(in.error().what, Catch::Contains("t.jsonl:1") && Catch::Contains("without a group start"));
   }
+  SECTION("peer outside the communicator") {
+    auto in = parse_sched_trace(
+        "{\"rank\":0,\"ev\":\"send\",\"peer\":0,\"bytes\":4}\n"
+        "{\"rank\":1,\"ev\":\"send\",\"peer\":7,\"bytes\":4}\n",
+        "t.jsonl");
+    REQUIRE_FALSE(in.ok());
+    CHECK_THAT(in.error().what, Catch::StartsWith("t.jsonl:2: peer 7 is outside the communicator of 2 ranks"));
+  }
+  SECTION("nranks beyond 32 bits") {
+    auto in = parse_sched_trace("{\"ev\":\"comm\",\"nranks\":4294967297}\n", "t.jsonl");
+    REQUIRE_FALSE(in.ok());
+    CHECK_THAT(in.error().what, Catch::StartsWith("t.jsonl:1:") && Catch::Contains("32 bits"));
+  }
   SECTION("unclosed group") {
     auto in = parse_sched_trace("{\"rank\":0,\"ev\":\"group_start\"}\n", "t.jsonl");
     REQUIRE_FALSE(in.ok());
