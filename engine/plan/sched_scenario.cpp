@@ -101,6 +101,12 @@ Result<SchedScenario> load_sched_scenario(std::string_view toml_text, const std:
   auto weights = a2a.whole_array("weights", {0, 1 << 20});
   if (weights.empty()) weights.push_back(1);
   const auto colls = read_colls(workload);
+  // An all-to-all makes 2 * nranks^2 tasks per step; past this a replay would exhaust memory.
+  constexpr std::uint64_t kMaxTasks = 1ULL << 25;
+  const std::uint64_t tasks = (a2a.present() ? 2ULL * shape.nranks * shape.nranks : 0) * steps;
+  if (tasks > kMaxTasks)
+    workload.fail_here(fmt::format("at most {} p2p tasks in all", kMaxTasks),
+                       fmt::format("{} (2 * nranks^2 * steps)", tasks), "lower nranks or steps");
   if (reader.failed()) return in_our_docs(*reader.error());
 
   sc.input.source = "scenario";

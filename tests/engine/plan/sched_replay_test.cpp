@@ -117,6 +117,13 @@ TEST_CASE("a scenario with an unknown key fails with file and line", "[plan][sce
   CHECK_THAT(sc.error().what, Catch::StartsWith("bad.toml:3"));
 }
 
+TEST_CASE("a scenario too large to replay is refused up front", "[plan][scenario]") {
+  auto sc = load_sched_scenario("[comm]\nnranks = 65536\n[workload]\nsteps = 2\n[workload.all_to_all]\nbytes = 4\n",
+                                "huge.toml");
+  REQUIRE_FALSE(sc.ok());
+  CHECK_THAT(sc.error().what, Catch::StartsWith("huge.toml:3") && Catch::Contains("p2p tasks"));
+}
+
 TEST_CASE("a scenario value out of range points at the scheduling docs", "[plan][scenario]") {
   auto sc = load_sched_scenario("[comm]\nnranks = 0\n", "bad.toml");
   REQUIRE_FALSE(sc.ok());
