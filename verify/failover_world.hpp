@@ -147,6 +147,7 @@ class FailoverWorld {
   bool network_pending() const;  // something other than a timer or a fault can happen
   bool handshake_done() const;
   bool data_deliverable(const ConnWorld& w, std::uint32_t p, std::size_t index) const;
+  std::vector<Choice> reduce(std::vector<Choice> all) const;
 
   void feed(std::uint8_t conn, End end, const Event& ev);
   void execute(std::uint8_t conn, End end, Actions& acts);

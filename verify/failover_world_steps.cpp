@@ -91,7 +91,7 @@ std::vector<Choice> FailoverWorld::choices() const {
   network = !out.empty();
   if (const auto t = earliest_timer(); t && t->deadline <= model_.horizon && (!network || races_ < model_.timer_races))
     out.push_back({Kind::Timer});
-  if (!model_.faults_during_handshake && !handshake_done()) return out;
+  if (!model_.faults_during_handshake && !handshake_done()) return reduce(std::move(out));
   for (std::uint32_t p = 0; p < model_.paths; ++p) {
     const auto path = static_cast<std::uint8_t>(p);
     if (kills_ < model_.link_failures && rail_up_[p]) out.push_back({Kind::KillLink, 0, path});
@@ -109,7 +109,27 @@ std::vector<Choice> FailoverWorld::choices() const {
       }
     }
   }
-  return out;
+  return reduce(std::move(out));
+}
+
+// Partial-order reduction (an ample set): steps local to one connection (deliveries, polls,
+// user calls) touch only that connection's state and read the rails without changing them, so
+// local steps of different connections commute. When no global step (timer, rail death or
+// repair, loss) is possible, every interleaving of the connections' local steps leads to the
+// same outcomes as running the first connection's local steps first; exploring only those
+// keeps every per-connection behaviour (all invariants are per connection) and turns the
+// product of the connections' tails into their sum. With a global step enabled nothing is
+// pruned: a rail death does not commute with a delivery on that rail.
+std::vector<Choice> FailoverWorld::reduce(std::vector<Choice> all) const {
+  if (conns_.size() < 2) return all;
+  for (const auto& c : all)
+    if (c.kind == Kind::Timer || c.kind == Kind::KillLink || c.kind == Kind::RepairLink ||
+        c.kind == Kind::LoseData || c.kind == Kind::LoseAck || c.kind == Kind::LoseControl)
+      return all;
+  if (all.empty()) return all;
+  const std::uint8_t first = all.front().conn;
+  std::erase_if(all, [&](const Choice& c) { return c.conn != first; });
+  return all;
 }
 
 void FailoverWorld::apply(const Choice& c) {
