@@ -42,6 +42,7 @@ std::unique_ptr<sg4::Engine> make_routing_engine() {
   int argc = 1;
 #endif
   auto engine = std::make_unique<sg4::Engine>(&argc, argv);
+  xbt_log_control_set("root.thresh:critical");
   // SimGrid's configuration is process-global and models cannot change once an engine has run,
   // so only the first engine of the process sets it; a default network model means nobody has
   // (sim_run.cpp sets the same values when it comes first).
@@ -53,7 +54,6 @@ std::unique_ptr<sg4::Engine> make_routing_engine() {
     sg4::Engine::set_config("contexts/guard-size", 0);
     sg4::Engine::set_config("contexts/stack-size", kActorStackKiB);
   }
-  xbt_log_control_set("root.thresh:critical");
   return engine;
 }
 
