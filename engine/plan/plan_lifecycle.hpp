@@ -56,7 +56,6 @@ class PlanLifecycle {
 
   PlanState state(std::uint32_t plan) const { return plans_[plan].state; }
   bool host_callback_pending(std::uint32_t plan) const { return plans_[plan].host_callback_pending; }
-  bool persistent(std::uint32_t plan) const { return plans_[plan].spec.persistent; }
   std::size_t plan_count() const { return plans_.size(); }
   std::int64_t persistent_refs() const { return persistent_refs_; }
   std::size_t queued() const { return callback_queue_.size(); }

@@ -25,7 +25,6 @@ class RankScheduler {
   // fit an empty plan (a work FIFO too shallow for its channel count) or names a bad peer.
   Result<std::uint32_t> launch(const TaskGroup& group);
 
-  const RankSchedule& schedule() const { return schedule_; }
   RankSchedule take() { return std::move(schedule_); }
 
  private:

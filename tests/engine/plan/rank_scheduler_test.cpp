@@ -39,6 +39,7 @@ TEST_CASE("successive collectives in one plan go to the least-loaded channels", 
   CHECK(s.colls[1].loads_before == std::vector<std::uint64_t>{4096, 0, 0, 0});
   CHECK(s.plans[0].channels[0].coll_bytes == 4096);
   CHECK(s.plans[0].channels[2].coll_bytes == 1024);
+  CHECK(s.plans[0].channel_mask() == 0b1111);  // finishPlan: one block per channel with work
 }
 
 TEST_CASE("a non-persistent plan holds at most half the work FIFO; the next plan starts with fresh loads",
@@ -50,6 +51,7 @@ TEST_CASE("a non-persistent plan holds at most half the work FIFO; the next plan
   const auto s = run(shape, "nccl", {g});
   REQUIRE(s.plans.size() == 2);
   CHECK(s.plans[0].work_items == 2);
+  CHECK(s.plans[1].channel_mask() == 0b0001);
   CHECK(s.colls[2].plan == 1);
   CHECK(s.colls[2].channels == std::vector<std::uint32_t>{0});
 }
