@@ -76,4 +76,15 @@ struct ReplaySchedOptions {
 };
 int cmd_replay_sched(const ReplaySchedOptions& o);
 
+// railcheck sweep: every point of a sweep file, each as a `railcheck run` child (backends/sim/sweep/).
+struct SweepOptions {
+  std::string sweep_file;
+  std::string out;                     // default: sweep-results/<name>
+  std::optional<unsigned> jobs;        // default: every local core
+  bool resume = false;                 // skip points already in <out>/results.jsonl
+  std::string shard;                   // "K/N": run only points with index % N == K
+  std::string runner;                  // railcheck executable for the points (default: this one)
+};
+int cmd_sweep(const SweepOptions& o);
+
 }  // namespace railcheck::cli

@@ -83,6 +83,15 @@ int main(int argc, char** argv) {
   sched_cmd->add_option("--max-ranks", sched.max_ranks, "Ranks shown in the channel table (default 16)");
   sched_cmd->add_option("--max-rows", sched.max_rows, "Collectives shown in the channel table (default 64)");
 
+  railcheck::cli::SweepOptions sweep;
+  auto* sweep_cmd = app.add_subcommand("sweep", "Run every point of a sweep file in parallel; rows go to CSV and JSON lines");
+  sweep_cmd->add_option("sweep", sweep.sweep_file, "Sweep file (TOML), e.g. sweeps/rto-calibration.toml")->required();
+  sweep_cmd->add_option("--out", sweep.out, "Output folder (default: sweep-results/<name>)");
+  sweep_cmd->add_option("-j,--jobs", sweep.jobs, "Points run at once (default: every local core)");
+  sweep_cmd->add_flag("--resume", sweep.resume, "Skip points already finished in the output folder");
+  sweep_cmd->add_option("--shard", sweep.shard, "K/N: run only points whose index is K modulo N (K from 0)");
+  sweep_cmd->add_option("--runner", sweep.runner, "railcheck executable that runs each point (default: this one)");
+
   CLI11_PARSE(app, argc, argv);
   if (run_cmd->parsed()) return railcheck::cli::cmd_run(run);
   if (check_cmd->parsed()) return railcheck::cli::cmd_check(check);
@@ -91,5 +100,6 @@ int main(int argc, char** argv) {
   if (weights_cmd->parsed()) return railcheck::cli::cmd_route_weights(route);
   if (moe_cmd->parsed()) return railcheck::cli::cmd_route_moe(route);
   if (sched_cmd->parsed()) return railcheck::cli::cmd_replay_sched(sched);
+  if (sweep_cmd->parsed()) return railcheck::cli::cmd_sweep(sweep);
   return 2;
 }
