@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "backends/sim/sim_run.hpp"
+#include "backends/sim/timeline.hpp"
 #include "cli/commands.hpp"
 #include "models/scenario.hpp"
 
@@ -42,6 +43,13 @@ int cmd_run(const RunOptions& o) {
                  t.note.count, t.note.detail);
   }
   fmt::print("{}", sim::to_text(out.summary));
+  if (!o.trace_path.empty()) {
+    std::ofstream f(o.trace_path);
+    if (!f || !(f << sim::timeline_json(sc, out).dump() << "\n")) {
+      fmt::print(stderr, "railcheck: cannot write {}\n", o.trace_path);
+      return kExitBadInput;
+    }
+  }
   if (!o.json_path.empty()) {
     const std::string text = sim::to_json(out.summary).dump(2) + "\n";
     if (o.json_path == "-") {

@@ -23,6 +23,7 @@ struct RunOptions {
   std::string policy;
   bool print_events = false;
   bool progress = false;
+  std::string trace_path;  // Chrome/Perfetto trace-event JSON of the run (backends/sim/timeline.hpp)
 };
 
 int cmd_run(const RunOptions& o);
@@ -86,5 +87,14 @@ struct SweepOptions {
   std::string runner;                  // railcheck executable for the points (default: this one)
 };
 int cmd_sweep(const SweepOptions& o);
+
+// railcheck report: PNG plots and one HTML file from sweep results (reports/railcheck_report.py).
+struct ReportOptions {
+  std::string results;  // sweep output folder or its results.jsonl
+  std::string out;      // default: <results>/report
+  std::string x;        // axis on x (default: the first)
+  std::string lines;    // axis drawn as one line per value (default: the second)
+};
+int cmd_report(const ReportOptions& o);
 
 }  // namespace railcheck::cli

@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--json", run.json_path, "Also write the summary as JSON to this file ('-' for stdout)");
   run_cmd->add_option("--policy", run.policy, "Override the replay policy: naive, probe or resync");
   run_cmd->add_flag("--events", run.print_events, "Print every engine trace note with its time");
+  run_cmd->add_option("--trace", run.trace_path, "Write a timeline (Chrome/Perfetto trace-event JSON) to this file");
   // Off by default: the progress actor is extra simulated activity, and a run must be the same
   // whether or not someone watches it.
   run_cmd->add_flag("--progress", run.progress, "Report progress on stderr every 2 s of wall time (long runs)");
@@ -92,6 +93,13 @@ int main(int argc, char** argv) {
   sweep_cmd->add_option("--shard", sweep.shard, "K/N: run only points whose index is K modulo N (K from 0)");
   sweep_cmd->add_option("--runner", sweep.runner, "railcheck executable that runs each point (default: this one)");
 
+  railcheck::cli::ReportOptions report;
+  auto* report_cmd = app.add_subcommand("report", "Plot sweep results: PNG figures and one self-contained HTML file");
+  report_cmd->add_option("results", report.results, "Sweep output folder or its results.jsonl")->required();
+  report_cmd->add_option("--out", report.out, "Folder for the figures and report.html (default: <results>/report)");
+  report_cmd->add_option("--x", report.x, "Sweep axis on the x axis (default: the first)");
+  report_cmd->add_option("--lines", report.lines, "Sweep axis drawn as one line per value (default: the second)");
+
   CLI11_PARSE(app, argc, argv);
   if (run_cmd->parsed()) return railcheck::cli::cmd_run(run);
   if (check_cmd->parsed()) return railcheck::cli::cmd_check(check);
@@ -101,5 +109,6 @@ int main(int argc, char** argv) {
   if (moe_cmd->parsed()) return railcheck::cli::cmd_route_moe(route);
   if (sched_cmd->parsed()) return railcheck::cli::cmd_replay_sched(sched);
   if (sweep_cmd->parsed()) return railcheck::cli::cmd_sweep(sweep);
+  if (report_cmd->parsed()) return railcheck::cli::cmd_report(report);
   return 2;
 }

@@ -11,7 +11,7 @@ namespace railcheck::sweep {
 
 struct ChildJob {
   std::vector<std::string> argv;
-  std::string log_path;  // the child's stdout and stderr
+  std::string log_path;  // the child's stdout and stderr; empty: the parent's
 };
 
 // exit_code: the child's exit status, or 128 + signal when a signal ended it.

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "backends/sim/sweep/sweep_run.hpp"
+#include "models/scenario.hpp"
 
 namespace fs = std::filesystem;
 using namespace railcheck::sweep;
