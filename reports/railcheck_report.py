@@ -17,6 +17,10 @@ from collections import defaultdict
 # (metric, y label with unit, how a run turns into a number); None values are left out.
 METRICS = [
     ("failover_rate", "runs with a failover (%)", lambda r: 100.0 * (r.get("failovers", 0) > 0)),
+    # A failover the soft RTO started is a false one when the base scenario has no real failure
+    # (sweeps/rto-calibration.scenario.toml): the HCA was still retrying.
+    ("soft_rto_failover_rate", "runs failed over by the soft RTO (%)",
+     lambda r: 100.0 * str(r.get("detected_by", "")).startswith("soft RTO")),
     ("false_alarm_rate", "runs with a false alarm (%)", lambda r: 100.0 * (r.get("false_alarms", 0) > 0)),
     ("detected_ms", "fault to detection (ms)",
      lambda r: None if r.get("detected_ms") is None or r.get("fault_ms") is None else r["detected_ms"] - r["fault_ms"]),
