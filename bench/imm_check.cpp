@@ -15,8 +15,8 @@ using namespace railcheck::imm;
 int main(int argc, char** argv) {
   const auto max_writes = static_cast<std::uint32_t>(argc > 1 ? std::strtoul(argv[1], nullptr, 10) : 4);
   bench::print_machine_line();
-  std::printf("%-7s %6s %12s %10s %10s %10s %8s %12s\n", "policy", "writes", "schedules", "once", "after_all",
-              "double", "wall_s", "sched/s");
+  std::printf("%-7s %6s %12s %10s %10s %10s %8s %12s\n", "policy", "writes", "schedules", "once", "after_all", "double",
+              "wall_s", "sched/s");
   for (ReplayPolicy policy : {ReplayPolicy::Naive, ReplayPolicy::Probe, ReplayPolicy::Resync})
     for (std::uint32_t n = 1; n <= max_writes; ++n) {
       const auto t0 = std::chrono::steady_clock::now();

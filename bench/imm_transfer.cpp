@@ -36,8 +36,8 @@ void run(ImmTransferSpec spec, ImmTransport transport, const char* shape, std::u
 int main(int argc, char** argv) {
   const std::uint64_t seed = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 1;
   bench::print_machine_line();
-  std::printf("# seed %llu\n%-9s %-4s %-22s %7s %10s %10s %6s %7s %7s\n", static_cast<unsigned long long>(seed), "preset",
-              "tp", "shape", "writes", "sim_ms", "ideal_ms", "ratio", "ooo", "wall_s");
+  std::printf("# seed %llu\n%-9s %-4s %-22s %7s %10s %10s %6s %7s %7s\n", static_cast<unsigned long long>(seed),
+              "preset", "tp", "shape", "writes", "sim_ms", "ideal_ms", "ratio", "ooo", "wall_s");
   for (const char* preset : {"cx7-400g", "efa-100g", "efa-200g"}) {
     for (std::uint64_t mib : {1, 64, 1024}) {
       const std::uint64_t bytes = mib << 20;

@@ -1,7 +1,8 @@
 #include "engine/imm/imm_counter.hpp"
 
-#include <algorithm>
 #include <fmt/format.h>
+
+#include <algorithm>
 
 namespace railcheck::imm {
 

@@ -17,8 +17,8 @@ std::vector<std::uint32_t> writes_to_replay(ReplayPolicy policy, std::span<const
   for (std::uint32_t i = 0; i < fates.size(); ++i) {
     const WriteFate f = fates[i];
     // Naive knows only completions; Probe and Resync know what had landed when they asked.
-    const bool replay = policy == ReplayPolicy::Naive ? f != WriteFate::Acked
-                                                      : f == WriteFate::Lost || f == WriteFate::LateOnDeadPath;
+    const bool replay =
+        policy == ReplayPolicy::Naive ? f != WriteFate::Acked : f == WriteFate::Lost || f == WriteFate::LateOnDeadPath;
     if (replay) out.push_back(i);
   }
   return out;

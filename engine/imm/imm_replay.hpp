@@ -23,9 +23,9 @@
 namespace railcheck::imm {
 
 enum class WriteFate : std::uint8_t {
-  Acked,        // landed, sender saw its completion
-  AckLost,      // landed, the ACK died with the path
-  Lost,         // never landed
+  Acked,           // landed, sender saw its completion
+  AckLost,         // landed, the ACK died with the path
+  Lost,            // never landed
   LateOnDeadPath,  // still in flight on the dead path when the sender decided; lands afterwards
 };
 

@@ -1,8 +1,8 @@
 #include "engine/imm/nic_sharding.hpp"
 
-#include <algorithm>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <optional>
 
 namespace railcheck::imm {

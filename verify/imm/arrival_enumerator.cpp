@@ -1,7 +1,8 @@
 #include "verify/imm/arrival_enumerator.hpp"
 
-#include <algorithm>
 #include <fmt/format.h>
+
+#include <algorithm>
 
 namespace railcheck::imm {
 namespace {
@@ -11,7 +12,9 @@ constexpr std::uint32_t kMaxWrites = 4;
 // Calls `visit` with every permutation of `items`, in lexicographic order of their keys.
 template <typename Visit>
 void each_permutation(std::vector<Landing> items, Visit&& visit) {
-  auto less = [](const Landing& a, const Landing& b) { return std::pair(a.seq, a.replay) < std::pair(b.seq, b.replay); };
+  auto less = [](const Landing& a, const Landing& b) {
+    return std::pair(a.seq, a.replay) < std::pair(b.seq, b.replay);
+  };
   std::sort(items.begin(), items.end(), less);
   do visit(items);
   while (std::next_permutation(items.begin(), items.end(), less));

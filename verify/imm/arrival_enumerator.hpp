@@ -23,8 +23,8 @@ struct ImmCheckSpec {
 };
 
 struct InvariantFinding {
-  std::uint64_t schedules = 0;          // schedules violating it
-  std::optional<Schedule> first;        // the first one found, replayable with run_schedule
+  std::uint64_t schedules = 0;    // schedules violating it
+  std::optional<Schedule> first;  // the first one found, replayable with run_schedule
 };
 
 struct ImmCheckReport {

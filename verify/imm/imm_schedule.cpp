@@ -1,7 +1,8 @@
 #include "verify/imm/imm_schedule.hpp"
 
-#include <algorithm>
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "engine/imm/imm_counter.hpp"
 

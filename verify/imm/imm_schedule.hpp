@@ -26,9 +26,9 @@ struct Schedule {
 };
 
 struct ScheduleOutcome {
-  std::uint32_t completions = 0;         // times the expectation fired
+  std::uint32_t completions = 0;           // times the expectation fired
   bool fired_with_writes_missing = false;  // fired while some write had not landed yet
-  std::uint32_t max_counted_copies = 0;  // most copies of one write the counter counted
+  std::uint32_t max_counted_copies = 0;    // most copies of one write the counter counted
 };
 
 ScheduleOutcome run_schedule(const Schedule& s);

@@ -1,7 +1,8 @@
 #include "backends/sim/imm/imm_transfer_sim.hpp"
 
-#include <algorithm>
 #include <fmt/format.h>
+
+#include <algorithm>
 #include <simgrid/s4u.hpp>
 
 #include "backends/sim/routing/gpu_fabric.hpp"
@@ -28,8 +29,8 @@ void run_qp(const SimPlatform& platform, const std::vector<imm::WritePiece>& pie
   while (next < mine.size() || !active.empty()) {
     while (next < mine.size() && active.size() < window) {
       const imm::WritePiece& p = pieces[mine[next]];
-      active.push_back(sg4::Comm::sendto_async(platform.nic_host(0, p.nic), platform.nic_host(1 + p.receiver, p.nic),
-                                               p.length));
+      active.push_back(
+          sg4::Comm::sendto_async(platform.nic_host(0, p.nic), platform.nic_host(1 + p.receiver, p.nic), p.length));
       active_write.push_back(mine[next++]);
     }
     const auto i = static_cast<std::size_t>(sg4::Comm::wait_any(active));
@@ -56,7 +57,8 @@ std::vector<Landing> landings(const ImmTransferSpec& spec, const std::vector<imm
     }
     out[w] = {at, w};
   }
-  std::sort(out.begin(), out.end(), [](const Landing& a, const Landing& b) { return std::pair(a.at, a.write) < std::pair(b.at, b.write); });
+  std::sort(out.begin(), out.end(),
+            [](const Landing& a, const Landing& b) { return std::pair(a.at, a.write) < std::pair(b.at, b.write); });
   return out;
 }
 

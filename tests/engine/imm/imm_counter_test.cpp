@@ -1,10 +1,11 @@
+#include "engine/imm/imm_counter.hpp"
+
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <numeric>
 #include <vector>
 
 #include "engine/core/rng.hpp"
-#include "engine/imm/imm_counter.hpp"
 
 using namespace railcheck;
 using namespace railcheck::imm;

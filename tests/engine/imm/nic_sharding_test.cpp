@@ -1,8 +1,9 @@
+#include "engine/imm/nic_sharding.hpp"
+
 #include <catch2/catch.hpp>
 #include <map>
 
 #include "engine/core/rng.hpp"
-#include "engine/imm/nic_sharding.hpp"
 
 using namespace railcheck;
 using namespace railcheck::imm;
@@ -65,8 +66,7 @@ TEST_CASE("randomized shapes: every sharding tiles its extents inside the region
       w.parts.push_back({r, rng.below((1 << 20) - len + 1), (1 << 16) - len, len});
     }
     const ShardRule rule{static_cast<ShardBy>(rng.below(4)), 1 + static_cast<std::uint32_t>(rng.below(4)),
-                         static_cast<std::uint32_t>(512 + rng.below(9000)), 0,
-                         rng.below(2) ? 0 : 1 + rng.below(20000)};
+                         static_cast<std::uint32_t>(512 + rng.below(9000)), 0, rng.below(2) ? 0 : 1 + rng.below(20000)};
     auto pieces = shard_write(w, regions, rule);
     if (total_bytes(w) == 0) {
       CHECK_FALSE(pieces.ok());

@@ -1,8 +1,9 @@
+#include "engine/imm/qp_split.hpp"
+
 #include <catch2/catch.hpp>
 
 #include "engine/core/rng.hpp"
 #include "engine/imm/imm_replay.hpp"
-#include "engine/imm/qp_split.hpp"
 
 using namespace railcheck;
 using namespace railcheck::imm;
@@ -14,8 +15,7 @@ namespace {
 int misroutes(QpLayout layout, std::uint64_t seed) {
   SeededRng rng(seed);
   VerbsReceiver rx(layout);
-  for (std::uint64_t i = 0; i < 16; ++i)
-    rx.post_recv({rng.below(2) ? RecvOwner::Application : RecvOwner::Library, i});
+  for (std::uint64_t i = 0; i < 16; ++i) rx.post_recv({rng.below(2) ? RecvOwner::Application : RecvOwner::Library, i});
   int bad = 0;
   for (int i = 0; i < 8; ++i) {
     auto m = rx.deliver(rng.below(2) ? Opcode::Send : Opcode::WriteImm);
@@ -54,7 +54,8 @@ TEST_CASE("a WRITE_IMM with no library RECV posted is an RNR error, not an appli
 }
 
 TEST_CASE("replay sets: naive re-posts what lost its ACK, probe and resync only what had not landed") {
-  const std::vector<WriteFate> fates = {WriteFate::Acked, WriteFate::AckLost, WriteFate::Lost, WriteFate::LateOnDeadPath};
+  const std::vector<WriteFate> fates = {WriteFate::Acked, WriteFate::AckLost, WriteFate::Lost,
+                                        WriteFate::LateOnDeadPath};
   CHECK(writes_to_replay(ReplayPolicy::Naive, fates) == std::vector<std::uint32_t>{1, 2, 3});
   CHECK(writes_to_replay(ReplayPolicy::Probe, fates) == std::vector<std::uint32_t>{2, 3});
   CHECK(writes_to_replay(ReplayPolicy::Resync, fates) == std::vector<std::uint32_t>{2, 3});

@@ -1,6 +1,6 @@
-#include <catch2/catch.hpp>
-
 #include "backends/sim/imm/imm_transfer_sim.hpp"
+
+#include <catch2/catch.hpp>
 
 using namespace railcheck;
 using namespace railcheck::sim;
