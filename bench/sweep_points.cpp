@@ -24,7 +24,8 @@ int main() {
     const fs::path out = fs::temp_directory_path() / ("railcheck-sweep-bench-" + std::to_string(jobs));
     fs::remove_all(out);
     const auto start = std::chrono::steady_clock::now();
-    auto t = railcheck::sweep::run_sweep(spec.value(), {out.string(), {railcheck.string(), "run"}, jobs, false, {}, nullptr});
+    auto t = railcheck::sweep::run_sweep(spec.value(),
+                                         {out.string(), {railcheck.string(), "run"}, jobs, false, {}, nullptr});
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     fs::remove_all(out);
     if (!t || t->errors > 0) {
@@ -33,7 +34,8 @@ int main() {
     }
     const double rate = static_cast<double>(t->ran) / s;
     if (jobs == 1) single = rate;
-    std::printf("jobs %u: %zu points in %.2f s = %.2f points/s (x%.2f of jobs 1)\n", jobs, t->ran, s, rate, rate / single);
+    std::printf("jobs %u: %zu points in %.2f s = %.2f points/s (x%.2f of jobs 1)\n", jobs, t->ran, s, rate,
+                rate / single);
   }
   return 0;
 }

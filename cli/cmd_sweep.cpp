@@ -40,11 +40,13 @@ int cmd_sweep(const SweepOptions& o) {
   fmt::print("sweep {}: {} points in this shard, {} already done, {} ran ({} violations, {} errors); results in {}\n",
              spec->name, t.points, t.skipped, t.ran, t.violations, t.errors, cfg.out_dir);
   if (t.errors > 0) {
-    fmt::print(stderr, "railcheck: {} points gave no summary; their logs are {}/points/p*.log\n", t.errors, cfg.out_dir);
+    fmt::print(stderr, "railcheck: {} points gave no summary; their logs are {}/points/p*.log\n", t.errors,
+               cfg.out_dir);
     return kExitViolation;
   }
   if (t.violations > 0) {
-    fmt::print(stderr, "railcheck: {} points found a violation; each row's point id and seed replay it\n", t.violations);
+    fmt::print(stderr, "railcheck: {} points found a violation; each row's point id and seed replay it\n",
+               t.violations);
     return kExitViolation;
   }
   return kExitOk;

@@ -48,7 +48,8 @@ Result<ResultLog> ResultLog::open(const std::string& dir, bool resume) {
   const fs::path jsonl = fs::path(dir) / "results.jsonl";
   const fs::path csv = fs::path(dir) / "results.csv";
   if (!resume && (fs::exists(jsonl) || fs::exists(csv)))
-    return Error{fmt::format("{} already holds sweep results", dir), "pass --resume to continue that sweep, or pick another --out"};
+    return Error{fmt::format("{} already holds sweep results", dir),
+                 "pass --resume to continue that sweep, or pick another --out"};
   ResultLog log;
   if (std::ifstream in(jsonl); in) {
     std::string line;

@@ -51,8 +51,7 @@ std::optional<std::string> put(toml::table& root, std::string_view key, const to
     }
     if (s.index) {
       toml::array* arr = t->get_as<toml::array>(s.name);
-      if (arr == nullptr || *s.index >= arr->size())
-        return fmt::format("the scenario has no {}[{}]", s.name, *s.index);
+      if (arr == nullptr || *s.index >= arr->size()) return fmt::format("the scenario has no {}[{}]", s.name, *s.index);
       toml::node& entry = *arr->get(*s.index);
       if (last) {
         arr->replace(arr->begin() + static_cast<std::ptrdiff_t>(*s.index), value);
@@ -105,8 +104,8 @@ Result<Shard> parse_shard(std::string_view text) {
   const auto n = text.substr(slash + 1);
   const auto [pk, ek] = std::from_chars(k.data(), k.data() + k.size(), s.k);
   const auto [pn, en] = std::from_chars(n.data(), n.data() + n.size(), s.n);
-  if (ek != std::errc{} || en != std::errc{} || pk != k.data() + k.size() || pn != n.data() + n.size() ||
-      s.n == 0 || s.k >= s.n)
+  if (ek != std::errc{} || en != std::errc{} || pk != k.data() + k.size() || pn != n.data() + n.size() || s.n == 0 ||
+      s.k >= s.n)
     return bad;
   return s;
 }

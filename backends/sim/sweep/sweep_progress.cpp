@@ -22,8 +22,10 @@ std::string progress_line(const ProgressState& p) {
   if (p.done == 0 || p.elapsed_s <= 0) return line;
   const double rate = static_cast<double>(p.done) / p.elapsed_s;
   line += fmt::format(" | {:.2f} points/s", rate);
-  if (p.done < p.total) line += " | ETA " + format_seconds(static_cast<double>(p.total - p.done) / rate);
-  else line += " | took " + format_seconds(p.elapsed_s);
+  if (p.done < p.total)
+    line += " | ETA " + format_seconds(static_cast<double>(p.total - p.done) / rate);
+  else
+    line += " | took " + format_seconds(p.elapsed_s);
   return line;
 }
 

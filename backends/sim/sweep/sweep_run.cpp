@@ -27,7 +27,8 @@ std::string last_line(const std::string& path) {
 nlohmann::json make_row(const SweepPoint& p, int exit_code, const fs::path& json_path, const fs::path& log_path) {
   nlohmann::json params = nlohmann::json::object();
   for (const auto& [k, v] : p.params) params[k] = v;
-  nlohmann::json row{{"index", p.index}, {"point", p.id}, {"params", params}, {"seed", p.seed}, {"exit_code", exit_code}};
+  nlohmann::json row{
+      {"index", p.index}, {"point", p.id}, {"params", params}, {"seed", p.seed}, {"exit_code", exit_code}};
   std::ifstream in(json_path);
   const auto summary = in ? nlohmann::json::parse(in, nullptr, false) : nlohmann::json();
   // railcheck run exits 0 or 1 with a summary; anything else means it never finished a run.
@@ -66,7 +67,8 @@ Result<SweepTally> run_sweep(const SweepSpec& spec, const SweepConfig& cfg) {
     auto text = point_scenario(spec, p);
     if (!text) return text.error();
     const std::string name = fmt::format("p{:06}", p.index);
-    if (auto sc = load_scenario_string(text.value(), fmt::format("{} (point {}: {})", spec.source_path, p.index, p.id)); !sc)
+    if (auto sc = load_scenario_string(text.value(), fmt::format("{} (point {}: {})", spec.source_path, p.index, p.id));
+        !sc)
       return sc.error();
     const fs::path scenario = points_dir / (name + ".toml");
     std::ofstream(scenario) << text.value();
@@ -85,8 +87,10 @@ Result<SweepTally> run_sweep(const SweepSpec& spec, const SweepConfig& cfg) {
     const nlohmann::json row = make_row(todo[j], code, stem.string() + ".json", stem.string() + ".log");
     log.value().append(row);
     ++tally.ran;
-    if (row["outcome"] == kOutcomeError) ++tally.errors;
-    else if (code == 1) ++tally.violations;
+    if (row["outcome"] == kOutcomeError)
+      ++tally.errors;
+    else if (code == 1)
+      ++tally.violations;
     if (progress) progress->point_done();
   });
   if (progress) progress->finish();

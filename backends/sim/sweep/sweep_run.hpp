@@ -23,8 +23,8 @@ struct SweepConfig {
 };
 
 struct SweepTally {
-  std::size_t points = 0;      // in this shard
-  std::size_t skipped = 0;     // already finished (--resume)
+  std::size_t points = 0;   // in this shard
+  std::size_t skipped = 0;  // already finished (--resume)
   std::size_t ran = 0;
   std::size_t violations = 0;  // runs that exited 1: a duplicate, a loss or a hang
   std::size_t errors = 0;      // runs with no summary

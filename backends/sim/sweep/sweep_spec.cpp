@@ -141,7 +141,8 @@ Result<SweepSpec> load_sweep_string(std::string_view text, const std::string& na
 
   const std::filesystem::path sp(scenario);
   spec.scenario_path = (sp.is_absolute() ? sp : std::filesystem::path(base_dir) / sp).lexically_normal().string();
-  auto scenario_text = read_text_file(spec.scenario_path, "scenario file", "the sweep's scenario key is relative to the sweep file");
+  auto scenario_text =
+      read_text_file(spec.scenario_path, "scenario file", "the sweep's scenario key is relative to the sweep file");
   if (!scenario_text) return scenario_text.error();
   auto base = parse_toml(scenario_text.value(), spec.scenario_path, "see docs/scenarios.md");
   if (!base) return base.error();

@@ -22,8 +22,8 @@
 namespace railcheck::sweep {
 
 struct Axis {
-  std::string key;      // dotted scenario path, e.g. "faults.link_down[0].until_ms"
-  toml::array values;   // in sweep order; numbers, strings or booleans
+  std::string key;     // dotted scenario path, e.g. "faults.link_down[0].until_ms"
+  toml::array values;  // in sweep order; numbers, strings or booleans
 };
 
 struct SweepSpec {

@@ -1,7 +1,7 @@
-#include <catch2/catch.hpp>
-#include <filesystem>
 #include <fmt/format.h>
 
+#include <catch2/catch.hpp>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -22,8 +22,9 @@ fs::path fresh_dir(const std::string& name) {
 
 int run_report(const fs::path& results, const fs::path& out) {
   int code = -1;
-  auto ran = run_children({ChildJob{report_command(results.string(), {"--out", out.string()}), (out.string() + ".log")}},
-                          1, [&](std::size_t, int c) { code = c; });
+  auto ran =
+      run_children({ChildJob{report_command(results.string(), {"--out", out.string()}), (out.string() + ".log")}}, 1,
+                   [&](std::size_t, int c) { code = c; });
   REQUIRE(ran);
   return code;
 }
@@ -42,7 +43,8 @@ TEST_CASE("the report script turns a small result set into figures and one self-
     for (int window : {50, 500})
       for (int seed : {1, 2})
         rows << nlohmann::json{{"point", fmt::format("rto={},window={},seed={}", rto, window, seed)},
-                               {"params", {{"engine.rto_ms", std::to_string(rto)}, {"window_ms", std::to_string(window)}}},
+                               {"params",
+                                {{"engine.rto_ms", std::to_string(rto)}, {"window_ms", std::to_string(window)}}},
                                {"seed", seed},
                                {"outcome", "delivered"},
                                {"scenario", "tiny"},
@@ -70,7 +72,8 @@ TEST_CASE("the report script turns a small result set into figures and one self-
 
 TEST_CASE("the report script rejects a malformed results file with its line and exit status 2") {
   const fs::path dir = fresh_dir("bad");
-  std::ofstream(dir / "results.jsonl") << R"({"point":"a","params":{},"seed":1,"outcome":"delivered"})" << "\n"
+  std::ofstream(dir / "results.jsonl") << R"({"point":"a","params":{},"seed":1,"outcome":"delivered"})"
+                                       << "\n"
                                        << "{not json\n";
   const fs::path out = dir / "report";
   CHECK(run_report(dir, out) == 2);

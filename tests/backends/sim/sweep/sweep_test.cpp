@@ -135,7 +135,8 @@ values = [1.0]
 }
 
 TEST_CASE("a sweep file with an unknown key fails with file and line") {
-  auto spec = load_sweep_string("name = \"t\"\nscenario = \"short-flap.toml\"\nsedes = [1]\n", "bad.toml", kScenarioDir);
+  auto spec =
+      load_sweep_string("name = \"t\"\nscenario = \"short-flap.toml\"\nsedes = [1]\n", "bad.toml", kScenarioDir);
   REQUIRE_FALSE(spec);
   CHECK_THAT(spec.error().what, Catch::StartsWith("bad.toml:3:"));
 }
@@ -186,8 +187,8 @@ TEST_CASE("a sweep refuses to mix into existing results without --resume") {
 TEST_CASE("a point whose run gives no summary is an error row, and resume runs it again") {
   const SweepSpec spec = load(kTwoAxes);
   const fs::path dir = fresh_dir("error");
-  SweepConfig cfg{dir.string(), {"/bin/sh", "-c", "echo 'no summary here' >&2; exit 2", "fake"}, 2, false,
-                  Shard{0, 6}, nullptr};
+  SweepConfig cfg{dir.string(), {"/bin/sh", "-c", "echo 'no summary here' >&2; exit 2", "fake"}, 2, false, Shard{0, 6},
+                  nullptr};
   auto t = run_sweep(spec, cfg);
   REQUIRE(t);
   CHECK(t->errors == 2);

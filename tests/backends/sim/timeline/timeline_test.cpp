@@ -1,7 +1,7 @@
+#include "backends/sim/timeline.hpp"
+
 #include <catch2/catch.hpp>
 #include <set>
-
-#include "backends/sim/timeline.hpp"
 
 using nlohmann::json;
 
