@@ -66,6 +66,21 @@ struct RouteOptions {
 int cmd_route_weights(const RouteOptions& o);
 int cmd_route_moe(const RouteOptions& o);
 
+// railcheck imm check|transfer: ImmCounter invariants over every arrival order (verify/imm/),
+// and one sharded WRITE_IMM transfer on SimGrid (backends/sim/imm/).
+struct ImmOptions {
+  std::uint32_t writes = 3;  // check
+  std::string policy = "resync";
+  bool no_failover = false;
+  std::string preset = "efa-100g";  // transfer
+  std::uint64_t mib = 64;
+  std::uint64_t page_kib = 0;  // 0: one single write
+  std::string transport;       // rc | srd; default: the preset's
+  std::uint64_t seed = 1;
+};
+int cmd_imm_check(const ImmOptions& o);
+int cmd_imm_transfer(const ImmOptions& o);
+
 // railcheck replay-sched: NCCL plan scheduling replayed on every rank (engine/plan/).
 struct ReplaySchedOptions {
   std::vector<std::string> inputs;    // one trace, NCCL logs (one per rank or merged), or one scenario

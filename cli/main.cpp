@@ -100,6 +100,20 @@ int main(int argc, char** argv) {
   report_cmd->add_option("--x", report.x, "Sweep axis on the x axis (default: the first)");
   report_cmd->add_option("--lines", report.lines, "Sweep axis drawn as one line per value (default: the second)");
 
+  railcheck::cli::ImmOptions imm;
+  auto* imm_cmd = app.add_subcommand("imm", "ImmCounter: invariants over every arrival order; a sharded transfer on SimGrid");
+  imm_cmd->require_subcommand(1);
+  auto* imm_check_cmd = imm_cmd->add_subcommand("check", "Check the ImmCounter invariants under every fate and arrival order");
+  imm_check_cmd->add_option("--writes", imm.writes, "Writes in the transfer (1..4)");
+  imm_check_cmd->add_option("--policy", imm.policy, "Failover replay policy: naive, probe or resync");
+  imm_check_cmd->add_flag("--no-failover", imm.no_failover, "Only reorderings, no failover");
+  auto* imm_transfer_cmd = imm_cmd->add_subcommand("transfer", "Time one WRITE_IMM transfer sharded over a GPU's NICs");
+  imm_transfer_cmd->add_option("--preset", imm.preset, "NIC preset: cx7-400g, efa-100g or efa-200g");
+  imm_transfer_cmd->add_option("--mib", imm.mib, "Transfer size in MiB");
+  imm_transfer_cmd->add_option("--page-kib", imm.page_kib, "Paged write of pages this size, sharded by page");
+  imm_transfer_cmd->add_option("--transport", imm.transport, "rc or srd (default: the preset's)");
+  imm_transfer_cmd->add_option("--seed", imm.seed, "Seed of the SRD spraying delays");
+
   CLI11_PARSE(app, argc, argv);
   if (run_cmd->parsed()) return railcheck::cli::cmd_run(run);
   if (check_cmd->parsed()) return railcheck::cli::cmd_check(check);
@@ -110,5 +124,7 @@ int main(int argc, char** argv) {
   if (sched_cmd->parsed()) return railcheck::cli::cmd_replay_sched(sched);
   if (sweep_cmd->parsed()) return railcheck::cli::cmd_sweep(sweep);
   if (report_cmd->parsed()) return railcheck::cli::cmd_report(report);
+  if (imm_check_cmd->parsed()) return railcheck::cli::cmd_imm_check(imm);
+  if (imm_transfer_cmd->parsed()) return railcheck::cli::cmd_imm_transfer(imm);
   return 2;
 }
