@@ -51,7 +51,11 @@ int main(int argc, char** argv) {
     for (std::uint64_t p = 0; p < 4096; ++p) kv.pages.push_back({p << 16, (4095 - p) << 16});
     auto spec = preset_transfer(preset, kv, imm::Regions{256ull << 20, {256ull << 20}}).value();
     spec.shard_by = imm::ShardBy::Pages;
-    run(spec, ImmTransport::Rc, "paged 4096 x 64 KiB", seed);
-    run(spec, ImmTransport::Srd, "paged 4096 x 64 KiB", seed);
+    for (std::uint32_t window : {16, 64}) {
+      spec.send_window = window;
+      const std::string shape = "paged 4096x64K win " + std::to_string(window);
+      run(spec, ImmTransport::Rc, shape.c_str(), seed);
+      run(spec, ImmTransport::Srd, shape.c_str(), seed);
+    }
   }
 }
