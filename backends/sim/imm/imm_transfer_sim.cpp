@@ -97,6 +97,8 @@ Result<ImmTransferResult> simulate_imm_transfer(const ImmTransferSpec& spec, std
   out.writes = static_cast<std::uint32_t>(pieces.size());
   out.completion.assign(receivers, Nanos{0});  // a receiver with no piece is done at once
   std::vector<imm::ImmCounter> counters(receivers);
+  // Each receiver awaits its own immediate (its index); expect() cannot fail on a fresh counter
+  // with n > 0. The landings are fed in time order after the run: the counter is pure.
   for (std::uint32_t rx = 0; rx < receivers; ++rx)
     if (const std::uint32_t n = imm::pieces_for(pieces, rx); n > 0) (void)counters[rx].expect(rx, n);
   std::vector<std::int64_t> last_posted(receivers, -1);
