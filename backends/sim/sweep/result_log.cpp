@@ -47,7 +47,12 @@ Result<ResultLog> ResultLog::open(const std::string& dir, bool resume) {
   if (ec) return Error{fmt::format("cannot create output folder {}: {}", dir, ec.message()), {}};
   const fs::path jsonl = fs::path(dir) / "results.jsonl";
   const fs::path csv = fs::path(dir) / "results.csv";
-  if (!resume && (fs::exists(jsonl) || fs::exists(csv)))
+  // Empty files are what a sweep that stopped on bad input leaves; they hold nothing to lose.
+  const auto holds_rows = [](const fs::path& f) {
+    std::error_code e;
+    return fs::exists(f) && fs::file_size(f, e) > 0;
+  };
+  if (!resume && (holds_rows(jsonl) || holds_rows(csv)))
     return Error{fmt::format("{} already holds sweep results", dir),
                  "pass --resume to continue that sweep, or pick another --out"};
   ResultLog log;

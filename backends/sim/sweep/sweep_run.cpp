@@ -67,11 +67,12 @@ Result<SweepTally> run_sweep(const SweepSpec& spec, const SweepConfig& cfg) {
     auto text = point_scenario(spec, p);
     if (!text) return text.error();
     const std::string name = fmt::format("p{:06}", p.index);
-    if (auto sc = load_scenario_string(text.value(), fmt::format("{} (point {}: {})", spec.source_path, p.index, p.id));
-        !sc)
-      return sc.error();
     const fs::path scenario = points_dir / (name + ".toml");
     std::ofstream(scenario) << text.value();
+    // Named by the written file, so the loader's file:line points at a line one can open.
+    if (auto sc = load_scenario_string(text.value(), scenario.string()); !sc)
+      return Error{fmt::format("{}: point {} ({}): {}", spec.source_path, p.index, p.id, sc.error().what),
+                   sc.error().hint};
     fs::remove(points_dir / (name + ".json"), ec);
     ChildJob job{cfg.runner, (points_dir / (name + ".log")).string()};
     job.argv.insert(job.argv.end(), {scenario.string(), "--seed", std::to_string(p.seed), "--json",
