@@ -95,12 +95,21 @@ TEST_CASE("route moe on the shipped DeepSeek-V3 decode spec: hierarchical halves
 
 TEST_CASE("route weights on the shipped Qwen3-235B spec: balanced table, simulated time above the ideal",
           "[routing][weights][scenario]") {
-  const auto j = run_json(cmd_route_weights, {.spec = shipped("qwen3-235b-128-to-32.toml")});
+#ifdef RAILCHECK_SANITIZE
+  // The full SimGrid pipeline of 128 trainers (~17 s optimised) outlasts the sanitizer build's
+  // time limit: there the table is checked on the same spec, and the simulation is covered by
+  // the smaller pipelines of weight_transfer_sim_test.cpp.
+  constexpr bool kSimulate = false;
+#else
+  constexpr bool kSimulate = true;
+#endif
+  const auto j = run_json(cmd_route_weights, {.spec = shipped("qwen3-235b-128-to-32.toml"), .table_only = !kSimulate});
   CHECK(j.at("trainer_gpus") == 128);
   CHECK(j.at("rollout_gpus") == 32);
   CHECK(j.at("mesh_groups") == 2);
   const auto sent = j.at("sent_bytes").get<std::vector<double>>();
   CHECK(*std::min_element(sent.begin(), sent.end()) > 0.9 * *std::max_element(sent.begin(), sent.end()));
+  if (!kSimulate) return;
   const double t = j.at("simulated_seconds").get<double>();
   CHECK(t >= j.at("ideal_seconds").get<double>());
   CHECK(t < 2.0);  // the seed's figure for this setup, which includes costs we do not model
