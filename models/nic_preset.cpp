@@ -1,6 +1,7 @@
 #include "models/nic_preset.hpp"
 
 #include <array>
+#include <utility>
 
 namespace railcheck {
 namespace {
@@ -22,6 +23,20 @@ namespace {
 //   The 5 us per hop is a rough figure chosen so a small message takes ~10 us one way, the
 //   order reported for EFA; it is not measured. SRD is reliable but does not keep order.
 // test-10g: made up, small on purpose, so budget limits and queue stalls show up in tiny runs.
+// The two EFA generations share every device limit; only the rate differs.
+NicPreset efa(std::string name, std::string description, double gbps) {
+  return NicPreset{.name = std::move(name),
+                   .description = std::move(description),
+                   .link_gbps = gbps,
+                   .link_latency = us(5),
+                   .mtu = 8928,
+                   .max_qp = 256,
+                   .max_cqe = 32768,
+                   .max_qp_wr = 4096,
+                   .max_sge = 2,
+                   .ordered = false};
+}
+
 const std::array kPresets = {
     NicPreset{.name = "cx7-400g",
               .description = "NVIDIA ConnectX-7, 1x400 Gb/s per GPU, RC (reliable, in order)",
@@ -33,28 +48,12 @@ const std::array kPresets = {
               .max_qp_wr = 32768,
               .max_sge = 30,
               .ordered = true},
-    NicPreset{.name = "efa-100g",
-              .description = "AWS EFA, 100 Gb/s per device (p4d: 4 per node; p5: 4 per GPU), SRD (reliable, "
-                             "unordered); limits approximate",
-              .link_gbps = 100,
-              .link_latency = us(5),
-              .mtu = 8928,
-              .max_qp = 256,
-              .max_cqe = 32768,
-              .max_qp_wr = 4096,
-              .max_sge = 2,
-              .ordered = false},
-    NicPreset{.name = "efa-200g",
-              .description = "AWS EFA, 200 Gb/s per device (p5en: 2 per GPU), SRD (reliable, unordered); limits "
-                             "approximate",
-              .link_gbps = 200,
-              .link_latency = us(5),
-              .mtu = 8928,
-              .max_qp = 256,
-              .max_cqe = 32768,
-              .max_qp_wr = 4096,
-              .max_sge = 2,
-              .ordered = false},
+    efa("efa-100g",
+        "AWS EFA, 100 Gb/s per device (p4d: 4 per node; p5: 4 per GPU), SRD (reliable, unordered); limits "
+        "approximate",
+        100),
+    efa("efa-200g", "AWS EFA, 200 Gb/s per device (p5en: 2 per GPU), SRD (reliable, unordered); limits approximate",
+        200),
     NicPreset{.name = "test-10g",
               .description = "small 10 Gb/s RC NIC with tiny limits, for fast tests",
               .link_gbps = 10,

@@ -119,13 +119,12 @@ Result<ReplayOutcome> replay_trace(const FailoverTrace& t, std::span<const Invar
   w.narrate(true);
   ReplayOutcome out;
   auto judge = [&](bool at_end) {
-    for (const auto& inv : invariants)
-      if (auto why = inv.check(w, at_end)) {
-        out.invariant = inv.name;
-        out.message = *why;
-        return true;
-      }
-    return false;
+    const auto bad = detail::check_all<FailoverWorld>(w, invariants, at_end);
+    if (bad) {
+      out.invariant = bad->first;
+      out.message = bad->second;
+    }
+    return bad.has_value();
   };
   if (judge(false)) return out;
   for (std::size_t i = 0; i < t.steps.size(); ++i) {
