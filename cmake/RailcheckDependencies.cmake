@@ -44,3 +44,30 @@ if(RAILCHECK_BUILD_TESTS)
     railcheck_missing("Catch2" "catch2")
   endif()
 endif()
+
+# Hardware backends. rdma-core and libfabric are required to build (the code must compile and
+# link everywhere, CI included); they only need a device or provider at run time.
+pkg_check_modules(LIBFABRIC QUIET IMPORTED_TARGET libfabric>=1.17)
+if(NOT LIBFABRIC_FOUND)
+  railcheck_missing("libfabric >= 1.17" "libfabric-dev")
+endif()
+pkg_check_modules(IBVERBS QUIET IMPORTED_TARGET libibverbs)
+if(NOT IBVERBS_FOUND)
+  railcheck_missing("libibverbs (rdma-core)" "libibverbs-dev")
+endif()
+pkg_check_modules(RDMACM QUIET IMPORTED_TARGET librdmacm)
+if(NOT RDMACM_FOUND)
+  railcheck_missing("librdmacm (rdma-core)" "librdmacm-dev")
+endif()
+find_package(Threads REQUIRED)
+
+# OpenMPI: `railcheck sweep` under mpirun. Optional: without it the sweep runs shards by hand.
+find_package(MPI QUIET COMPONENTS CXX)
+
+# CUDA (backends/hw/cuda): built where nvcc exists (/usr/local/cuda on these machines); the
+# host-side proxy logic builds and is tested without it.
+include(CheckLanguage)
+if(NOT CMAKE_CUDA_COMPILER AND EXISTS /usr/local/cuda/bin/nvcc)
+  set(CMAKE_CUDA_COMPILER /usr/local/cuda/bin/nvcc)
+endif()
+check_language(CUDA)

@@ -13,6 +13,10 @@ packages=(
   libcli11-dev              # command line
   libfmt-dev                # formatting
   python3 python3-matplotlib  # reports/
+  libfabric-dev libfabric1  # backends/hw/libfabric: tcp;ofi_rxm and shm providers run anywhere
+  libibverbs-dev librdmacm-dev  # backends/hw/verbs: builds and links against rdma-core
+  openmpi-bin libopenmpi-dev    # sweeps under mpirun (issue 6)
+  iproute2                  # conformance: network namespaces and veth pairs for the failover cut
 )
 
 missing=()
