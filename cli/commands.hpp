@@ -112,4 +112,18 @@ struct ReportOptions {
 };
 int cmd_report(const ReportOptions& o);
 
+// railcheck budget: maxComms / maxRecvs with the per-resource breakdown (engine/budget/, seed
+// §15.2, §16.6); --open also counts the connections a modeled HCA holds (seed §15.4, exp. C).
+struct BudgetOptions {
+  std::string scenario;  // caps from topology.nic, usage from [engine] and paths_per_conn
+  std::string preset;    // NIC preset (models/nic_preset.hpp)
+  std::optional<std::uint64_t> max_qp, max_cqe, max_qp_wr, max_cq;
+  std::optional<std::uint32_t> channels, wr_per_conn, max_recvs, paths, two_sided_qps, one_sided_qps, cap;
+  std::string cq_layout;  // device (default) | per-comm
+  bool open = false;
+  std::string json_path;              // '-' for stdout
+  std::optional<std::uint64_t> seed;  // accepted so sweeps can run points; nothing here is random
+};
+int cmd_budget(const BudgetOptions& o);
+
 }  // namespace railcheck::cli

@@ -100,6 +100,28 @@ int main(int argc, char** argv) {
   report_cmd->add_option("--x", report.x, "Sweep axis on the x axis (default: the first)");
   report_cmd->add_option("--lines", report.lines, "Sweep axis drawn as one line per value (default: the second)");
 
+  railcheck::cli::BudgetOptions budget;
+  auto* budget_cmd = app.add_subcommand(
+      "budget", "maxComms/maxRecvs for a NIC's QP and CQE limits, per resource (exit 1: over the device's capacity)");
+  budget_cmd->add_option("scenario", budget.scenario, "Scenario: NIC from [topology], budget tunables from [engine]")
+      ->check(CLI::ExistingFile);
+  budget_cmd->add_option("--preset", budget.preset, "NIC preset: cx7-400g, efa-100g, efa-200g, test-10g");
+  budget_cmd->add_option("--max-qp", budget.max_qp, "Override the device's max_qp");
+  budget_cmd->add_option("--max-cqe", budget.max_cqe, "Override max_cqe (entries of one CQ)");
+  budget_cmd->add_option("--max-qp-wr", budget.max_qp_wr, "Override max_qp_wr (WRs on one queue)");
+  budget_cmd->add_option("--max-cq", budget.max_cq, "The device's max_cq (unchecked unless given)");
+  budget_cmd->add_option("--channels", budget.channels, "Channels per connection (default 16)");
+  budget_cmd->add_option("--wr-per-conn", budget.wr_per_conn, "In-flight WRs per comm (default 64)");
+  budget_cmd->add_option("--max-recvs", budget.max_recvs, "Grouped receive width (default 8)");
+  budget_cmd->add_option("--paths", budget.paths, "Paths per comm, primary + standbys (default 2)");
+  budget_cmd->add_option("--two-sided-qps", budget.two_sided_qps, "Two-sided QPs per path (default 1)");
+  budget_cmd->add_option("--one-sided-qps", budget.one_sided_qps, "One-sided (RDMA WRITE) QPs per path (default 0)");
+  budget_cmd->add_option("--cap", budget.cap, "Fixed cap on maxComms (default the seed's 256; 0: none)");
+  budget_cmd->add_option("--cq-layout", budget.cq_layout, "device (one shared CQ, default) or per-comm");
+  budget_cmd->add_flag("--open", budget.open, "Also open connections on a modeled HCA until it refuses one");
+  budget_cmd->add_option("--json", budget.json_path, "Also write the result as JSON to this file ('-' for stdout)");
+  budget_cmd->add_option("--seed", budget.seed, "Accepted for sweeps; the budget draws nothing random");
+
   railcheck::cli::ImmOptions imm;
   auto* imm_cmd = app.add_subcommand("imm", "ImmCounter: invariants over every arrival order; a sharded transfer on SimGrid");
   imm_cmd->require_subcommand(1);
@@ -124,6 +146,7 @@ int main(int argc, char** argv) {
   if (sched_cmd->parsed()) return railcheck::cli::cmd_replay_sched(sched);
   if (sweep_cmd->parsed()) return railcheck::cli::cmd_sweep(sweep);
   if (report_cmd->parsed()) return railcheck::cli::cmd_report(report);
+  if (budget_cmd->parsed()) return railcheck::cli::cmd_budget(budget);
   if (imm_check_cmd->parsed()) return railcheck::cli::cmd_imm_check(imm);
   if (imm_transfer_cmd->parsed()) return railcheck::cli::cmd_imm_transfer(imm);
   return 2;
