@@ -1,0 +1,116 @@
+#include "backends/hw/nccl/plugin_config.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <cmath>
+#include <cstdlib>
+
+#include "models/nic_preset.hpp"
+
+extern char** environ;  // NOLINT(readability-redundant-declaration): POSIX, not declared by <cstdlib>
+
+namespace railcheck::nccl {
+namespace {
+
+constexpr std::array kTable = {
+    PluginSettingInfo{"HA_NCCL_PROVIDER", "name", "tcp;ofi_rxm", 0, 0,
+                      "libfabric provider of every rail: efa, tcp;ofi_rxm, shm"},
+    PluginSettingInfo{"HA_NCCL_RAIL_GROUPS", "count", "1", 1, 16,
+                      "rail groups; NCCL sees each as one network device (devices())"},
+    PluginSettingInfo{"HA_NCCL_RAILS_PER_GROUP", "count", "2", 1, 4,
+                      "paths per connection: the primary plus standbys (1 = no failover)"},
+    PluginSettingInfo{"HA_NCCL_SPEED_MBPS", "Mb/s", "0", 0, 1e7,
+                      "speed getProperties reports; 0 = the provider's link speed, else sysfs"},
+    PluginSettingInfo{"HA_NCCL_LATENCY_US", "us", "0", 0, 1e6, "latency getProperties reports; 0 = NCCL's default"},
+    PluginSettingInfo{"HA_NCCL_NIC_PRESET", "name", "", 0, 0,
+                      "NIC preset whose QP/CQE limits feed maxComms when the provider reports none"},
+    PluginSettingInfo{"HA_NCCL_MAX_REQUESTS", "count", "32", 1, 32,
+                      "outstanding requests per comm (NCCL_NET_MAX_REQUESTS is 32); more wait"},
+};
+
+const PluginSettingInfo* find_setting(std::string_view env) {
+  for (const auto& row : kTable)
+    if (row.env == env) return &row;
+  return nullptr;
+}
+
+Result<double> parse_number(const PluginSettingInfo& row, const std::string& value) {
+  char* end = nullptr;
+  const double v = std::strtod(value.c_str(), &end);
+  const std::string range = fmt::format("expected {} .. {} {}", row.min, row.max, row.unit);
+  if (value.empty() || end == nullptr || *end != '\0')
+    return Error{fmt::format("{}={}: not a number", row.env, value), range};
+  if (!(v >= row.min && v <= row.max)) return Error{fmt::format("{}={}: out of range", row.env, value), range};
+  if (row.unit == std::string_view{"count"} && v != std::floor(v))
+    return Error{fmt::format("{}={}: must be a whole number", row.env, value), range};
+  return v;
+}
+
+Result<bool> apply_setting(PluginConfig& c, const PluginSettingInfo& row, const std::string& value) {
+  if (row.env == std::string_view{"HA_NCCL_PROVIDER"}) {
+    if (value.empty()) return Error{"HA_NCCL_PROVIDER is empty", "name a libfabric provider: efa, tcp;ofi_rxm, shm"};
+    c.provider = value;
+    return true;
+  }
+  if (row.env == std::string_view{"HA_NCCL_NIC_PRESET"}) {
+    if (!find_nic_preset(value)) {
+      std::string names;
+      for (const auto& p : nic_presets()) names += fmt::format("{}{}", names.empty() ? "" : ", ", p.name);
+      return Error{fmt::format("HA_NCCL_NIC_PRESET={}: unknown NIC preset", value), "one of " + names};
+    }
+    c.nic_preset = value;
+    return true;
+  }
+  auto v = parse_number(row, value);
+  if (!v) return v.error();
+  const auto u32 = static_cast<std::uint32_t>(v.value());
+  if (row.env == std::string_view{"HA_NCCL_RAIL_GROUPS"})
+    c.rail_groups = u32;
+  else if (row.env == std::string_view{"HA_NCCL_RAILS_PER_GROUP"})
+    c.rails_per_group = u32;
+  else if (row.env == std::string_view{"HA_NCCL_SPEED_MBPS"})
+    c.speed_mbps = u32;
+  else if (row.env == std::string_view{"HA_NCCL_LATENCY_US"})
+    c.latency_us = v.value();
+  else if (row.env == std::string_view{"HA_NCCL_MAX_REQUESTS"})
+    c.max_requests = u32;
+  return true;
+}
+
+}  // namespace
+
+std::span<const PluginSettingInfo> plugin_setting_table() { return kTable; }
+
+Result<PluginConfig> read_plugin_config(const EnvLookup& lookup, std::span<const std::string> names_present) {
+  PluginConfig c;
+  std::vector<std::string> engine_names;
+  for (const auto& name : names_present) {
+    const PluginSettingInfo* row = find_setting(name);
+    if (row == nullptr) {
+      engine_names.push_back(name);  // the engine's table, which rejects names it does not know
+      continue;
+    }
+    const char* raw = lookup(name.c_str());
+    if (raw == nullptr) continue;
+    auto applied = apply_setting(c, *row, raw);
+    if (!applied) return applied.error();
+  }
+  auto engine = apply_environment(c.engine, lookup, engine_names);
+  if (!engine) return engine.error();
+  // One path means nothing to fail over to: say so instead of arming a standby that is not there.
+  if (c.rails_per_group == 1) c.engine.enable_backup = false;
+  return c;
+}
+
+std::vector<std::string> ha_variable_names() {
+  std::vector<std::string> out;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    const std::string_view entry(*e);
+    if (entry.rfind("HA_NCCL_", 0) != 0) continue;
+    out.emplace_back(entry.substr(0, entry.find('=')));
+  }
+  return out;
+}
+
+}  // namespace railcheck::nccl

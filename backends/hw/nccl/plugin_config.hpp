@@ -1,0 +1,51 @@
+#pragma once
+// The plugin's configuration, read once from the environment when NCCL first calls init().
+//
+// Two tables, one home each:
+//   * the HA connection's tunables (HA_NCCL_RTO_MS, HA_NCCL_QP_TIMEOUT, HA_NCCL_MAX_RECVS, ...)
+//     live in engine/failover/ha_tunables.cpp and are applied by apply_environment();
+//   * the settings only the plugin has (which provider, how many rail groups NCCL sees as
+//     devices, what getProperties reports) live in plugin_setting_table() below.
+// Every HA_NCCL_* variable must belong to one of them: an unknown name is an error, so a typo
+// never leaves a default silently in force. docs/nccl-plugin.md lists both tables.
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/core/result.hpp"
+#include "engine/failover/ha_tunables.hpp"
+
+namespace railcheck::nccl {
+
+struct PluginConfig {
+  std::string provider = "tcp;ofi_rxm";  // HA_NCCL_PROVIDER: libfabric provider of every rail
+  std::uint32_t rail_groups = 1;         // HA_NCCL_RAIL_GROUPS: devices() reports this many
+  std::uint32_t rails_per_group = 2;     // HA_NCCL_RAILS_PER_GROUP: primary + standbys per connection
+  std::uint32_t speed_mbps = 0;          // HA_NCCL_SPEED_MBPS: 0 = from the provider / sysfs
+  double latency_us = 0;                 // HA_NCCL_LATENCY_US: 0 = let NCCL use its default
+  std::string nic_preset;                // HA_NCCL_NIC_PRESET: device limits for the maxComms budget
+  std::uint32_t max_requests = 32;       // HA_NCCL_MAX_REQUESTS: outstanding requests per comm
+  HaTunables engine;                     // the engine's HA_NCCL_* table
+};
+
+// One row per plugin-only setting (the engine's rows are tunable_table()).
+struct PluginSettingInfo {
+  std::string_view env;
+  std::string_view unit;  // "name", "count", "Mb/s", "us"
+  std::string_view fallback;  // the default, as text
+  double min;                 // inclusive range (numbers only)
+  double max;
+  std::string_view help;
+};
+std::span<const PluginSettingInfo> plugin_setting_table();
+
+// Reads every HA_NCCL_* variable in `names_present` through `lookup` (getenv in the plugin, a
+// map in tests). Errors name the variable, its value and the accepted range.
+Result<PluginConfig> read_plugin_config(const EnvLookup& lookup, std::span<const std::string> names_present);
+
+// Names of the process environment's HA_NCCL_* variables (from environ).
+std::vector<std::string> ha_variable_names();
+
+}  // namespace railcheck::nccl

@@ -1,0 +1,110 @@
+#include "backends/hw/nccl/plugin_config.hpp"
+
+#include <catch2/catch.hpp>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "backends/hw/nccl/fault_plan.hpp"
+
+using namespace railcheck;
+using namespace railcheck::nccl;
+
+namespace {
+Result<PluginConfig> read(const std::map<std::string, std::string>& env) {
+  std::vector<std::string> names;
+  for (const auto& [k, v] : env) names.push_back(k);
+  return read_plugin_config([&](const char* n) { return env.count(n) != 0 ? env.at(n).c_str() : nullptr; }, names);
+}
+}  // namespace
+
+TEST_CASE("plugin settings and engine tunables come from one environment", "[nccl][config]") {
+  auto c = read({{"HA_NCCL_PROVIDER", "shm"},
+                 {"HA_NCCL_RAIL_GROUPS", "2"},
+                 {"HA_NCCL_RAILS_PER_GROUP", "3"},
+                 {"HA_NCCL_SPEED_MBPS", "25000"},
+                 {"HA_NCCL_RTO_MS", "1500"},
+                 {"HA_NCCL_MAX_RECVS", "4"}});
+  REQUIRE(c.ok());
+  CHECK(c->provider == "shm");
+  CHECK(c->rail_groups == 2);
+  CHECK(c->rails_per_group == 3);
+  CHECK(c->speed_mbps == 25000);
+  CHECK(c->engine.soft_rto == ms(1500));
+  CHECK(c->engine.max_recvs == 4);
+  CHECK(c->engine.enable_backup);
+}
+
+TEST_CASE("defaults hold with no HA_NCCL_* variable set", "[nccl][config]") {
+  auto c = read({});
+  REQUIRE(c.ok());
+  CHECK(c->provider == "tcp;ofi_rxm");
+  CHECK(c->rail_groups == 1);
+  CHECK(c->rails_per_group == 2);
+  CHECK(c->max_requests == 32);
+  for (const auto& row : plugin_setting_table()) CHECK(row.env.rfind("HA_NCCL_", 0) == 0);
+}
+
+TEST_CASE("one rail per group turns the standby off", "[nccl][config]") {
+  auto c = read({{"HA_NCCL_RAILS_PER_GROUP", "1"}});
+  REQUIRE(c.ok());
+  CHECK_FALSE(c->engine.enable_backup);
+}
+
+TEST_CASE("bad HA_NCCL_* values are errors that name the variable and the range", "[nccl][config]") {
+  auto range = read({{"HA_NCCL_RAIL_GROUPS", "0"}});
+  REQUIRE_FALSE(range.ok());
+  CHECK_THAT(range.error().message(), Catch::Contains("HA_NCCL_RAIL_GROUPS=0") && Catch::Contains("1 .. 16"));
+  auto word = read({{"HA_NCCL_MAX_REQUESTS", "lots"}});
+  REQUIRE_FALSE(word.ok());
+  CHECK_THAT(word.error().what, Catch::Contains("not a number"));
+  auto frac = read({{"HA_NCCL_RAILS_PER_GROUP", "1.5"}});
+  REQUIRE_FALSE(frac.ok());
+  CHECK_THAT(frac.error().what, Catch::Contains("whole number"));
+  auto preset = read({{"HA_NCCL_NIC_PRESET", "cx9-9000g"}});
+  REQUIRE_FALSE(preset.ok());
+  CHECK_THAT(preset.error().message(), Catch::Contains("cx7-400g"));
+  // A typo is not silently ignored: the engine's table rejects names neither table knows.
+  auto typo = read({{"HA_NCCL_RAIL_GROUP", "2"}});
+  REQUIRE_FALSE(typo.ok());
+  CHECK_THAT(typo.error().what, Catch::Contains("HA_NCCL_RAIL_GROUP"));
+  // Engine rows keep their own checks.
+  auto engine = read({{"HA_NCCL_QP_RETRY_CNT", "8"}});
+  REQUIRE_FALSE(engine.ok());
+  CHECK_THAT(engine.error().what, Catch::Contains("HA_NCCL_QP_RETRY_CNT"));
+}
+
+TEST_CASE("RAILCHECK_NCCL_FAULT parses both triggers and the comm limit", "[nccl][fault]") {
+  auto none = parse_fault_plan("");
+  REQUIRE(none.ok());
+  CHECK_FALSE(none->has_value());
+  auto msgs = parse_fault_plan("cut-primary-after-msgs=40");
+  REQUIRE(msgs.ok());
+  CHECK(msgs.value().value() == FaultPlan{FaultTrigger::AfterMessages, 40, 0});
+  auto ms_plan = parse_fault_plan("cut-primary-after-ms=250,comms=2");
+  REQUIRE(ms_plan.ok());
+  CHECK(ms_plan.value().value() == FaultPlan{FaultTrigger::AfterMillis, 250, 2});
+  CHECK(describe(ms_plan.value().value()) == "cut the primary rail 250 ms after connect on the first 2 send comms");
+}
+
+TEST_CASE("malformed RAILCHECK_NCCL_FAULT values are errors quoting the text", "[nccl][fault]") {
+  for (const char* bad : {"cut-primary-after-msgs=", "cut-primary-after-msgs=0", "cut-primary-after-msgs=-3",
+                          "cut-primary-after-msgs=4x", "cut-standby-after-msgs=3", "cut-primary-after-ms=5,comms=0",
+                          "cut-primary-after-ms=5,rails=1"}) {
+    auto r = parse_fault_plan(bad);
+    INFO(bad);
+    REQUIRE_FALSE(r.ok());
+    CHECK_THAT(r.error().what, Catch::Contains(std::string("RAILCHECK_NCCL_FAULT=") + bad));
+  }
+}
+
+TEST_CASE("a fault clock fires once, at its threshold", "[nccl][fault]") {
+  FaultClock by_count(FaultPlan{FaultTrigger::AfterMessages, 3, 0});
+  CHECK_FALSE(by_count.due(2, 100000));
+  CHECK(by_count.due(3, 0));
+  CHECK(by_count.fired());
+  CHECK_FALSE(by_count.due(4, 0));
+  FaultClock by_time(FaultPlan{FaultTrigger::AfterMillis, 50, 0});
+  CHECK_FALSE(by_time.due(1000, 49));
+  CHECK(by_time.due(0, 50));
+}
