@@ -1,6 +1,8 @@
 #include "backends/hw/nccl/plugin_config.hpp"
 
+#include <arpa/inet.h>
 #include <fmt/format.h>
+#include <netinet/in.h>
 
 #include <array>
 #include <cmath>
@@ -25,6 +27,8 @@ constexpr std::array kTable = {
     PluginSettingInfo{"HA_NCCL_LATENCY_US", "us", "0", 0, 1e6, "latency getProperties reports; 0 = NCCL's default"},
     PluginSettingInfo{"HA_NCCL_NIC_PRESET", "name", "", 0, 0,
                       "NIC preset whose QP/CQE limits feed maxComms when the provider reports none"},
+    PluginSettingInfo{"HA_NCCL_RAIL_ADDRS", "list", "", 0, 0,
+                      "comma-separated IPv4 bind addresses: 1, one per rail, or one per rail of every group"},
     PluginSettingInfo{"HA_NCCL_MAX_REQUESTS", "count", "32", 1, 32,
                       "outstanding requests per comm (NCCL_NET_MAX_REQUESTS is 32); more wait"},
 };
@@ -60,6 +64,21 @@ Result<bool> apply_setting(PluginConfig& c, const PluginSettingInfo& row, const 
       return Error{fmt::format("HA_NCCL_NIC_PRESET={}: unknown NIC preset", value), "one of " + names};
     }
     c.nic_preset = value;
+    return true;
+  }
+  if (row.env == std::string_view{"HA_NCCL_RAIL_ADDRS"}) {
+    c.rail_addresses.clear();
+    std::string_view rest = value;
+    while (!rest.empty()) {
+      const auto comma = rest.find(',');
+      const std::string addr(rest.substr(0, comma));
+      in_addr parsed{};
+      if (::inet_pton(AF_INET, addr.c_str(), &parsed) != 1)
+        return Error{fmt::format("HA_NCCL_RAIL_ADDRS={}: '{}' is not an IPv4 address", value, addr),
+                     "list addresses such as 127.0.0.1,169.254.1.1"};
+      c.rail_addresses.push_back(addr);
+      rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+    }
     return true;
   }
   auto v = parse_number(row, value);
@@ -98,9 +117,23 @@ Result<PluginConfig> read_plugin_config(const EnvLookup& lookup, std::span<const
   }
   auto engine = apply_environment(c.engine, lookup, engine_names);
   if (!engine) return engine.error();
+  const std::size_t n = c.rail_addresses.size();
+  if (n > 1 && n != c.rails_per_group && n != std::size_t{c.rails_per_group} * c.rail_groups)
+    return Error{fmt::format("HA_NCCL_RAIL_ADDRS has {} addresses for {} groups of {} rails", n, c.rail_groups,
+                             c.rails_per_group),
+                 fmt::format("give 1, {} or {} addresses", c.rails_per_group, c.rails_per_group * c.rail_groups)};
   // One path means nothing to fail over to: say so instead of arming a standby that is not there.
   if (c.rails_per_group == 1) c.engine.enable_backup = false;
   return c;
+}
+
+std::vector<std::string> rail_addresses_of(const PluginConfig& c, std::uint32_t group) {
+  const std::size_t n = c.rail_addresses.size();
+  if (n == 0) return {};
+  if (n == 1) return std::vector<std::string>(c.rails_per_group, c.rail_addresses[0]);
+  if (n == c.rails_per_group) return c.rail_addresses;
+  const auto first = c.rail_addresses.begin() + static_cast<std::ptrdiff_t>(group * c.rails_per_group);
+  return {first, first + c.rails_per_group};
 }
 
 std::vector<std::string> ha_variable_names() {

@@ -27,6 +27,7 @@ struct PluginConfig {
   double latency_us = 0;                 // HA_NCCL_LATENCY_US: 0 = let NCCL use its default
   std::string nic_preset;                // HA_NCCL_NIC_PRESET: device limits for the maxComms budget
   std::uint32_t max_requests = 32;       // HA_NCCL_MAX_REQUESTS: outstanding requests per comm
+  std::vector<std::string> rail_addresses;  // HA_NCCL_RAIL_ADDRS: bind address per rail; empty = provider's
   HaTunables engine;                     // the engine's HA_NCCL_* table
 };
 
@@ -44,6 +45,11 @@ std::span<const PluginSettingInfo> plugin_setting_table();
 // Reads every HA_NCCL_* variable in `names_present` through `lookup` (getenv in the plugin, a
 // map in tests). Errors name the variable, its value and the accepted range.
 Result<PluginConfig> read_plugin_config(const EnvLookup& lookup, std::span<const std::string> names_present);
+
+// The bind addresses of one group's rails (FabricOptions::rail_addresses): HA_NCCL_RAIL_ADDRS
+// holds one address for every rail, one per rail of a group (shared by all groups), or one per
+// rail of every group, group 0 first.
+std::vector<std::string> rail_addresses_of(const PluginConfig& c, std::uint32_t group);
 
 // Names of the process environment's HA_NCCL_* variables (from environ).
 std::vector<std::string> ha_variable_names();

@@ -108,3 +108,19 @@ TEST_CASE("a fault clock fires once, at its threshold", "[nccl][fault]") {
   CHECK_FALSE(by_time.due(1000, 49));
   CHECK(by_time.due(0, 50));
 }
+
+TEST_CASE("HA_NCCL_RAIL_ADDRS gives each group its rails' bind addresses", "[nccl][config]") {
+  auto one = read({{"HA_NCCL_RAIL_ADDRS", "127.0.0.1"}});
+  REQUIRE(one.ok());
+  CHECK(rail_addresses_of(one.value(), 0) == std::vector<std::string>{"127.0.0.1", "127.0.0.1"});
+  auto per_group = read({{"HA_NCCL_RAIL_GROUPS", "2"}, {"HA_NCCL_RAIL_ADDRS", "169.254.1.1,169.254.2.1,10.0.0.1,10.0.0.2"}});
+  REQUIRE(per_group.ok());
+  CHECK(rail_addresses_of(per_group.value(), 1) == std::vector<std::string>{"10.0.0.1", "10.0.0.2"});
+  CHECK(rail_addresses_of(read({}).value(), 0).empty());
+  auto count = read({{"HA_NCCL_RAIL_ADDRS", "127.0.0.1,127.0.0.2,127.0.0.3"}});
+  REQUIRE_FALSE(count.ok());
+  CHECK_THAT(count.error().what, Catch::Contains("3 addresses for 1 groups of 2 rails"));
+  auto bad = read({{"HA_NCCL_RAIL_ADDRS", "127.0.0.1,localhost"}});
+  REQUIRE_FALSE(bad.ok());
+  CHECK_THAT(bad.error().what, Catch::Contains("'localhost' is not an IPv4 address"));
+}
