@@ -1,0 +1,101 @@
+#include "backends/hw/cuda/host_proxy.hpp"
+
+#include <fmt/format.h>
+
+namespace railcheck::hw::cuda {
+
+Result<bool> HostProxy::on_descriptor(const WriteDescriptor& d) {
+  if (d.seq != next_seq_)
+    return Error{fmt::format("descriptor seq {} where {} was next", d.seq, next_seq_),
+                 "the producer skipped or repeated a ring slot"};
+  ++next_seq_;
+  if (d.expect > 0) {
+    if (d.flag_slot >= flag_count_)
+      return Error{fmt::format("descriptor {} names flag slot {} of {}", d.seq, d.flag_slot, flag_count_), ""};
+    waiters_[d.imm] = Waiter{d.flag_slot, d.seq + 1};
+    auto ev = counter_.expect(d.imm, d.expect);
+    if (!ev) return ev.error();
+    if (ev.value() == imm::ImmEvent::OverArrival)
+      return Error{fmt::format("imm {:#x}: more writes landed than the {} expected", d.imm, d.expect), ""};
+    if (ev.value() == imm::ImmEvent::Completed) complete(d.imm);
+  }
+  return issuer_.post(d);
+}
+
+Result<bool> HostProxy::on_landed(std::uint32_t imm) {
+  switch (counter_.on_arrival(imm)) {
+    case imm::ImmEvent::Completed: complete(imm); break;
+    case imm::ImmEvent::OverArrival:
+      return Error{fmt::format("imm {:#x} landed more often than expected (a duplicate write)", imm), ""};
+    default: break;
+  }
+  return true;
+}
+
+void HostProxy::complete(std::uint32_t imm) {
+  auto w = waiters_.at(imm);
+  waiters_.erase(imm);
+  // Release before raising: the GPU may reuse the value as soon as it sees the flag, and this
+  // thread handles the reuse's descriptor only after this function returns anyway.
+  (void)counter_.release(imm);
+  raise_flag(flags_, w.flag_slot, w.flag_value);
+  std::lock_guard lock(mu_);
+  ++stats_.flags_raised;
+}
+
+Result<std::size_t> HostProxy::run_once() {
+  std::size_t work = 0;
+  while (auto d = ring_.try_pop()) {
+    auto r = on_descriptor(*d);
+    if (!r) return r.error();
+    ++work;
+    std::lock_guard lock(mu_);
+    ++stats_.descriptors;
+  }
+  landed_.clear();
+  issuer_.poll(landed_);
+  for (auto imm : landed_) {
+    auto r = on_landed(imm);
+    if (!r) return r.error();
+    ++work;
+  }
+  if (!landed_.empty()) {
+    std::lock_guard lock(mu_);
+    stats_.landed += landed_.size();
+  }
+  return work;
+}
+
+void HostProxy::start() {
+  running_.store(true, std::memory_order_release);
+  thread_ = std::thread([this] {
+    while (running_.load(std::memory_order_acquire)) {
+      auto r = run_once();
+      if (!r) {
+        std::lock_guard lock(mu_);
+        error_ = r.error();
+        return;
+      }
+      // Busy polling is the point (latency); yield only when there was nothing to do so a
+      // shared 2-core CI box is not starved.
+      if (r.value() == 0) std::this_thread::yield();
+    }
+  });
+}
+
+void HostProxy::stop() {
+  running_.store(false, std::memory_order_release);
+  if (thread_.joinable()) thread_.join();
+}
+
+std::optional<Error> HostProxy::error() const {
+  std::lock_guard lock(mu_);
+  return error_;
+}
+
+ProxyStats HostProxy::stats() const {
+  std::lock_guard lock(mu_);
+  return stats_;
+}
+
+}  // namespace railcheck::hw::cuda

@@ -1,0 +1,70 @@
+#pragma once
+// The CPU half of the GPU-initiated write path: drains the descriptor ring, posts each write
+// through a WriteIssuer, counts landed immediates with the engine's ImmCounter, and raises the
+// completion flag the GPU polls when a transfer's last write has landed — in whatever order
+// the writes land. No protocol decision lives here beyond "which flag belongs to which imm".
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "backends/hw/cuda/descriptor_ring.hpp"
+#include "backends/hw/cuda/write_issuer.hpp"
+#include "engine/imm/imm_counter.hpp"
+
+namespace railcheck::hw::cuda {
+
+struct ProxyStats {
+  std::uint64_t descriptors = 0;
+  std::uint64_t landed = 0;
+  std::uint64_t flags_raised = 0;
+};
+
+class HostProxy {
+ public:
+  HostProxy(DescriptorRing ring, std::uint64_t* flags, std::uint32_t flag_count, WriteIssuer& issuer)
+      : ring_(ring), flags_(flags), flag_count_(flag_count), issuer_(issuer) {}
+  ~HostProxy() { stop(); }
+  HostProxy(const HostProxy&) = delete;
+  HostProxy& operator=(const HostProxy&) = delete;
+
+  // One pass: every descriptor in the ring, one poll of the issuer. Returns how many
+  // descriptors and landings it handled, or the first error (a gap in seq, a bad flag slot,
+  // a duplicate landing): the proxy then stops, it never guesses.
+  Result<std::size_t> run_once();
+
+  // A thread that calls run_once until stop() or an error.
+  void start();
+  void stop();
+  std::optional<Error> error() const;
+  ProxyStats stats() const;
+
+ private:
+  Result<bool> on_descriptor(const WriteDescriptor& d);
+  Result<bool> on_landed(std::uint32_t imm);
+  void complete(std::uint32_t imm);
+
+  DescriptorRing ring_;
+  std::uint64_t* flags_;
+  std::uint32_t flag_count_;
+  WriteIssuer& issuer_;
+  imm::ImmCounter counter_;
+  struct Waiter {
+    std::uint32_t flag_slot = 0;
+    std::uint64_t flag_value = 0;
+  };
+  std::unordered_map<std::uint32_t, Waiter> waiters_;  // imm -> whom to tell
+  std::uint64_t next_seq_ = 0;
+  std::vector<std::uint32_t> landed_;
+
+  std::thread thread_;
+  std::atomic<bool> running_{false};
+  mutable std::mutex mu_;  // guards error_ and stats_ for readers on other threads
+  std::optional<Error> error_;
+  ProxyStats stats_;
+};
+
+}  // namespace railcheck::hw::cuda

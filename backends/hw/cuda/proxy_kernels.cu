@@ -1,0 +1,72 @@
+#include "backends/hw/cuda/proxy_kernels.cuh"
+
+namespace railcheck::hw::cuda {
+
+namespace {
+
+__device__ __forceinline__ std::uint64_t global_ns() {
+  std::uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+__global__ void proxy_round_trip_kernel(ProxyRoundTripArgs a) {
+  volatile RingHeader* ring = a.ring;
+  volatile std::uint64_t* flags = a.flags;
+  const std::uint64_t cap = ring->capacity;
+  for (std::uint32_t it = 0; it < a.iterations; ++it) {
+    const std::uint64_t t0 = global_ns();
+    std::uint64_t expect_seq = 0;
+    const bool stamp = a.bytes_per_write >= 8;
+    for (std::uint32_t w = 0; w < a.writes_per_transfer; ++w) {
+      if (stamp) *reinterpret_cast<volatile std::uint64_t*>(a.src + std::uint64_t(w) * a.bytes_per_write) = it + 1;
+      const std::uint64_t head = ring->head;  // this thread is the only writer
+      while (head - ring->tail >= cap) {
+      }  // ring full: the proxy frees slots
+      volatile WriteDescriptor* s = a.slots + (head & (cap - 1));
+      s->seq = head;
+      s->local_offset = static_cast<std::uint64_t>(w) * a.bytes_per_write;
+      s->remote_offset = static_cast<std::uint64_t>(w) * a.bytes_per_write;
+      s->length = a.bytes_per_write;
+      s->imm = it;
+      s->expect = w == 0 ? a.writes_per_transfer : 0;
+      s->flag_slot = 0;
+      if (w == 0) expect_seq = head;
+      // The slot must be visible to the host before the head that publishes it.
+      __threadfence_system();
+      ring->head = head + 1;
+    }
+    while (flags[0] != expect_seq + 1) {
+    }
+    for (std::uint32_t w = 0; stamp && w < a.writes_per_transfer; ++w)
+      if (*reinterpret_cast<const volatile std::uint64_t*>(a.dst + std::uint64_t(w) * a.bytes_per_write) != it + 1)
+        ++*a.errors;
+    if (a.out_ns) a.out_ns[it] = global_ns() - t0;
+  }
+}
+
+__global__ void ping_pong_kernel(volatile std::uint64_t* ping, volatile std::uint64_t* pong, std::uint32_t iterations,
+                                 std::uint64_t* out_ns) {
+  for (std::uint32_t it = 1; it <= iterations; ++it) {
+    const std::uint64_t t0 = global_ns();
+    *ping = it;
+    __threadfence_system();
+    while (*pong != it) {
+    }
+    if (out_ns) out_ns[it - 1] = global_ns() - t0;
+  }
+}
+
+}  // namespace
+
+int launch_proxy_round_trip(const ProxyRoundTripArgs& a) {
+  proxy_round_trip_kernel<<<1, 1>>>(a);
+  return static_cast<int>(cudaGetLastError());
+}
+
+int launch_ping_pong(std::uint64_t* ping, std::uint64_t* pong, std::uint32_t iterations, std::uint64_t* out_ns) {
+  ping_pong_kernel<<<1, 1>>>(ping, pong, iterations, out_ns);
+  return static_cast<int>(cudaGetLastError());
+}
+
+}  // namespace railcheck::hw::cuda

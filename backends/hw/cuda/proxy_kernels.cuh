@@ -1,0 +1,29 @@
+#pragma once
+// GPU side of the host-proxy path and of its floor (a plain mapped-memory ping-pong). Each
+// kernel runs one thread: it measures what one GPU thread that needs a network write waits.
+#include <cstdint>
+
+#include "backends/hw/cuda/descriptor_ring.hpp"
+
+namespace railcheck::hw::cuda {
+
+struct ProxyRoundTripArgs {
+  RingHeader* ring;         // device pointer of the mapped ring header
+  WriteDescriptor* slots;   // device pointer of the mapped slots
+  std::uint64_t* flags;     // device pointer of the mapped completion flags
+  std::uint32_t iterations;
+  std::uint32_t writes_per_transfer;  // >= 1; the first descriptor carries expect = this
+  std::uint32_t bytes_per_write;
+  std::uint64_t* out_ns;    // per-iteration round trip (device-visible memory), may be null
+  // Mapped source and destination: the kernel stamps each write's first 8 bytes with the
+  // iteration before posting, and after the flag checks the stamp arrived (needs >= 8 bytes).
+  std::uint8_t* src;
+  const std::uint8_t* dst;
+  std::uint32_t* errors;  // stamps that had not landed when the flag said they had
+};
+
+// Host-side launchers (proxy_kernels.cu); they return the cudaError_t as int.
+int launch_proxy_round_trip(const ProxyRoundTripArgs& a);
+int launch_ping_pong(std::uint64_t* ping, std::uint64_t* pong, std::uint32_t iterations, std::uint64_t* out_ns);
+
+}  // namespace railcheck::hw::cuda
