@@ -8,7 +8,7 @@
 // that NCCL reads; a change here that moves a member fails to compile.
 //
 // What differs between the two versions and matters to us:
-//   v8:  init(logger) once per process; sizes are int; no per-communicator context.
+//   v8:  (NCCL 2.20 .. 2.23's newest) init(logger) once per process; int sizes; no context.
 //   v11: init(&ctx, commId, config, logger, profiler) once per NCCL communicator and
 //        finalize(ctx) at its end; listen/connect take that ctx; sizes are size_t; isend/irecv
 //        take profiler handles; properties add forceFlush, vProps, maxP2pBytes, maxCollBytes,
@@ -45,7 +45,7 @@ constexpr std::uintptr_t kOptionalRecvCompletion = 1;  // NCCL_NET_OPTIONAL_RECV
 constexpr int kPtrHost = 0x1;                          // NCCL_PTR_HOST
 constexpr int kPtrCuda = 0x2;                          // NCCL_PTR_CUDA
 constexpr int kPtrDmabuf = 0x4;                        // NCCL_PTR_DMABUF
-constexpr int kMaxRequests = 32;                       // NCCL_NET_MAX_REQUESTS (8 before NCCL 2.21)
+constexpr int kMaxRequests = 32;                       // NCCL_NET_MAX_REQUESTS (8 up to NCCL 2.19)
 constexpr int kMaxDevsPerNic = 4;                      // NCCL_NET_MAX_DEVS_PER_NIC
 constexpr std::size_t kMaxNetSizeBytes = 1ULL << 40;   // NCCL_MAX_NET_SIZE_BYTES: 1 TiB
 
