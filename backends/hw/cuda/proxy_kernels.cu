@@ -11,18 +11,29 @@ __device__ __forceinline__ std::uint64_t global_ns() {
 }
 
 __global__ void proxy_round_trip_kernel(ProxyRoundTripArgs a) {
+  // Every read of mapped host memory is a PCIe round trip (~1 us), so the kernel keeps its own
+  // copies: head lives in a register (only this thread writes it) and the consumer's tail is
+  // re-read only when the cached value says the ring is full. A transfer's descriptors are
+  // published with one fence and one head store; a transfer larger than the free space is
+  // published in parts, before waiting, so the proxy can free the slots it waits for.
   volatile RingHeader* ring = a.ring;
   volatile std::uint64_t* flags = a.flags;
   const std::uint64_t cap = ring->capacity;
+  std::uint64_t head = ring->head;
+  std::uint64_t tail_seen = ring->tail;
+  const bool stamp = a.bytes_per_write >= 8;
   for (std::uint32_t it = 0; it < a.iterations; ++it) {
     const std::uint64_t t0 = global_ns();
-    std::uint64_t expect_seq = 0;
-    const bool stamp = a.bytes_per_write >= 8;
+    const std::uint64_t expect_seq = head;
     for (std::uint32_t w = 0; w < a.writes_per_transfer; ++w) {
       if (stamp) *reinterpret_cast<volatile std::uint64_t*>(a.src + std::uint64_t(w) * a.bytes_per_write) = it + 1;
-      const std::uint64_t head = ring->head;  // this thread is the only writer
-      while (head - ring->tail >= cap) {
-      }  // ring full: the proxy frees slots
+      if (head - tail_seen >= cap) {
+        __threadfence_system();  // the slots (and stamps) before the head that publishes them
+        ring->head = head;
+        do {
+          tail_seen = ring->tail;
+        } while (head - tail_seen >= cap);
+      }
       volatile WriteDescriptor* s = a.slots + (head & (cap - 1));
       s->seq = head;
       s->local_offset = static_cast<std::uint64_t>(w) * a.bytes_per_write;
@@ -31,11 +42,10 @@ __global__ void proxy_round_trip_kernel(ProxyRoundTripArgs a) {
       s->imm = it;
       s->expect = w == 0 ? a.writes_per_transfer : 0;
       s->flag_slot = 0;
-      if (w == 0) expect_seq = head;
-      // The slot must be visible to the host before the head that publishes it.
-      __threadfence_system();
-      ring->head = head + 1;
+      ++head;
     }
+    __threadfence_system();
+    ring->head = head;
     while (flags[0] != expect_seq + 1) {
     }
     for (std::uint32_t w = 0; stamp && w < a.writes_per_transfer; ++w)
