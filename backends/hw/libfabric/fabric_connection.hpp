@@ -1,0 +1,104 @@
+#pragma once
+// One side of an HA connection over N libfabric rails (docs/hardware.md). It owns the engine's
+// HaConnection, one FabricRail per path (an FI_EP_RDM endpoint on its own domain), the timers
+// the engine arms (steady_clock, read only here, turned into the engine's "now") and the table
+// of user requests. It executes the engine's actions as libfabric calls and turns completions,
+// expired timers and arrived control messages back into events; no protocol logic lives here.
+//
+// Threading: not thread-safe. One caller at a time (the NCCL plugin holds its comm's mutex).
+// Nothing blocks: listen/connect return at once, the handshake advances inside progress().
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "engine/core/ids.hpp"
+#include "engine/core/result.hpp"
+#include "engine/failover/ha_tunables.hpp"
+
+namespace railcheck {
+
+struct FabricOptions {
+  std::string provider = "tcp;ofi_rxm";  // fi_getinfo prov_name: "tcp;ofi_rxm", "shm", "efa"
+  std::uint32_t rails = 2;               // paths of the HA connection; rail 0 is the primary
+  // Per rail bind address ("127.0.0.1", "169.254.1.1" for the netns test); empty or a missing
+  // entry = the provider's default. Ignored by shm, whose addresses are names.
+  std::vector<std::string> rail_addresses;
+  HaTunables tunables;
+};
+
+// A user buffer registered on every rail's domain (the engine registers lazily per PD; the
+// backend resolves the MrId to the descriptor of whichever rail a WR goes out on).
+struct MemoryRegion;
+
+struct RequestResult {
+  bool ok = false;
+  std::vector<std::size_t> sizes;  // bytes received per buffer (one entry for a send)
+  std::string error;               // set when !ok
+};
+
+struct RailStats {
+  std::uint64_t posted_sends = 0;
+  std::uint64_t posted_recvs = 0;
+  std::uint64_t posted_writes = 0;
+  std::uint64_t control_sent = 0;
+  std::uint64_t completions = 0;
+  std::uint64_t flushed = 0;  // WRs reported as WR_FLUSH_ERR when the path went to ERR
+  std::uint64_t eagain = 0;   // posts that returned -FI_EAGAIN and waited in the pending queue
+  bool cut = false;           // cut_rail() tore the endpoint down
+};
+
+struct ConnectionStats {
+  std::uint32_t failovers = 0;
+  std::uint64_t replayed = 0;  // WRs re-posted on a new path (TraceKind::Replayed counts)
+  std::uint32_t active_rail = 0;
+  std::vector<RailStats> rails;
+};
+
+class FabricConnection {
+ public:
+  // Receiver: opens the rails and writes the engine's handle (<= kHandleMaxSize bytes) into
+  // handle_out. The peer's address comes later, in its ConnectRequest.
+  static Result<std::unique_ptr<FabricConnection>> listen(const FabricOptions& options,
+                                                          std::vector<std::uint8_t>& handle_out);
+  // Sender: opens the rails, decodes the handle and starts phase 1. Never blocks.
+  static Result<std::unique_ptr<FabricConnection>> connect(const FabricOptions& options,
+                                                           std::span<const std::uint8_t> handle);
+
+  ~FabricConnection();
+  FabricConnection(const FabricConnection&) = delete;
+  FabricConnection& operator=(const FabricConnection&) = delete;
+
+  // Non-blocking: reads every rail's CQ in batches, fires due timers, retries the pending
+  // queue, decodes arrived control messages, and feeds the engine.
+  void progress();
+  bool ready() const;   // HaConnection::comm_ready(): NCCL hands out the comm only then
+  bool failed() const;  // no usable rail left (or the handshake broke)
+
+  Result<MemoryRegion*> register_memory(void* addr, std::size_t len);
+  Result<bool> deregister_memory(MemoryRegion* mr);
+
+  Result<RequestId> isend(const void* data, std::size_t size, std::uint64_t tag, MemoryRegion* mr);
+  // A grouped receive: data[i] (sizes[i] bytes) receives the message tagged tags[i].
+  Result<RequestId> irecv(std::span<void* const> data, std::span<const std::size_t> sizes,
+                          std::span<const std::uint64_t> tags, std::span<MemoryRegion* const> mrs);
+  // Progress, then the request's result once it finished (the request is forgotten then).
+  std::optional<RequestResult> test(RequestId request);
+
+  // Fault injection: tear the rail's endpoint down mid-stream. Outstanding WRs on it complete
+  // as errors, as they would on an RC QP whose link died, and the engine fails over.
+  void cut_rail(PathIndex rail);
+
+  ConnectionStats stats() const;
+  const std::string& provider() const;
+
+ private:
+  struct State;
+  explicit FabricConnection(std::unique_ptr<State> state);
+  std::unique_ptr<State> s_;
+};
+
+}  // namespace railcheck
