@@ -26,10 +26,11 @@ int cmd_sweep(const SweepOptions& o) {
     }
     cfg.shard = shard.value();
   }
-  // Each point runs as `railcheck run` in its own process: SimGrid is configured once per process.
+  // Each point runs as `railcheck run` (or the spec's command) in its own process: SimGrid is
+  // configured once per process.
   std::error_code ec;
   const std::string self = o.runner.empty() ? std::filesystem::read_symlink("/proc/self/exe", ec).string() : o.runner;
-  cfg.runner = {self, "run"};
+  cfg.runner = {self, spec->command};
 
   auto tally = sweep::run_sweep(spec.value(), cfg);
   if (!tally) {

@@ -123,12 +123,15 @@ Result<SweepSpec> load_sweep_string(std::string_view text, const std::string& na
   if (!doc) return doc.error();
   TomlReader reader(name_for_errors);
   TomlTable top(reader, &doc.value(), "");
-  top.allow_only({"name", "scenario", "seeds", "axis"});
+  top.allow_only({"name", "scenario", "command", "seeds", "axis"});
   top.require({"name", "scenario"});
   SweepSpec spec;
   spec.source_path = name_for_errors;
   spec.name = top.text("name").value_or("");
   const std::string scenario = top.text("scenario").value_or("");
+  spec.command = top.text("command").value_or(spec.command);
+  if (spec.command != "run" && spec.command != "budget")
+    top.fail("command", "run or budget", fmt::format("\"{}\"", spec.command));
   spec.seeds = read_seeds(top);
   for (TomlTable& t : top.table_array("axis")) spec.axes.push_back(read_axis(t));
   if (reader.failed()) return *reader.error();

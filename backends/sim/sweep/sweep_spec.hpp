@@ -4,6 +4,7 @@
 //
 //   name = "rto-calibration"
 //   scenario = "../scenarios/short-flap.toml"   # relative to the sweep file
+//   command = "run"                              # or "budget": railcheck budget <point> per point
 //   seeds = [1, 2, 3]                            # or seeds = { from = 1, count = 8 }
 //   [[axis]]
 //   key = "engine.rto_ms"                        # dotted path into the scenario; [i] picks an array entry
@@ -30,7 +31,10 @@ struct SweepSpec {
   std::string name;
   std::string source_path;    // the sweep file, for messages
   std::string scenario_path;  // resolved against the sweep file's folder
-  toml::table scenario;       // the base scenario as parsed
+  // The railcheck subcommand each point runs: "run" (SimGrid), or "budget" (the maxComms study:
+  // the point's NIC and budget tunables opened on a modeled HCA).
+  std::string command = "run";
+  toml::table scenario;  // the base scenario as parsed
   std::vector<Axis> axes;
   std::vector<std::uint64_t> seeds;
 };
