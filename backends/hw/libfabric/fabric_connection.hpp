@@ -89,7 +89,8 @@ class FabricConnection {
   std::optional<RequestResult> test(RequestId request);
 
   // Fault injection: tear the rail's endpoint down mid-stream. Outstanding WRs on it complete
-  // as errors, as they would on an RC QP whose link died, and the engine fails over.
+  // as errors, as they would on an RC QP whose link died, and the engine fails over. (shm: the
+  // endpoint is silenced rather than closed; fabric_connection.cpp says why.)
   void cut_rail(PathIndex rail);
 
   ConnectionStats stats() const;
@@ -97,6 +98,7 @@ class FabricConnection {
 
  private:
   struct State;
+  static Result<std::unique_ptr<State>> open_state(const FabricOptions& options, bool sender);
   explicit FabricConnection(std::unique_ptr<State> state);
   std::unique_ptr<State> s_;
 };

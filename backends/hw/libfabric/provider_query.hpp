@@ -1,0 +1,34 @@
+#pragma once
+// Choosing a provider by name: fi_getinfo with the hints every rail needs (fabtests'
+// common/shared.c does the same), and a clear error when the provider or a capability is
+// missing here ("provider 'efa' not available here: fi_getinfo returned -FI_ENODATA;
+// available: shm, tcp;ofi_rxm, ...").
+#include <string>
+#include <vector>
+
+#include "backends/hw/libfabric/fid_handle.hpp"
+#include "engine/core/result.hpp"
+
+namespace railcheck::fabric {
+
+// What the backend asks of a provider:
+//   ep_type  FI_EP_RDM (reliable datagram: one endpoint talks to many peers through its AV)
+//   caps     FI_MSG (data, like RC send/recv), FI_TAGGED (control messages), FI_RMA (WRITE_IMM)
+//   order    FI_ORDER_SAS on tx and rx: sends land in posted order, as on an RC QP
+//   tx flags FI_DELIVERY_COMPLETE: a send completes when the peer placed it (an RC ACK)
+//   mode     FI_CONTEXT | FI_CONTEXT2: every operation's context starts with an fi_context2
+//   mr_mode  FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY: the backend
+//            passes descriptors, registers allocated memory only and reads keys back; a
+//            provider that needs FI_MR_ENDPOINT (binding MRs to endpoints) is refused
+//   cq_data  domain_attr->cq_data_size >= 4: the engine's 32-bit immediate travels as CQ data
+// `node` is the bind address (FI_SOURCE): an IPv4 address for tcp, a short name for shm; empty
+// lets the provider choose.
+Result<InfoHandle> query_provider(const std::string& provider, const std::string& node);
+
+// Provider names fi_getinfo offers here for FI_EP_RDM, sorted and unique.
+std::vector<std::string> available_providers();
+
+// True for providers whose addresses are names in shared memory (FI_ADDR_STR).
+bool is_shm(const std::string& provider);
+
+}  // namespace railcheck::fabric

@@ -1,0 +1,91 @@
+// FabricConnection on the providers that run on any Linux box: tcp;ofi_rxm and shm, both rails
+// on loopback, both sides in this process. (fabric_fork_test.cpp runs them in two processes.)
+#include <catch2/catch.hpp>
+
+#include "engine/handshake/handle_codec.hpp"
+#include "stream_fixture.hpp"
+
+using namespace railcheck;
+using namespace railcheck::test;
+
+namespace {
+
+const char* const kProviders[] = {"tcp;ofi_rxm", "shm"};
+
+}  // namespace
+
+TEST_CASE("connect and accept never block and the comm is ready only after phase 1", "[fabric]") {
+  for (const char* prov : kProviders) {
+    DYNAMIC_SECTION(prov) {
+      if (!provider_here(prov)) continue;
+      auto p = open_pair(loopback_options(prov));
+      CHECK(p.handle.size() <= kHandleMaxSize);
+      // Nothing has been exchanged yet: listen and connect returned without waiting.
+      CHECK_FALSE(p.rx->ready());
+      CHECK_FALSE(p.tx->ready());
+      CHECK(pump([&] { p.tx->progress(); p.rx->progress(); }, [&] { return p.rx->ready() && p.tx->ready(); }));
+      CHECK_FALSE(p.tx->failed());
+      CHECK_FALSE(p.rx->failed());
+    }
+  }
+}
+
+TEST_CASE("send/recv delivers every message exactly once, bytes verified, grouped receives keep tags", "[fabric]") {
+  for (const char* prov : kProviders) {
+    DYNAMIC_SECTION(prov) {
+      if (!provider_here(prov)) continue;
+      auto p = open_pair(loopback_options(prov));
+      conform::StreamSpec spec;
+      spec.seed = 7;
+      spec.messages = 300;
+      spec.max_size = 9000;  // spans shm's inject size and tcp's eager/rendezvous switch
+      spec.max_group = 4;
+      INFO("seed " << spec.seed);
+      CHECK(run_stream(p, spec) == "");
+      CHECK(p.tx->stats().failovers == 0);
+    }
+  }
+}
+
+TEST_CASE("cutting the primary rail mid-stream fails over with no loss and no duplicate", "[fabric]") {
+  for (const char* prov : kProviders) {
+    DYNAMIC_SECTION(prov) {
+      if (!provider_here(prov)) continue;
+      auto p = open_pair(loopback_options(prov));
+      conform::StreamSpec spec;
+      spec.seed = 11;
+      spec.messages = 400;
+      spec.max_size = 2048;  // seed 11 draws a zero-length message (index 107) before the cut
+      spec.cut_primary_after = 150;
+      INFO("seed " << spec.seed);
+      CHECK(run_stream(p, spec) == "");
+      const ConnectionStats st = p.tx->stats();
+      CHECK(st.failovers >= 1);
+      CHECK(st.active_rail == 1);
+      CHECK(st.rails.at(0).cut);
+      CHECK(p.rx->stats().active_rail == 1);
+    }
+  }
+}
+
+TEST_CASE("a provider that is not here is a clear error naming what is available", "[fabric]") {
+  FabricOptions o = loopback_options("efa");
+  std::vector<std::uint8_t> handle;
+  auto c = FabricConnection::listen(o, handle);
+  if (c.ok()) {
+    WARN("efa is available on this machine; the missing-provider error was not exercised");
+    return;
+  }
+  const std::string msg = c.error().message();
+  CHECK_THAT(msg, Catch::Contains("provider 'efa' not available here"));
+  CHECK_THAT(msg, Catch::Contains("available:"));
+  CHECK_THAT(msg, Catch::Contains("rail 0"));
+}
+
+TEST_CASE("a handle that is not a libfabric address is refused by connect", "[fabric]") {
+  if (!provider_here("tcp;ofi_rxm")) return;
+  std::vector<std::uint8_t> garbage(kHandleMaxSize, 0x5A);
+  auto c = FabricConnection::connect(loopback_options("tcp;ofi_rxm"), garbage);
+  REQUIRE_FALSE(c.ok());
+  CHECK_THAT(c.error().message(), Catch::Contains("handle"));
+}
