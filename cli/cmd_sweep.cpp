@@ -1,12 +1,41 @@
 #include <fmt/format.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <thread>
 
+#include "backends/sim/sweep/mpi_sweep.hpp"
 #include "backends/sim/sweep/sweep_run.hpp"
 #include "cli/commands.hpp"
 
 namespace railcheck::cli {
+namespace {
+
+// Cores each rank may use: the node's cores shared by the ranks mpirun put on it.
+unsigned default_jobs(bool under_mpi) {
+  unsigned cores = std::max(1U, std::thread::hardware_concurrency());
+  if (const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE"); under_mpi && local != nullptr)
+    cores = std::max(1U, cores / std::max(1U, static_cast<unsigned>(std::strtoul(local, nullptr, 10))));
+  return cores;
+}
+
+int summarize(const std::string& name, const sweep::SweepTally& t, const std::string& out_dir,
+              const std::string& logs) {
+  fmt::print("sweep {}: {} points in this shard, {} already done, {} ran ({} violations, {} errors); results in {}\n",
+             name, t.points, t.skipped, t.ran, t.violations, t.errors, out_dir);
+  if (t.errors > 0) {
+    fmt::print(stderr, "railcheck: {} points gave no summary; their logs are {}\n", t.errors, logs);
+    return kExitViolation;
+  }
+  if (t.violations > 0) {
+    fmt::print(stderr, "railcheck: {} points found a violation; each row's point id and seed replay it\n",
+               t.violations);
+    return kExitViolation;
+  }
+  return kExitOk;
+}
+
+}  // namespace
 
 int cmd_sweep(const SweepOptions& o) {
   auto spec = sweep::load_sweep_file(o.sweep_file);
@@ -16,7 +45,8 @@ int cmd_sweep(const SweepOptions& o) {
   }
   sweep::SweepConfig cfg;
   cfg.out_dir = o.out.empty() ? "sweep-results/" + spec->name : o.out;
-  cfg.jobs = o.jobs.value_or(std::max(1U, std::thread::hardware_concurrency()));
+  const bool under_mpi = sweep::started_by_mpirun();
+  cfg.jobs = o.jobs.value_or(default_jobs(under_mpi));
   cfg.resume = o.resume;
   if (!o.shard.empty()) {
     auto shard = sweep::parse_shard(o.shard);
@@ -32,25 +62,27 @@ int cmd_sweep(const SweepOptions& o) {
   const std::string self = o.runner.empty() ? std::filesystem::read_symlink("/proc/self/exe", ec).string() : o.runner;
   cfg.runner = {self, spec->command};
 
+  if (under_mpi) {
+    if (!o.shard.empty()) {
+      fmt::print(stderr, "railcheck: --shard and mpirun both pick shards (under mpirun, rank K runs shard K/N)\n");
+      return kExitBadInput;
+    }
+    auto mpi = sweep::run_sweep_mpi(spec.value(), cfg);
+    if (!mpi) {
+      fmt::print(stderr, "railcheck: {}\n", mpi.error().message());
+      return kExitBadInput;
+    }
+    if (mpi->rank != 0) return mpi->tally.errors + mpi->tally.violations > 0 ? kExitViolation : kExitOk;
+    fmt::print("mpirun: {} ranks ran shards K/{} in {}/rank-K; rank 0 merged {} rows\n", mpi->ranks, mpi->ranks,
+               cfg.out_dir, mpi->merged);
+    return summarize(spec->name, mpi->tally, cfg.out_dir, cfg.out_dir + "/rank-*/points/p*.log");
+  }
   auto tally = sweep::run_sweep(spec.value(), cfg);
   if (!tally) {
     fmt::print(stderr, "railcheck: {}\n", tally.error().message());
     return kExitBadInput;
   }
-  const auto& t = tally.value();
-  fmt::print("sweep {}: {} points in this shard, {} already done, {} ran ({} violations, {} errors); results in {}\n",
-             spec->name, t.points, t.skipped, t.ran, t.violations, t.errors, cfg.out_dir);
-  if (t.errors > 0) {
-    fmt::print(stderr, "railcheck: {} points gave no summary; their logs are {}/points/p*.log\n", t.errors,
-               cfg.out_dir);
-    return kExitViolation;
-  }
-  if (t.violations > 0) {
-    fmt::print(stderr, "railcheck: {} points found a violation; each row's point id and seed replay it\n",
-               t.violations);
-    return kExitViolation;
-  }
-  return kExitOk;
+  return summarize(spec->name, tally.value(), cfg.out_dir, cfg.out_dir + "/points/p*.log");
 }
 
 }  // namespace railcheck::cli
