@@ -12,10 +12,13 @@
 //   WriteDescriptor slots[capacity], capacity a power of two.
 //
 // Ordering: the producer fills slot head % capacity, then publishes head + 1. On the GPU that is
-// volatile stores to the slot, __threadfence_system() (makes them visible to the host before
-// anything after the fence), then a volatile store of head. On the host, head is read with
-// acquire and tail written with release (std::atomic_ref), so the proxy never sees a slot before
-// its contents and the producer never overwrites a slot the proxy still reads.
+// three 16-byte write-through stores to the slot, __threadfence_system() (membar.sys: the host
+// observes them before anything the thread writes after the fence), then a volatile store of
+// head. Without the fence the head may overtake the slot anywhere on the way (the GPU's memory
+// system, PCIe relaxed ordering); with it, the slot is visible at system scope first. On the host, head is read with acquire and tail written with
+// release (std::atomic_ref); the GPU reads tail and the completion flags with ld.acquire.sys. So
+// the proxy never sees a slot before its contents, the producer never overwrites a slot the
+// proxy still reads, and the GPU never reads landed data older than the flag that announced it.
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -23,7 +26,9 @@
 
 namespace railcheck::hw::cuda {
 
-struct WriteDescriptor {
+// 48 bytes, 16-aligned: the GPU writes a slot as three 16-byte stores instead of one store per
+// field (each store to mapped memory is its own PCIe write).
+struct alignas(16) WriteDescriptor {
   std::uint64_t seq = 0;            // producer's running number (checked by the proxy: no gaps)
   std::uint64_t local_offset = 0;   // in the registered source buffer
   std::uint64_t remote_offset = 0;  // in the peer's registered destination buffer
@@ -31,8 +36,9 @@ struct WriteDescriptor {
   std::uint32_t imm = 0;            // the ImmCounter value this write counts towards
   std::uint32_t expect = 0;         // > 0 on the one descriptor that registers "expect N writes with imm"
   std::uint32_t flag_slot = 0;      // which completion flag to raise when imm completes
+  std::uint64_t reserved = 0;       // zero; fills the slot to three whole 16-byte stores
 };
-static_assert(sizeof(WriteDescriptor) == 40);
+static_assert(sizeof(WriteDescriptor) == 48 && alignof(WriteDescriptor) == 16);
 
 struct alignas(64) RingHeader {
   alignas(64) std::uint64_t head = 0;  // written by the producer only

@@ -66,9 +66,9 @@ Result<std::size_t> HostProxy::run_once() {
   return work;
 }
 
-void HostProxy::start() {
+void HostProxy::start(Idle idle) {
   running_.store(true, std::memory_order_release);
-  thread_ = std::thread([this] {
+  thread_ = std::thread([this, idle] {
     while (running_.load(std::memory_order_acquire)) {
       auto r = run_once();
       if (!r) {
@@ -76,9 +76,14 @@ void HostProxy::start() {
         error_ = r.error();
         return;
       }
-      // Busy polling is the point (latency); yield only when there was nothing to do so a
-      // shared 2-core CI box is not starved.
-      if (r.value() == 0) std::this_thread::yield();
+      if (r.value() != 0) continue;
+      if (idle == Idle::Yield) {
+        std::this_thread::yield();
+      } else {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();  // spin-wait hint: frees the sibling hyperthread, no syscall
+#endif
+      }
     }
   });
 }

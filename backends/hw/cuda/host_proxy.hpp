@@ -36,8 +36,14 @@ class HostProxy {
   // a duplicate landing): the proxy then stops, it never guesses.
   Result<std::size_t> run_once();
 
+  // What the proxy thread does when a pass found nothing: Yield gives the core away (shared CI
+  // machines, tests); Spin keeps polling with a pause hint, the way a latency-bound proxy owns a
+  // core (TransferEngine: one pinned thread per GPU, research/p2p_libs.md) and the way the
+  // ping-pong floor's echo polls. With Yield, a descriptor published while the thread is inside
+  // sched_yield waits for the syscall to return.
+  enum class Idle { Yield, Spin };
   // A thread that calls run_once until stop() or an error.
-  void start();
+  void start(Idle idle = Idle::Yield);
   void stop();
   std::optional<Error> error() const;
   ProxyStats stats() const;
