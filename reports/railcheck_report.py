@@ -65,6 +65,21 @@ def read_rows(path):
     return path, [r for r in rows if r["outcome"] != "error"], len(rows)
 
 
+# The seed's calibration x axis (15.4, experiment B): the HCA's retry window,
+# 4.096 us x 2^qp_timeout per attempt x (qp_retry_cnt + 1) attempts, added as a parameter of every
+# row when both are sweep axes, so that `--x hw_window_ms` folds the two into one axis.
+HW_WINDOW = "hw_window_ms"
+HW_WINDOW_AXES = ("engine.qp_timeout", "engine.qp_retry_cnt")
+
+
+def add_hw_window(rows):
+    for r in rows:
+        p = r["params"]
+        t, c = (as_number(str(p.get(k, ""))) for k in HW_WINDOW_AXES)
+        if t is not None and c is not None:
+            p[HW_WINDOW] = f"{4.096e-3 * 2 ** t * (c + 1):.0f}"
+
+
 def as_number(text):
     try:
         return float(text)
@@ -130,6 +145,7 @@ def main(argv):
               file=sys.stderr)
         return 2
 
+    add_hw_window(rows)
     axes = list(rows[0]["params"].keys()) if rows else []
     for name, key in (("--x", args.x), ("--lines", args.lines)):
         if key and key not in axes:
@@ -138,7 +154,8 @@ def main(argv):
             return 2
     x_key = args.x or (axes[0] if axes else None)
     line_key = args.lines or next((a for a in axes if a != x_key), None)
-    averaged = [a for a in axes if a not in (x_key, line_key)] + ["seed"]
+    folded = HW_WINDOW_AXES + (HW_WINDOW,) if HW_WINDOW in (x_key, line_key) else (HW_WINDOW,)
+    averaged = [a for a in axes if a not in (x_key, line_key) and a not in folded] + ["seed"]
     scenarios = sorted({r.get("scenario", "?") for r in rows})
     seeds = sorted({r["seed"] for r in rows})
     fixed_text = (f"scenario: {', '.join(scenarios)} | {len(rows)} runs, seeds {seeds[0]}..{seeds[-1]}"

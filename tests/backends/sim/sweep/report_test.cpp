@@ -81,3 +81,36 @@ TEST_CASE("the report script rejects a malformed results file with its line and 
   CHECK_FALSE(fs::exists(out / "report.html"));
   fs::remove_all(dir);
 }
+
+TEST_CASE("the report folds qp_timeout and qp_retry_cnt into the hardware retry window axis") {
+  const fs::path dir = fresh_dir("window");
+  std::ofstream rows(dir / "results.jsonl");
+  for (int t : {12, 14})
+    for (int retry : {5, 7})
+      rows << nlohmann::json{{"point", fmt::format("t={},retry={}", t, retry)},
+                             {"params",
+                              {{"engine.qp_timeout", std::to_string(t)},
+                               {"engine.qp_retry_cnt", std::to_string(retry)},
+                               {"engine.rto_ms", "1000"}}},
+                             {"seed", 1},
+                             {"outcome", "delivered"},
+                             {"failovers", 0},
+                             {"end_ms", 200.0}}
+                  .dump()
+           << "\n";
+  rows.close();
+  const fs::path out = dir / "report";
+  int code = -1;
+  REQUIRE(run_children({ChildJob{report_command(dir.string(), {"--out", out.string(), "--x", "hw_window_ms", "--lines",
+                                                               "engine.rto_ms"}),
+                                 out.string() + ".log"}},
+                       1, [&](std::size_t, int c) { code = c; }));
+  INFO(read(out.string() + ".log"));
+  REQUIRE(code == 0);
+  // t 12, retry 5: 4.096 us x 4096 x 6 = 101 ms; t 14, retry 7: 537 ms. The two source axes are
+  // folded into x, not listed as averaged.
+  const std::string html = read(out / "report.html");
+  CHECK_THAT(html, Catch::Contains("x: hw_window_ms"));
+  CHECK_THAT(html, Catch::Contains("averaged over: seed<"));
+  fs::remove_all(dir);
+}
