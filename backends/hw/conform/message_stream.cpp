@@ -50,7 +50,14 @@ bool StreamSender::step() {
     ++completed_;
   }
   while (c_.ready() && next_ < spec_.messages && inflight_.size() < spec_.window) {
-    if (spec_.cut_primary_after && next_ == *spec_.cut_primary_after) c_.cut_rail(PathIndex{0});
+    if (spec_.cut_primary_after && next_ == *spec_.cut_primary_after && !cut_done_) {
+      // Cut only once a standby is up: before phase 2 finishes there is nothing to fail over
+      // to, and the connection rightly fails.
+      const ConnectionStats st = c_.stats();
+      if (!std::any_of(st.rails.begin() + 1, st.rails.end(), [](const RailStats& r) { return r.ready; })) break;
+      c_.cut_rail(PathIndex{0});
+      cut_done_ = true;
+    }
     Slot s;
     s.buf.resize(std::max<std::size_t>(size_of(spec_, next_), 1));
     const std::size_t n = size_of(spec_, next_);

@@ -52,6 +52,7 @@ class StreamSender {
   std::deque<Slot> inflight_;
   std::uint64_t next_ = 0;
   std::uint64_t completed_ = 0;
+  bool cut_done_ = false;
   std::string error_;
 };
 

@@ -19,6 +19,7 @@
 #include <rdma/fi_errno.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <deque>
 #include <limits>
 #include <map>
@@ -108,6 +109,8 @@ struct FabricConnection::State {
   std::uint64_t next_mr = 0;
   std::uint64_t replayed = 0;
   bool feeding = false;
+  // RAILCHECK_FABRIC_TRACE=1 prints the engine's trace notes (failovers, replays) to stderr.
+  bool trace_to_stderr = std::getenv("RAILCHECK_FABRIC_TRACE") != nullptr;
   bool handshake_failed = false;
   std::optional<Error> registration_error;
 
@@ -167,6 +170,10 @@ struct FabricConnection::State {
         (void)f;
       } else if (auto* t = std::get_if<Trace>(&a)) {
         if (t->note.kind == TraceKind::Replayed) replayed += t->note.count;
+        if (trace_to_stderr)
+          fmt::print(stderr, "[railcheck fabric {} {:.3f} ms] {} path {} count {} {}\n",
+                     engine->role() == ConnRole::Sender ? "send" : "recv", to_millis(now()), to_string(t->note.kind),
+                     t->note.path.value, t->note.count, t->note.detail);
       }
     }
   }
@@ -588,9 +595,11 @@ ConnectionStats FabricConnection::stats() const {
   st.failovers = s_->engine->failovers();
   st.replayed = s_->replayed;
   st.active_rail = s_->engine->active_path().value;
-  for (const auto& r : s_->rails) {
+  for (std::uint32_t i = 0; i < s_->rails.size(); ++i) {
+    const RailSlot& r = s_->rails[i];
     RailStats rs = r.stats;
     rs.eagain = r.pending.deferred();
+    rs.ready = i < s_->engine->path_count() && s_->engine->path(PathIndex{i}).health == PathHealth::Ready;
     st.rails.push_back(rs);
   }
   return st;

@@ -49,6 +49,7 @@ struct RailStats {
   std::uint64_t flushed = 0;  // WRs reported as WR_FLUSH_ERR when the path went to ERR
   std::uint64_t eagain = 0;   // posts that returned -FI_EAGAIN and waited in the pending queue
   bool cut = false;           // cut_rail() tore the endpoint down
+  bool ready = false;         // the engine's path health is Ready (phase 2 done for a standby)
 };
 
 struct ConnectionStats {
