@@ -19,10 +19,10 @@ unsigned default_jobs(bool under_mpi) {
   return cores;
 }
 
-int summarize(const std::string& name, const sweep::SweepTally& t, const std::string& out_dir,
+int summarize(const std::string& name, const sweep::SweepTally& t, const std::string& where, const std::string& out_dir,
               const std::string& logs) {
-  fmt::print("sweep {}: {} points in this shard, {} already done, {} ran ({} violations, {} errors); results in {}\n",
-             name, t.points, t.skipped, t.ran, t.violations, t.errors, out_dir);
+  fmt::print("sweep {}: {} points{}, {} already done, {} ran ({} violations, {} errors); results in {}\n", name,
+             t.points, where, t.skipped, t.ran, t.violations, t.errors, out_dir);
   if (t.errors > 0) {
     fmt::print(stderr, "railcheck: {} points gave no summary; their logs are {}\n", t.errors, logs);
     return kExitViolation;
@@ -75,14 +75,16 @@ int cmd_sweep(const SweepOptions& o) {
     if (mpi->rank != 0) return mpi->tally.errors + mpi->tally.violations > 0 ? kExitViolation : kExitOk;
     fmt::print("mpirun: {} ranks ran shards K/{} in {}/rank-K; rank 0 merged {} rows\n", mpi->ranks, mpi->ranks,
                cfg.out_dir, mpi->merged);
-    return summarize(spec->name, mpi->tally, cfg.out_dir, cfg.out_dir + "/rank-*/points/p*.log");
+    return summarize(spec->name, mpi->tally, fmt::format(" over {} ranks", mpi->ranks), cfg.out_dir,
+                     cfg.out_dir + "/rank-*/points/p*.log");
   }
   auto tally = sweep::run_sweep(spec.value(), cfg);
   if (!tally) {
     fmt::print(stderr, "railcheck: {}\n", tally.error().message());
     return kExitBadInput;
   }
-  return summarize(spec->name, tally.value(), cfg.out_dir, cfg.out_dir + "/points/p*.log");
+  return summarize(spec->name, tally.value(), o.shard.empty() ? "" : " in this shard", cfg.out_dir,
+                   cfg.out_dir + "/points/p*.log");
 }
 
 }  // namespace railcheck::cli
