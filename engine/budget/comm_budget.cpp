@@ -58,10 +58,13 @@ Result<CommBudget> compute_budget(const BudgetCaps& caps, const BudgetUsage& u) 
 
   CommBudget b;
   b.max_recvs = u.max_recvs;
-  // Per comm and path (seed §15.2): the send side reserves wr x maxRecvs CQEs, the receive side
-  // wr; each one-sided QP reserves wr more for its writes.
-  b.send_cqes = w * u.max_recvs + std::uint64_t{u.one_sided_qps_per_path} * w;
-  b.recv_cqes = w + std::uint64_t{u.one_sided_qps_per_path} * w;
+  // Per comm and path (seed §15.2): each two-sided QP of the send side reserves wr x maxRecvs
+  // CQEs, of the receive side wr (each QP's queue holds the full in-flight window: the plugin
+  // cannot know which QP a WR will take); each one-sided QP reserves wr more for its writes.
+  const std::uint64_t two = u.two_sided_qps_per_path;
+  const std::uint64_t one = u.one_sided_qps_per_path;
+  b.send_cqes = two * w * u.max_recvs + one * w;
+  b.recv_cqes = two * w + one * w;
   b.qps_per_conn = 2 * c * u.paths * qps_per_path;
 
   b.limits.push_back(

@@ -42,7 +42,7 @@ TEST_CASE("device fill: opened connections equal the budget's resource limit ove
       for (std::uint32_t wr : {8U, 32U, 128U})
         for (std::uint32_t recvs : {1U, 4U, 8U})
           for (CqLayout layout : {CqLayout::Device, CqLayout::PerComm})
-            for (std::uint32_t one_sided : {0U, 1U}) {
+            for (const auto [two_sided, one_sided] : {std::pair{1U, 0U}, std::pair{1U, 1U}, std::pair{2U, 0U}}) {
               BudgetCaps caps = caps_from_preset(*find_nic_preset(name));
               if (layout == CqLayout::PerComm) caps.max_cq = 300;
               BudgetUsage u;
@@ -50,17 +50,18 @@ TEST_CASE("device fill: opened connections equal the budget's resource limit ove
               u.wr_per_conn = wr;
               u.max_recvs = recvs;
               u.cq_layout = layout;
+              u.two_sided_qps_per_path = two_sided;
               u.one_sided_qps_per_path = one_sided;
               auto b = compute_budget(caps, u);
               auto f = fill_device(caps, u);
               REQUIRE(b);
               REQUIRE(f);
-              INFO(fmt::format("{} channels {} wr {} recvs {} layout {} one-sided {}", name, channels, wr, recvs,
-                               cq_layout_name(layout), one_sided));
+              INFO(fmt::format("{} channels {} wr {} recvs {} layout {} two-sided {} one-sided {}", name, channels, wr,
+                               recvs, cq_layout_name(layout), two_sided, one_sided));
               CHECK(f->connections == b->resource_comms);
               ++cells;
             }
-  CHECK(cells == static_cast<int>(presets.size()) * 108);
+  CHECK(cells == static_cast<int>(presets.size()) * 162);
 }
 
 TEST_CASE("device fill: a device too large to open one QP at a time is refused as input", "[sweep][budget]") {
