@@ -53,7 +53,7 @@ Result<std::size_t> HostProxy::run_once() {
     ++stats_.descriptors;
   }
   landed_.clear();
-  issuer_.poll(landed_);
+  if (auto p = issuer_.poll(landed_); !p) return p.error();
   for (auto imm : landed_) {
     auto r = on_landed(imm);
     if (!r) return r.error();

@@ -10,7 +10,7 @@ Result<bool> ShuffledCopyIssuer::post(const WriteDescriptor& d) {
   return true;
 }
 
-void ShuffledCopyIssuer::poll(std::vector<std::uint32_t>& landed) {
+Result<bool> ShuffledCopyIssuer::poll(std::vector<std::uint32_t>& landed) {
   // Report a random non-empty subset in random order; everything once more than max_hold_ wait.
   while (!held_.empty()) {
     std::size_t pick = std::uniform_int_distribution<std::size_t>(0, held_.size() - 1)(rng_);
@@ -18,6 +18,7 @@ void ShuffledCopyIssuer::poll(std::vector<std::uint32_t>& landed) {
     held_.erase(held_.begin() + static_cast<std::ptrdiff_t>(pick));
     if (held_.size() < max_hold_ && std::uniform_int_distribution<int>(0, 1)(rng_) == 0) break;
   }
+  return true;
 }
 
 }  // namespace railcheck::hw::cuda

@@ -17,7 +17,7 @@ class ShuffledCopyIssuer final : public WriteIssuer {
   ShuffledCopyIssuer(const std::uint8_t* src, std::uint8_t* dst, std::uint64_t seed, std::size_t max_hold)
       : src_(src), dst_(dst), rng_(seed), max_hold_(max_hold == 0 ? 1 : max_hold) {}
   Result<bool> post(const WriteDescriptor& d) override;
-  void poll(std::vector<std::uint32_t>& landed_imms) override;
+  Result<bool> poll(std::vector<std::uint32_t>& landed_imms) override;
   const char* name() const override { return "in-process copy (test double, no NIC)"; }
 
  private:
