@@ -1,0 +1,467 @@
+// run_bootstrap(): the engine's BootstrapRank (and, on the rank that hosts it, BootstrapRoot)
+// driven by one poll(2) loop over non-blocking TCP sockets. This file only moves bytes and
+// time: which frame goes where, when to fail and whom to tell is decided in engine/bootstrap.
+#include "backends/hw/bootstrap/tcp_bootstrap.hpp"
+
+#include <fmt/format.h>
+#include <poll.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <deque>
+#include <map>
+#include <optional>
+
+#include "engine/bootstrap/bootstrap_codec.hpp"
+#include "engine/bootstrap/bootstrap_rank.hpp"
+#include "engine/bootstrap/bootstrap_root.hpp"
+
+namespace railcheck::hw {
+
+using bootstrap::BootstrapRank;
+using bootstrap::BootstrapRoot;
+using bootstrap::CheckInLink;
+using bootstrap::RankLink;
+
+Result<RootListener> RootListener::open(const std::string& address) {
+  auto at = parse_socket_address(address);
+  if (!at) return at.error();
+  auto l = listen_on(at.value());
+  if (!l) return Error{"bootstrap root: " + l.error().what, l.error().hint};
+  return RootListener(std::move(l).value());
+}
+
+namespace {
+
+// How long a rank waits before connecting to the root again when nobody listens there yet.
+constexpr Nanos kRootRetry = ms(20);
+// How long a finished process keeps flushing what it still has to send (the root's last
+// answers, an abort) before it closes everything.
+constexpr Nanos kFlushGrace = sec(1);
+constexpr std::size_t kReadChunk = 64 * 1024;
+
+Nanos clock_now() {
+  return std::chrono::duration_cast<Nanos>(std::chrono::steady_clock::now().time_since_epoch());
+}
+
+// One TCP connection: bytes to write, bytes read but not yet a whole frame.
+struct Connection {
+  Fd fd;
+  std::string peer;  // for errors: "root 127.0.0.1:29500"
+  bool connecting = false;
+  std::vector<std::uint8_t> in;
+  std::vector<std::uint8_t> out;
+  std::size_t out_done = 0;
+  bool close_when_flushed = false;
+
+  bool pending() const { return out_done < out.size(); }
+  bool open() const { return fd.valid(); }
+};
+
+// What a connection's poll round produced.
+struct ConnectionNews {
+  std::vector<bootstrap::Frame> frames;
+  std::optional<std::string> lost;  // closed or failed, and how
+  int connect_errno = 0;            // the connect failed with this errno
+};
+
+class TcpBootstrap {
+ public:
+  TcpBootstrap(const BootstrapConfig& cfg, RootListener* root) : cfg_(cfg), root_listener_(root) {}
+
+  BootstrapResult run(std::span<const std::uint8_t> my_blob);
+
+ private:
+  std::string me() const { return fmt::format("bootstrap rank {} of {}", cfg_.rank, cfg_.nranks); }
+  Error local_error(const Error& e) const { return Error{me() + ": " + e.what, e.hint}; }
+
+  std::optional<Error> set_up(std::span<const std::uint8_t> my_blob);
+  bool finished(Nanos now);
+  int poll_timeout_ms(Nanos now) const;
+  void poll_round();
+
+  void apply(bootstrap::RankActions& actions);
+  void apply(bootstrap::RootActions& actions);
+  Connection* link(RankLink l);
+  void connect_root(Nanos now);
+  void rank_lost(RankLink l, const std::string& why);
+
+  void accept_check_ins();
+  void accept_prev();
+  ConnectionNews service(Connection& c, short revents);
+  void flush(Connection& c, ConnectionNews& news);
+  void close_if_done(Connection& c);
+
+  BootstrapConfig cfg_;
+  RootListener* root_listener_;
+  std::optional<RootListener> own_root_listener_;
+  SocketAddress root_address_;
+  Listener ring_listener_;
+  std::optional<BootstrapRank> rank_;
+  std::optional<BootstrapRoot> root_;
+  Nanos now_{};
+
+  Connection to_root_, to_next_, from_prev_;
+  bool prev_accepted_ = false;
+  std::optional<Nanos> root_retry_at_;
+  std::map<CheckInLink, Connection> check_ins_;
+  CheckInLink next_check_in_ = 0;
+
+  std::optional<Nanos> flush_until_;
+  std::optional<Error> result_error_;
+};
+
+std::optional<Error> TcpBootstrap::set_up(std::span<const std::uint8_t> my_blob) {
+  auto root_at = parse_socket_address(cfg_.root_address);
+  if (!root_at) return root_at.error();
+  root_address_ = root_at.value();
+  if (root_listener_ == nullptr && cfg_.rank == 0 && cfg_.rank0_hosts_root) {
+    if (root_address_.port == 0 && cfg_.nranks > 1) {
+      return Error{fmt::format("root address {} has port 0, but the other ranks cannot learn the picked port",
+                               cfg_.root_address),
+                   "open a RootListener before starting the ranks and pass it to rank 0, or use a fixed port"};
+    }
+    auto l = RootListener::open(cfg_.root_address);
+    if (!l) return l.error();
+    own_root_listener_.emplace(std::move(l).value());
+    root_listener_ = &*own_root_listener_;
+  }
+  if (root_listener_ != nullptr) {
+    // Connect to where the root really listens (port 0 was replaced by the kernel's pick).
+    root_address_ = root_listener_->listener().bound;
+    // The root gives up a little before the ranks do, so each rank hears which ranks were
+    // missing instead of only its own timeout.
+    auto root = BootstrapRoot::create(bootstrap::RootConfig{cfg_.run_id, cfg_.nranks, now_ + cfg_.timeout * 9 / 10});
+    if (!root) return root.error();
+    root_.emplace(std::move(root).value());
+  }
+  auto ring_host = parse_socket_address(cfg_.ring_host + ":0");
+  if (!ring_host) return ring_host.error();
+  auto ring = listen_on(ring_host.value());
+  if (!ring) return ring.error();
+  ring_listener_ = std::move(ring).value();
+
+  auto rank = BootstrapRank::create(bootstrap::RankConfig{cfg_.run_id, cfg_.rank, cfg_.nranks,
+                                                          ring_listener_.bound.to_string(),
+                                                          {my_blob.begin(), my_blob.end()}, now_ + cfg_.timeout});
+  if (!rank) return rank.error();
+  rank_.emplace(std::move(rank).value());
+  return std::nullopt;
+}
+
+BootstrapResult TcpBootstrap::run(std::span<const std::uint8_t> my_blob) {
+  now_ = clock_now();
+  if (auto e = set_up(my_blob)) return local_error(*e);
+  bootstrap::RankActions actions;
+  rank_->start(now_, actions);
+  apply(actions);
+  while (!finished(now_)) poll_round();
+  if (result_error_) return *result_error_;
+  return BootstrapBlobs{rank_->blobs()};
+}
+
+bool TcpBootstrap::finished(Nanos now) {
+  if (!rank_->finished() || (root_ && !root_->finished())) return false;
+  if (!flush_until_) flush_until_ = now + kFlushGrace;
+  // Only what can still be written counts: a connection that never opened has nobody to tell.
+  const auto flushing = [](const Connection& c) { return c.open() && c.pending(); };
+  bool pending = flushing(to_root_) || flushing(to_next_) || flushing(from_prev_);
+  for (const auto& [id, c] : check_ins_) pending = pending || flushing(c);
+  return !pending || now >= *flush_until_;
+}
+
+int TcpBootstrap::poll_timeout_ms(Nanos now) const {
+  Nanos wake = rank_->finished() ? now + ms(50) : rank_->deadline();
+  if (root_ && !root_->finished()) wake = std::min(wake, root_->deadline());
+  if (root_retry_at_) wake = std::min(wake, *root_retry_at_);
+  if (flush_until_) wake = std::min(wake, *flush_until_);
+  if (cfg_.abort_flag != nullptr) wake = std::min(wake, now + kAbortPollInterval);
+  const auto wait = std::chrono::ceil<std::chrono::milliseconds>(wake - now).count();
+  return static_cast<int>(std::clamp<std::int64_t>(wait, 0, 1000));
+}
+
+Connection* TcpBootstrap::link(RankLink l) {
+  switch (l) {
+    case RankLink::Root: return &to_root_;
+    case RankLink::Next: return &to_next_;
+    case RankLink::Prev: return &from_prev_;
+  }
+  return nullptr;
+}
+
+void TcpBootstrap::connect_root(Nanos now) {
+  root_retry_at_.reset();
+  auto pc = start_connect(root_address_);
+  to_root_.peer = "root " + root_address_.to_string();
+  to_root_.out_done = 0;  // nothing reached the root on a connection that never opened
+  if (!pc) {
+    rank_lost(RankLink::Root, pc.error().what);
+    return;
+  }
+  to_root_.fd = std::move(pc->fd);
+  to_root_.connecting = true;
+  if (pc->failed_errno == ECONNREFUSED && now < rank_->deadline()) {
+    to_root_.fd.reset();
+    root_retry_at_ = now + kRootRetry;
+  } else if (pc->failed_errno != 0) {
+    to_root_.fd.reset();
+    rank_lost(RankLink::Root, socket_error("connect", root_address_.to_string(), pc->failed_errno).what);
+  }
+}
+
+void TcpBootstrap::rank_lost(RankLink l, const std::string& why) {
+  link(l)->fd.reset();
+  bootstrap::RankActions actions;
+  rank_->on_link_lost(l, why, now_, actions);
+  apply(actions);
+}
+
+void TcpBootstrap::apply(bootstrap::RankActions& actions) {
+  for (auto& action : actions) {
+    if (auto* s = std::get_if<bootstrap::RankSend>(&action)) {
+      Connection* c = link(s->link);
+      if (s->link == RankLink::Root && !c->open() && !root_retry_at_ && c->out.empty()) {
+        c->out = bootstrap::encode_frame(s->frame);
+        connect_root(now_);
+        continue;
+      }
+      const auto bytes = bootstrap::encode_frame(s->frame);
+      c->out.insert(c->out.end(), bytes.begin(), bytes.end());
+    } else if (auto* n = std::get_if<bootstrap::ConnectNext>(&action)) {
+      to_next_.peer = fmt::format("rank {} (ring successor) at {}", n->rank, n->address);
+      auto at = parse_socket_address(n->address);
+      if (!at) {
+        rank_lost(RankLink::Next, at.error().what);
+        continue;
+      }
+      auto pc = start_connect(at.value());
+      if (!pc) {
+        rank_lost(RankLink::Next, pc.error().what);
+        continue;
+      }
+      to_next_.fd = std::move(pc->fd);
+      to_next_.connecting = true;
+      if (pc->failed_errno != 0) rank_lost(RankLink::Next, socket_error("connect", n->address, pc->failed_errno).what);
+    } else if (auto* cl = std::get_if<bootstrap::RankClose>(&action)) {
+      Connection* c = link(cl->link);
+      c->close_when_flushed = true;
+      close_if_done(*c);
+    } else if (auto* f = std::get_if<bootstrap::RankFinished>(&action)) {
+      result_error_ = f->error;
+    }
+  }
+}
+
+void TcpBootstrap::apply(bootstrap::RootActions& actions) {
+  for (auto& action : actions) {
+    if (auto* s = std::get_if<bootstrap::RootSend>(&action)) {
+      auto it = check_ins_.find(s->link);
+      if (it == check_ins_.end()) continue;  // already gone: the root's news cannot reach it
+      const auto bytes = bootstrap::encode_frame(s->frame);
+      it->second.out.insert(it->second.out.end(), bytes.begin(), bytes.end());
+    } else if (auto* c = std::get_if<bootstrap::RootClose>(&action)) {
+      auto it = check_ins_.find(c->link);
+      if (it == check_ins_.end()) continue;
+      it->second.close_when_flushed = true;
+      close_if_done(it->second);
+    }
+    // RootFinished: the root's verdict reaches this process's own rank as a frame, like
+    // every other rank's, so it needs no separate path.
+  }
+}
+
+void TcpBootstrap::close_if_done(Connection& c) {
+  if (c.close_when_flushed && !c.pending() && !c.connecting) c.fd.reset();
+}
+
+void TcpBootstrap::accept_check_ins() {
+  for (;;) {
+    auto fd = accept_one(root_listener_->listener());
+    if (!fd) {
+      bootstrap::RankActions actions;
+      rank_->abort(fd.error().what, now_, actions);
+      apply(actions);
+      return;
+    }
+    if (!fd.value()) return;
+    Connection c;
+    c.fd = std::move(*fd.value());
+    c.peer = fmt::format("check-in connection {} to root {}", next_check_in_, root_address_.to_string());
+    check_ins_.emplace(next_check_in_++, std::move(c));
+  }
+}
+
+void TcpBootstrap::accept_prev() {
+  for (;;) {
+    auto fd = accept_one(ring_listener_);
+    if (!fd) {
+      bootstrap::RankActions actions;
+      rank_->abort(fd.error().what, now_, actions);
+      apply(actions);
+      return;
+    }
+    if (!fd.value()) return;
+    // Only the ring predecessor is told this address; anything after the first connection is
+    // not part of the protocol and is closed unread.
+    if (prev_accepted_) continue;
+    prev_accepted_ = true;
+    from_prev_.fd = std::move(*fd.value());
+    from_prev_.peer = fmt::format("ring predecessor of rank {} on {}", cfg_.rank, ring_listener_.bound.to_string());
+  }
+}
+
+void TcpBootstrap::flush(Connection& c, ConnectionNews& news) {
+  while (c.pending()) {
+    auto r = send_some(c.fd, std::span(c.out).subspan(c.out_done), c.peer);
+    if (!r) {
+      news.lost = r.error().what;
+      return;
+    }
+    if (r->would_block) return;
+    c.out_done += r->done;
+  }
+  c.out.clear();
+  c.out_done = 0;
+}
+
+ConnectionNews TcpBootstrap::service(Connection& c, short revents) {
+  ConnectionNews news;
+  if (c.connecting) {
+    if ((revents & (POLLOUT | POLLERR | POLLHUP)) == 0) return news;
+    c.connecting = false;
+    if (const int err = connect_errno(c.fd); err != 0) {
+      news.connect_errno = err;
+      return news;
+    }
+  }
+  if (revents & (POLLIN | POLLHUP | POLLERR)) {
+    std::uint8_t chunk[kReadChunk];
+    for (;;) {
+      auto r = recv_some(c.fd, chunk, c.peer);
+      if (!r) {
+        news.lost = r.error().what;
+        break;
+      }
+      c.in.insert(c.in.end(), chunk, chunk + r->done);
+      if (r->eof) news.lost = "connection closed by " + c.peer;
+      if (r->eof || r->would_block) break;
+    }
+    // Frames that arrived before a close still count: decode them first.
+    for (;;) {
+      auto d = bootstrap::decode_frame(c.in);
+      if (!d) {
+        news.lost = fmt::format("bad frame from {}: {}", c.peer, d.error().message());
+        break;
+      }
+      if (!d.value()) break;
+      news.frames.push_back(std::move(d.value()->frame));
+      c.in.erase(c.in.begin(), c.in.begin() + static_cast<std::ptrdiff_t>(d.value()->consumed));
+    }
+  }
+  if (!news.lost && c.open()) flush(c, news);
+  return news;
+}
+
+void TcpBootstrap::poll_round() {
+  // Index of each pollfd: -3 root listener, -2 ring listener, -1/-4/-5 rank links, >=0 check-ins.
+  enum : long { kRootListen = -3, kRingListen = -2, kRoot = -1, kNext = -4, kPrev = -5 };
+  std::vector<pollfd> fds;
+  std::vector<long> who;
+  const auto add = [&](const Connection& c, long id) {
+    if (!c.open()) return;
+    short events = POLLIN;
+    if (c.connecting || c.pending()) events |= POLLOUT;
+    fds.push_back(pollfd{c.fd.get(), events, 0});
+    who.push_back(id);
+  };
+  if (root_ && !root_->finished()) {
+    fds.push_back(pollfd{root_listener_->listener().fd.get(), POLLIN, 0});
+    who.push_back(kRootListen);
+  }
+  if (!prev_accepted_ && !rank_->finished()) {
+    fds.push_back(pollfd{ring_listener_.fd.get(), POLLIN, 0});
+    who.push_back(kRingListen);
+  }
+  add(to_root_, kRoot);
+  add(to_next_, kNext);
+  add(from_prev_, kPrev);
+  for (const auto& [id, c] : check_ins_) add(c, static_cast<long>(id));
+
+  const int n = ::poll(fds.data(), fds.size(), poll_timeout_ms(now_));
+  now_ = clock_now();
+  if (n < 0 && errno != EINTR) {
+    bootstrap::RankActions actions;
+    rank_->abort(socket_error("poll", me(), errno).what, now_, actions);
+    apply(actions);
+    return;
+  }
+  for (std::size_t i = 0; n > 0 && i < fds.size(); ++i) {
+    const short rev = fds[i].revents;
+    if (rev == 0) continue;
+    const long id = who[i];
+    if (id == kRootListen) {
+      accept_check_ins();
+    } else if (id == kRingListen) {
+      accept_prev();
+    } else if (id >= 0) {
+      auto it = check_ins_.find(static_cast<CheckInLink>(id));
+      if (it == check_ins_.end() || !it->second.open()) continue;
+      ConnectionNews news = service(it->second, rev);
+      bootstrap::RootActions actions;
+      for (const auto& f : news.frames) root_->on_frame(it->first, f, now_, actions);
+      if (news.lost) {
+        it->second.fd.reset();
+        root_->on_link_lost(it->first, *news.lost, now_, actions);
+      }
+      apply(actions);
+      close_if_done(it->second);
+    } else {
+      const RankLink l = id == kRoot ? RankLink::Root : id == kNext ? RankLink::Next : RankLink::Prev;
+      Connection& c = *link(l);
+      if (!c.open()) continue;
+      ConnectionNews news = service(c, rev);
+      if (news.connect_errno != 0) {
+        c.fd.reset();
+        // The root may not be listening yet: keep trying until the deadline.
+        if (l == RankLink::Root && news.connect_errno == ECONNREFUSED && now_ < rank_->deadline()) {
+          root_retry_at_ = now_ + kRootRetry;
+        } else {
+          rank_lost(l, socket_error("connect", c.peer, news.connect_errno).what);
+        }
+        continue;
+      }
+      bootstrap::RankActions actions;
+      for (const auto& f : news.frames) rank_->on_frame(l, f, now_, actions);
+      apply(actions);
+      if (news.lost && c.open()) rank_lost(l, *news.lost);
+      close_if_done(c);
+    }
+  }
+  // Drop closed check-in connections.
+  std::erase_if(check_ins_, [](const auto& kv) { return !kv.second.open(); });
+
+  if (cfg_.abort_flag != nullptr && cfg_.abort_flag->load() && !rank_->finished()) {
+    bootstrap::RankActions actions;
+    rank_->abort("the abort flag was set", now_, actions);
+    apply(actions);
+  }
+  if (root_retry_at_ && now_ >= *root_retry_at_ && !rank_->finished()) connect_root(now_);
+  if (root_) {
+    bootstrap::RootActions actions;
+    root_->on_time(now_, actions);
+    apply(actions);
+  }
+  bootstrap::RankActions actions;
+  rank_->on_time(now_, actions);
+  apply(actions);
+}
+
+}  // namespace
+
+BootstrapResult run_bootstrap(const BootstrapConfig& cfg, std::span<const std::uint8_t> my_blob, RootListener* root) {
+  TcpBootstrap driver(cfg, root);
+  return driver.run(my_blob);
+}
+
+}  // namespace railcheck::hw
