@@ -54,10 +54,11 @@ Result<DeviceProperties> device_properties(const PluginConfig& config, const Pro
 }
 
 std::string describe(const DeviceProperties& p) {
-  return fmt::format("{}: pciPath {}, speed {} Mb/s ({}), ptrSupport host, maxComms {} ({} binds; limits of {}), "
-                     "maxRecvs {}",
-                     p.name, p.pci_path.value_or("none (virtual NIC)"), p.speed_mbps, p.speed_source, p.max_comms,
-                     budget::resource_name(p.budget.binding), p.limits_source, p.max_recvs);
+  return fmt::format(
+      "{}: pciPath {}, speed {} Mb/s ({}), ptrSupport host, maxComms {} ({} binds; limits of {}), "
+      "maxRecvs {}",
+      p.name, p.pci_path.value_or("none (virtual NIC)"), p.speed_mbps, p.speed_source, p.max_comms,
+      budget::resource_name(p.budget.binding), p.limits_source, p.max_recvs);
 }
 
 }  // namespace railcheck::nccl

@@ -7,7 +7,8 @@
 namespace railcheck::nccl {
 namespace {
 
-constexpr std::string_view kForms = "cut-primary-after-msgs=N or cut-primary-after-ms=T, optionally followed by ,comms=K";
+constexpr std::string_view kForms =
+    "cut-primary-after-msgs=N or cut-primary-after-ms=T, optionally followed by ,comms=K";
 
 Result<std::uint64_t> parse_count(std::string_view text, std::string_view whole, std::string_view what) {
   std::uint64_t v = 0;

@@ -156,10 +156,9 @@ struct NetV11 {
   Result (*reg_mr_dmabuf)(void* comm, void* data, std::size_t size, int type, std::uint64_t offset, int fd,
                           void** mhandle);
   Result (*dereg_mr)(void* comm, void* mhandle);
-  Result (*isend)(void* send_comm, void* data, std::size_t size, int tag, void* mhandle, void* phandle,
+  Result (*isend)(void* send_comm, void* data, std::size_t size, int tag, void* mhandle, void* phandle, void** request);
+  Result (*irecv)(void* recv_comm, int n, void** data, std::size_t* sizes, int* tags, void** mhandles, void** phandles,
                   void** request);
-  Result (*irecv)(void* recv_comm, int n, void** data, std::size_t* sizes, int* tags, void** mhandles,
-                  void** phandles, void** request);
   Result (*iflush)(void* recv_comm, int n, void** data, int* sizes, void** mhandles, void** request);
   Result (*test)(void* request, int* done, int* sizes);
   Result (*close_send)(void* send_comm);

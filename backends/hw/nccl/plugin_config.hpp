@@ -20,21 +20,21 @@
 namespace railcheck::nccl {
 
 struct PluginConfig {
-  std::string provider = "tcp;ofi_rxm";  // HA_NCCL_PROVIDER: libfabric provider of every rail
-  std::uint32_t rail_groups = 1;         // HA_NCCL_RAIL_GROUPS: devices() reports this many
-  std::uint32_t rails_per_group = 2;     // HA_NCCL_RAILS_PER_GROUP: primary + standbys per connection
-  std::uint32_t speed_mbps = 0;          // HA_NCCL_SPEED_MBPS: 0 = from the provider / sysfs
-  double latency_us = 0;                 // HA_NCCL_LATENCY_US: 0 = let NCCL use its default
-  std::string nic_preset;                // HA_NCCL_NIC_PRESET: device limits for the maxComms budget
-  std::uint32_t max_requests = 32;       // HA_NCCL_MAX_REQUESTS: outstanding requests per comm
+  std::string provider = "tcp;ofi_rxm";     // HA_NCCL_PROVIDER: libfabric provider of every rail
+  std::uint32_t rail_groups = 1;            // HA_NCCL_RAIL_GROUPS: devices() reports this many
+  std::uint32_t rails_per_group = 2;        // HA_NCCL_RAILS_PER_GROUP: primary + standbys per connection
+  std::uint32_t speed_mbps = 0;             // HA_NCCL_SPEED_MBPS: 0 = from the provider / sysfs
+  double latency_us = 0;                    // HA_NCCL_LATENCY_US: 0 = let NCCL use its default
+  std::string nic_preset;                   // HA_NCCL_NIC_PRESET: device limits for the maxComms budget
+  std::uint32_t max_requests = 32;          // HA_NCCL_MAX_REQUESTS: outstanding requests per comm
   std::vector<std::string> rail_addresses;  // HA_NCCL_RAIL_ADDRS: bind address per rail; empty = provider's
-  HaTunables engine;                     // the engine's HA_NCCL_* table
+  HaTunables engine;                        // the engine's HA_NCCL_* table
 };
 
 // One row per plugin-only setting (the engine's rows are tunable_table()).
 struct PluginSettingInfo {
   std::string_view env;
-  std::string_view unit;  // "name", "count", "Mb/s", "us"
+  std::string_view unit;      // "name", "count", "Mb/s", "us"
   std::string_view fallback;  // the default, as text
   double min;                 // inclusive range (numbers only)
   double max;

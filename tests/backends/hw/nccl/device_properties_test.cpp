@@ -14,8 +14,8 @@ ProviderFacts software_provider() {
   ProviderFacts f;
   f.provider = "tcp;ofi_rxm";
   f.domain = "lo";
-  f.caps = budget::BudgetCaps{.max_qp = 32768, .max_cqe = 4294967295, .max_qp_wr = 2048, .max_cq = 65536,
-                              .source = "provider tcp;ofi_rxm"};
+  f.caps = budget::BudgetCaps{
+      .max_qp = 32768, .max_cqe = 4294967295, .max_qp_wr = 2048, .max_cq = 65536, .source = "provider tcp;ofi_rxm"};
   return f;
 }
 }  // namespace
@@ -59,8 +59,7 @@ TEST_CASE("maxComms and maxRecvs come from the budget over the provider's limits
   CHECK(q->max_recvs == 4);
 }
 
-TEST_CASE("a NIC preset replaces the provider's limits and a link speed wins over the fallback",
-          "[nccl][properties]") {
+TEST_CASE("a NIC preset replaces the provider's limits and a link speed wins over the fallback", "[nccl][properties]") {
   PluginConfig c;
   c.nic_preset = "cx7-400g";
   ProviderFacts f = software_provider();

@@ -88,9 +88,9 @@ TEST_CASE("RAILCHECK_NCCL_FAULT parses both triggers and the comm limit", "[nccl
 }
 
 TEST_CASE("malformed RAILCHECK_NCCL_FAULT values are errors quoting the text", "[nccl][fault]") {
-  for (const char* bad : {"cut-primary-after-msgs=", "cut-primary-after-msgs=0", "cut-primary-after-msgs=-3",
-                          "cut-primary-after-msgs=4x", "cut-standby-after-msgs=3", "cut-primary-after-ms=5,comms=0",
-                          "cut-primary-after-ms=5,rails=1"}) {
+  for (const char* bad :
+       {"cut-primary-after-msgs=", "cut-primary-after-msgs=0", "cut-primary-after-msgs=-3", "cut-primary-after-msgs=4x",
+        "cut-standby-after-msgs=3", "cut-primary-after-ms=5,comms=0", "cut-primary-after-ms=5,rails=1"}) {
     auto r = parse_fault_plan(bad);
     INFO(bad);
     REQUIRE_FALSE(r.ok());
@@ -98,7 +98,7 @@ TEST_CASE("malformed RAILCHECK_NCCL_FAULT values are errors quoting the text", "
   }
 }
 
-TEST_CASE("a fault clock fires once, at its threshold", "[nccl][fault]") {
+TEST_CASE("a fault clock fires once at its threshold", "[nccl][fault]") {
   FaultClock by_count(FaultPlan{FaultTrigger::AfterMessages, 3, 0});
   CHECK_FALSE(by_count.due(2, 100000));
   CHECK(by_count.due(3, 0));
@@ -113,7 +113,8 @@ TEST_CASE("HA_NCCL_RAIL_ADDRS gives each group its rails' bind addresses", "[ncc
   auto one = read({{"HA_NCCL_RAIL_ADDRS", "127.0.0.1"}});
   REQUIRE(one.ok());
   CHECK(rail_addresses_of(one.value(), 0) == std::vector<std::string>{"127.0.0.1", "127.0.0.1"});
-  auto per_group = read({{"HA_NCCL_RAIL_GROUPS", "2"}, {"HA_NCCL_RAIL_ADDRS", "169.254.1.1,169.254.2.1,10.0.0.1,10.0.0.2"}});
+  auto per_group =
+      read({{"HA_NCCL_RAIL_GROUPS", "2"}, {"HA_NCCL_RAIL_ADDRS", "169.254.1.1,169.254.2.1,10.0.0.1,10.0.0.2"}});
   REQUIRE(per_group.ok());
   CHECK(rail_addresses_of(per_group.value(), 1) == std::vector<std::string>{"10.0.0.1", "10.0.0.2"});
   CHECK(rail_addresses_of(read({}).value(), 0).empty());

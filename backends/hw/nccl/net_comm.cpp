@@ -1,0 +1,198 @@
+#include "backends/hw/nccl/net_comm.hpp"
+
+#include <algorithm>
+#include <limits>
+
+#include "backends/hw/nccl/plugin_log.hpp"
+
+namespace railcheck::nccl {
+namespace {
+
+const char* side_name(CommSide s) { return s == CommSide::Send ? "send" : "recv"; }
+
+// NCCL reports sizes as int; a single message never exceeds maxP2pBytes, which we keep below 2 GiB
+// for v8 anyway, so the clamp only guards against a broken result.
+int as_int(std::size_t v) { return static_cast<int>(std::min<std::size_t>(v, std::numeric_limits<int>::max())); }
+
+}  // namespace
+
+NetComm::NetComm(CommSide side, std::uint64_t serial, std::unique_ptr<FabricConnection> conn,
+                 std::uint32_t max_requests, std::uint32_t max_recvs, std::optional<FaultPlan> fault)
+    : side_(side),
+      serial_(serial),
+      conn_(std::move(conn)),
+      max_recvs_(max_recvs),
+      slots_(max_requests),
+      ready_at_(std::chrono::steady_clock::now()) {
+  for (auto& s : slots_) s.comm = this;
+  if (fault && side == CommSide::Send) {
+    fault_.emplace(*fault);
+    plugin_log().info("{} comm #{}: fault armed: {}", side_name(side_), serial_, describe(*fault));
+  }
+}
+
+NetComm::~NetComm() {
+  std::size_t outstanding = 0;
+  for (const auto& s : slots_) outstanding += (s.in_use && !s.reported) ? 1 : 0;
+  // NCCL closes a comm only after its requests completed; anything left is its bug or an abort.
+  if (outstanding > 0)
+    plugin_log().warn("{} comm #{} closed with {} requests outstanding", side_name(side_), serial_, outstanding);
+  const ConnectionStats st = conn_->stats();
+  plugin_log().info("{} comm #{} closed: {} messages, {} failovers, {} WRs replayed", side_name(side_), serial_,
+                    messages_, st.failovers, st.replayed);
+}
+
+nccl_abi::Result NetComm::fail(const Error& e, const char* call) {
+  plugin_log().warn("{} comm #{}: {} failed: {}", side_name(side_), serial_, call, e.message());
+  return nccl_abi::kSystemError;
+}
+
+nccl_abi::Result NetComm::reg_mr(void* data, std::size_t size, int type, void** mhandle) {
+  std::lock_guard lock(mu_);
+  if (type != nccl_abi::kPtrHost) {
+    // getProperties says NCCL_PTR_HOST only, so NCCL never asks for anything else.
+    plugin_log().warn("{} comm #{}: regMr of type {} refused: only host memory (NCCL_PTR_HOST) is supported",
+                      side_name(side_), serial_, type);
+    return nccl_abi::kInvalidArgument;
+  }
+  auto mr = conn_->register_memory(data, size);
+  if (!mr) return fail(mr.error(), "regMr");
+  *mhandle = mr.value();
+  return nccl_abi::kSuccess;
+}
+
+nccl_abi::Result NetComm::dereg_mr(void* mhandle) {
+  std::lock_guard lock(mu_);
+  auto r = conn_->deregister_memory(static_cast<MemoryRegion*>(mhandle));
+  if (!r) return fail(r.error(), "deregMr");
+  return nccl_abi::kSuccess;
+}
+
+NetRequest* NetComm::free_slot() {
+  auto it = std::find_if(slots_.begin(), slots_.end(), [](const NetRequest& s) { return !s.in_use; });
+  if (it == slots_.end()) {
+    reap_early_completions();
+    it = std::find_if(slots_.begin(), slots_.end(), [](const NetRequest& s) { return !s.in_use; });
+  }
+  return it == slots_.end() ? nullptr : &*it;
+}
+
+nccl_abi::Result NetComm::isend(void* data, std::size_t size, int tag, void* mhandle, void** request) {
+  std::lock_guard lock(mu_);
+  *request = nullptr;
+  if (broken_) return nccl_abi::kRemoteError;
+  NetRequest* slot = free_slot();
+  if (slot == nullptr) return nccl_abi::kSuccess;  // HA_NCCL_MAX_REQUESTS outstanding: NCCL retries
+  auto id = conn_->isend(data, size, static_cast<std::uint64_t>(static_cast<std::uint32_t>(tag)),
+                         static_cast<MemoryRegion*>(mhandle));
+  if (!id) return fail(id.error(), "isend");
+  *slot = NetRequest{.comm = this, .id = id.value(), .count = 1, .posted = {size}, .in_use = true};
+  ++messages_;
+  *request = slot;
+  poll();
+  return nccl_abi::kSuccess;
+}
+
+nccl_abi::Result NetComm::irecv(int n, void** data, const std::size_t* sizes, const int* tags, void** mhandles,
+                                void** request) {
+  std::lock_guard lock(mu_);
+  const bool optional = *request == reinterpret_cast<void*>(nccl_abi::kOptionalRecvCompletion);
+  *request = nullptr;
+  if (broken_) return nccl_abi::kRemoteError;
+  if (n < 1 || static_cast<std::uint32_t>(n) > max_recvs_) {
+    plugin_log().warn("recv comm #{}: irecv of {} buffers; maxRecvs is {}", serial_, n, max_recvs_);
+    return nccl_abi::kInvalidArgument;
+  }
+  NetRequest* slot = free_slot();
+  if (slot == nullptr) return nccl_abi::kSuccess;
+  const auto count = static_cast<std::size_t>(n);
+  std::vector<std::uint64_t> wide_tags(count);
+  std::vector<MemoryRegion*> mrs(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    wide_tags[i] = static_cast<std::uint32_t>(tags[i]);
+    mrs[i] = static_cast<MemoryRegion*>(mhandles[i]);
+  }
+  auto id =
+      conn_->irecv(std::span<void* const>(data, count), std::span<const std::size_t>(sizes, count), wide_tags, mrs);
+  if (!id) return fail(id.error(), "irecv");
+  // NCCL sets the hint only for a single buffer (src/transport/net.cc); honour it only then.
+  *slot = NetRequest{.comm = this,
+                     .id = id.value(),
+                     .count = n,
+                     .posted = {sizes, sizes + count},
+                     .in_use = true,
+                     .optional_completion = optional && n == 1};
+  *request = slot;
+  poll();
+  return nccl_abi::kSuccess;
+}
+
+nccl_abi::Result NetComm::test(NetRequest& request, int* done, int* sizes) {
+  std::lock_guard lock(mu_);
+  *done = 0;
+  if (!request.in_use || request.reported) {
+    plugin_log().warn("{} comm #{}: test on a request that is not outstanding", side_name(side_), serial_);
+    return nccl_abi::kInvalidUsage;
+  }
+  poll();
+  if (request.optional_completion) {
+    // LL/LL128: NCCL learns from the flags in the data when it has landed; the slot stays taken
+    // until the connection completes the receive (reap_early_completions).
+    request.reported = true;
+    *done = 1;
+    if (sizes != nullptr) sizes[0] = as_int(request.posted[0]);
+    return nccl_abi::kSuccess;
+  }
+  auto result = conn_->test(request.id);
+  if (!result) return broken_ ? nccl_abi::kRemoteError : nccl_abi::kSuccess;
+  request.in_use = false;
+  if (!result->ok) {
+    broken_ = true;
+    plugin_log().warn("{} comm #{}: request failed: {}", side_name(side_), serial_, result->error);
+    return nccl_abi::kRemoteError;
+  }
+  *done = 1;
+  if (sizes != nullptr)
+    for (int i = 0; i < request.count; ++i) sizes[i] = as_int(result->sizes.at(static_cast<std::size_t>(i)));
+  return nccl_abi::kSuccess;
+}
+
+void NetComm::poll() {
+  conn_->progress();
+  if (fault_) {
+    const auto elapsed = std::chrono::steady_clock::now() - ready_at_;
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count();
+    if (fault_->due(messages_, static_cast<std::uint64_t>(ms))) {
+      plugin_log().info("send comm #{}: fault injected: cutting the primary rail after {} messages, {} ms", serial_,
+                        messages_, ms);
+      conn_->cut_rail(PathIndex{0});
+    }
+  }
+  const ConnectionStats st = conn_->stats();
+  if (st.failovers != failovers_seen_) {
+    failovers_seen_ = st.failovers;
+    plugin_log().info("{} comm #{}: failover {} done: now on rail {}, {} WRs replayed so far", side_name(side_),
+                      serial_, st.failovers, st.active_rail, st.replayed);
+  }
+  if (conn_->failed() && !broken_) {
+    broken_ = true;
+    plugin_log().warn("{} comm #{}: connection failed: no usable rail left", side_name(side_), serial_);
+  }
+  reap_early_completions();
+}
+
+void NetComm::reap_early_completions() {
+  for (auto& s : slots_) {
+    if (!s.in_use || !s.reported) continue;
+    auto result = conn_->test(s.id);
+    if (!result) continue;
+    s.in_use = false;
+    if (!result->ok) {
+      broken_ = true;
+      plugin_log().warn("recv comm #{}: a receive completed early for LL/LL128 failed later: {}", serial_,
+                        result->error);
+    }
+  }
+}
+
+}  // namespace railcheck::nccl

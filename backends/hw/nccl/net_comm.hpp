@@ -1,0 +1,81 @@
+#pragma once
+// One NCCL send or receive comm: a FabricConnection (one side of an HA connection over the rail
+// group's rails) plus what the ext-net contract adds on top of it:
+//   * a fixed pool of request slots, so at most HA_NCCL_MAX_REQUESTS are outstanding; when the
+//     pool is full isend/irecv return a NULL request, which NCCL takes as "try again later";
+//   * NCCL_NET_OPTIONAL_RECV_COMPLETION: for a single-buffer LL/LL128 receive NCCL reads
+//     completion from flags inside the data, so test() may report it done at once. The receive
+//     is still posted (the next message must land in this buffer, in order), and its slot stays
+//     taken until the connection really completes it;
+//   * the fault injector (fault_plan.hpp) on send comms;
+//   * failover reporting: every failover the connection makes is logged through NCCL's logger.
+// NCCL drives one comm from one proxy thread, but its GDR probe and connection setup may touch
+// comms from another; a mutex per comm makes that safe at no cost when uncontended.
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+#include "backends/hw/libfabric/fabric_connection.hpp"
+#include "backends/hw/nccl/fault_plan.hpp"
+#include "backends/hw/nccl/net_abi.hpp"
+
+namespace railcheck::nccl {
+
+class NetComm;
+
+// What NCCL holds as a request pointer.
+struct NetRequest {
+  NetComm* comm = nullptr;
+  RequestId id{};
+  int count = 0;                     // buffers in the grouped receive (1 for a send)
+  std::vector<std::size_t> posted;   // the posted sizes, reported for an early completion
+  bool in_use = false;               // the connection still owns the slot
+  bool reported = false;             // test() already told NCCL it is done
+  bool optional_completion = false;  // NCCL_NET_OPTIONAL_RECV_COMPLETION honoured for this receive
+};
+
+enum class CommSide : std::uint8_t { Send, Recv };
+
+class NetComm {
+ public:
+  NetComm(CommSide side, std::uint64_t serial, std::unique_ptr<FabricConnection> conn, std::uint32_t max_requests,
+          std::uint32_t max_recvs, std::optional<FaultPlan> fault);
+  ~NetComm();
+  NetComm(const NetComm&) = delete;
+  NetComm& operator=(const NetComm&) = delete;
+
+  nccl_abi::Result reg_mr(void* data, std::size_t size, int type, void** mhandle);
+  nccl_abi::Result dereg_mr(void* mhandle);
+  nccl_abi::Result isend(void* data, std::size_t size, int tag, void* mhandle, void** request);
+  // `request` in: kOptionalRecvCompletion or anything else; out: the request or NULL.
+  nccl_abi::Result irecv(int n, void** data, const std::size_t* sizes, const int* tags, void** mhandles,
+                         void** request);
+  nccl_abi::Result test(NetRequest& request, int* done, int* sizes);
+
+  CommSide side() const { return side_; }
+  std::uint64_t serial() const { return serial_; }
+
+ private:
+  NetRequest* free_slot();
+  void poll();  // progress, fault clock, failover log, reap early-completed slots
+  void reap_early_completions();
+  nccl_abi::Result fail(const Error& e, const char* call);
+
+  CommSide side_;
+  std::uint64_t serial_;
+  std::unique_ptr<FabricConnection> conn_;
+  std::uint32_t max_recvs_;
+  std::vector<NetRequest> slots_;
+  std::optional<FaultClock> fault_;
+  std::chrono::steady_clock::time_point ready_at_;
+  std::uint64_t messages_ = 0;
+  std::uint32_t failovers_seen_ = 0;
+  bool broken_ = false;
+  std::mutex mu_;
+};
+
+}  // namespace railcheck::nccl

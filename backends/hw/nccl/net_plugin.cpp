@@ -1,0 +1,184 @@
+#include "backends/hw/nccl/net_plugin.hpp"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "backends/hw/nccl/plugin_log.hpp"
+
+namespace railcheck::nccl {
+
+NetPlugin& NetPlugin::instance() {
+  static NetPlugin plugin;
+  return plugin;
+}
+
+nccl_abi::Result NetPlugin::init(nccl_abi::Logger logger) {
+  if (logger != nullptr) plugin_log().attach(logger);
+  std::lock_guard lock(mu_);
+  if (!initialized_) {
+    initialized_ = true;
+    auto run = [&]() -> Result<bool> {
+      auto cfg = read_plugin_config([](const char* n) { return std::getenv(n); }, ha_variable_names());
+      if (!cfg) return cfg.error();
+      config_ = std::move(cfg).value();
+      const char* fault_text = std::getenv(std::string(kFaultVariable).c_str());
+      auto fault = parse_fault_plan(fault_text != nullptr ? fault_text : "");
+      if (!fault) return fault.error();
+      fault_ = fault.value();
+      const auto addresses = rail_addresses_of(config_, 0);
+      auto facts = query_provider(config_.provider, addresses.empty() ? std::string{} : addresses[0]);
+      if (!facts) return facts.error();
+      for (std::uint32_t g = 0; g < config_.rail_groups; ++g) {
+        auto p = device_properties(config_, facts.value(), static_cast<int>(g));
+        if (!p) return p.error();
+        devices_.push_back(std::move(p).value());
+      }
+      return true;
+    };
+    auto ok = run();
+    if (!ok) {
+      init_error_ = ok.error();
+    } else {
+      plugin_log().info("provider {}, {} rail groups of {} rails, replay policy {}, soft RTO {}", config_.provider,
+                        config_.rail_groups, config_.rails_per_group, to_string(config_.engine.replay),
+                        format_duration(config_.engine.initial_soft_rto()));
+      for (const auto& d : devices_) plugin_log().info("{}", describe(d));
+      for (const auto& a : advisories(config_.engine)) plugin_log().warn("{}", a);
+      if (fault_) plugin_log().info("{} set: {}", kFaultVariable, describe(*fault_));
+    }
+  }
+  if (init_error_) {
+    // NCCL then falls back to its internal transports (or fails if NCCL_NET asked for us).
+    plugin_log().warn("init failed: {}", init_error_->message());
+    return nccl_abi::kSystemError;
+  }
+  return nccl_abi::kSuccess;
+}
+
+nccl_abi::Result NetPlugin::devices(int* ndev) const {
+  *ndev = static_cast<int>(devices_.size());
+  return nccl_abi::kSuccess;
+}
+
+const DeviceProperties* NetPlugin::properties(int dev) const {
+  if (dev < 0 || static_cast<std::size_t>(dev) >= devices_.size()) {
+    plugin_log().warn("network device {} does not exist; devices() reports {}", dev, devices_.size());
+    return nullptr;
+  }
+  return &devices_[static_cast<std::size_t>(dev)];
+}
+
+FabricOptions NetPlugin::options_for(std::uint32_t group) const {
+  FabricOptions o;
+  o.provider = config_.provider;
+  o.rails = config_.rails_per_group;
+  o.rail_addresses = rail_addresses_of(config_, group);
+  o.tunables = config_.engine;
+  return o;
+}
+
+NetComm* NetPlugin::make_comm(CommSide side, std::uint32_t group, std::unique_ptr<FabricConnection> conn) {
+  std::optional<FaultPlan> fault;
+  if (side == CommSide::Send && fault_ && (fault_->comms == 0 || faulted_comms_ < fault_->comms)) {
+    fault = fault_;
+    ++faulted_comms_;
+  }
+  auto* comm = new NetComm(side, next_serial_++, std::move(conn), config_.max_requests,
+                           static_cast<std::uint32_t>(devices_.at(group).max_recvs), fault);
+  plugin_log().info("{} comm #{} ready on {}", side == CommSide::Send ? "send" : "recv", comm->serial(),
+                    devices_.at(group).name);
+  return comm;
+}
+
+nccl_abi::Result NetPlugin::listen(int dev, void* handle, void** listen_comm) {
+  std::lock_guard lock(mu_);
+  *listen_comm = nullptr;
+  if (properties(dev) == nullptr) return nccl_abi::kInvalidArgument;
+  const auto group = static_cast<std::uint32_t>(dev);
+  std::vector<std::uint8_t> bytes;
+  auto conn = FabricConnection::listen(options_for(group), bytes);
+  if (!conn) {
+    plugin_log().warn("listen on {} failed: {}", devices_[group].name, conn.error().message());
+    return nccl_abi::kSystemError;
+  }
+  if (bytes.size() > nccl_abi::kHandleMaxSize) {
+    plugin_log().warn("listen: handle of {} bytes exceeds NCCL_NET_HANDLE_MAXSIZE {}", bytes.size(),
+                      nccl_abi::kHandleMaxSize);
+    return nccl_abi::kInternalError;
+  }
+  std::memset(handle, 0, nccl_abi::kHandleMaxSize);
+  std::memcpy(handle, bytes.data(), bytes.size());
+  *listen_comm = new ListenComm{group, std::move(conn).value()};
+  return nccl_abi::kSuccess;
+}
+
+nccl_abi::Result NetPlugin::connect(int dev, void* handle, void** send_comm) {
+  std::lock_guard lock(mu_);
+  *send_comm = nullptr;
+  if (properties(dev) == nullptr) return nccl_abi::kInvalidArgument;
+  const auto* raw = static_cast<const std::uint8_t*>(handle);
+  std::vector<std::uint8_t> bytes(raw, raw + nccl_abi::kHandleMaxSize);
+  auto it = pending_.find(handle);
+  if (it != pending_.end() && it->second.handle != bytes) {
+    plugin_log().warn("connect: the handle buffer now holds another handle; dropping the unfinished connect");
+    pending_.erase(it);
+    it = pending_.end();
+  }
+  if (it == pending_.end()) {
+    const auto group = static_cast<std::uint32_t>(dev);
+    auto conn = FabricConnection::connect(options_for(group), bytes);
+    if (!conn) {
+      plugin_log().warn("connect on {} failed: {}", devices_[group].name, conn.error().message());
+      return nccl_abi::kSystemError;
+    }
+    it = pending_.emplace(handle, PendingConnect{bytes, group, std::move(conn).value()}).first;
+  }
+  PendingConnect& p = it->second;
+  p.conn->progress();
+  if (p.conn->failed()) {
+    plugin_log().warn("connect on {} failed: the peer never answered on the primary rail", devices_[p.group].name);
+    pending_.erase(it);
+    return nccl_abi::kRemoteError;
+  }
+  if (!p.conn->ready()) return nccl_abi::kSuccess;  // NULL comm: NCCL calls again
+  *send_comm = make_comm(CommSide::Send, p.group, std::move(p.conn));
+  pending_.erase(it);
+  return nccl_abi::kSuccess;
+}
+
+nccl_abi::Result NetPlugin::accept(void* listen_comm, void** recv_comm) {
+  std::lock_guard lock(mu_);
+  *recv_comm = nullptr;
+  auto* l = static_cast<ListenComm*>(listen_comm);
+  if (l == nullptr || !l->conn) {
+    plugin_log().warn("accept on a listen comm that already accepted");
+    return nccl_abi::kInvalidUsage;
+  }
+  l->conn->progress();
+  if (l->conn->failed()) {
+    plugin_log().warn("accept on {} failed: the connection broke during the handshake", devices_[l->group].name);
+    return nccl_abi::kRemoteError;
+  }
+  if (!l->conn->ready()) return nccl_abi::kSuccess;
+  *recv_comm = make_comm(CommSide::Recv, l->group, std::move(l->conn));
+  return nccl_abi::kSuccess;
+}
+
+nccl_abi::Result NetPlugin::close_listen(void* listen_comm) {
+  delete static_cast<ListenComm*>(listen_comm);
+  return nccl_abi::kSuccess;
+}
+
+nccl_abi::Result NetPlugin::close_comm(void* comm, CommSide side) {
+  auto* c = static_cast<NetComm*>(comm);
+  if (c == nullptr) return nccl_abi::kSuccess;
+  if (c->side() != side) {
+    plugin_log().warn("close{} on a {} comm", side == CommSide::Send ? "Send" : "Recv",
+                      c->side() == CommSide::Send ? "send" : "recv");
+    return nccl_abi::kInvalidUsage;
+  }
+  delete c;
+  return nccl_abi::kSuccess;
+}
+
+}  // namespace railcheck::nccl
