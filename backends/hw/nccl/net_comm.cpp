@@ -17,11 +17,13 @@ int as_int(std::size_t v) { return static_cast<int>(std::min<std::size_t>(v, std
 }  // namespace
 
 NetComm::NetComm(CommSide side, std::uint64_t serial, std::unique_ptr<FabricConnection> conn,
-                 std::uint32_t max_requests, std::uint32_t max_recvs, std::optional<FaultPlan> fault)
+                 std::uint32_t max_requests, std::uint32_t max_recvs, bool early_recv_completion,
+                 std::optional<FaultPlan> fault)
     : side_(side),
       serial_(serial),
       conn_(std::move(conn)),
       max_recvs_(max_recvs),
+      early_recv_completion_(early_recv_completion),
       slots_(max_requests),
       ready_at_(std::chrono::steady_clock::now()) {
   for (auto& s : slots_) s.comm = this;
@@ -121,7 +123,7 @@ nccl_abi::Result NetComm::irecv(int n, void** data, const std::size_t* sizes, co
                      .count = n,
                      .posted = {sizes, sizes + count},
                      .in_use = true,
-                     .optional_completion = optional && n == 1};
+                     .optional_completion = early_recv_completion_ && optional && n == 1};
   *request = slot;
   poll();
   return nccl_abi::kSuccess;

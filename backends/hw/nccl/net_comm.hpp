@@ -6,7 +6,10 @@
 //   * NCCL_NET_OPTIONAL_RECV_COMPLETION: for a single-buffer LL/LL128 receive NCCL reads
 //     completion from flags inside the data, so test() may report it done at once. The receive
 //     is still posted (the next message must land in this buffer, in order), and its slot stays
-//     taken until the connection really completes it;
+//     taken until the connection really completes it. Only where the provider progresses data
+//     on its own (FI_PROGRESS_AUTO): with manual progress (tcp;ofi_rxm, shm) the last message of
+//     an op would never land, since NCCL's proxy stops calling test() once the request is done
+//     and the GPU spins on the flags, so there the hint is accepted and completed normally;
 //   * the fault injector (fault_plan.hpp) on send comms;
 //   * failover reporting: every failover the connection makes is logged through NCCL's logger.
 // NCCL drives one comm from one proxy thread, but its GDR probe and connection setup may touch
@@ -43,7 +46,7 @@ enum class CommSide : std::uint8_t { Send, Recv };
 class NetComm {
  public:
   NetComm(CommSide side, std::uint64_t serial, std::unique_ptr<FabricConnection> conn, std::uint32_t max_requests,
-          std::uint32_t max_recvs, std::optional<FaultPlan> fault);
+          std::uint32_t max_recvs, bool early_recv_completion, std::optional<FaultPlan> fault);
   ~NetComm();
   NetComm(const NetComm&) = delete;
   NetComm& operator=(const NetComm&) = delete;
@@ -69,6 +72,7 @@ class NetComm {
   std::uint64_t serial_;
   std::unique_ptr<FabricConnection> conn_;
   std::uint32_t max_recvs_;
+  bool early_recv_completion_;  // the provider moves data without our progress calls
   std::vector<NetRequest> slots_;
   std::optional<FaultClock> fault_;
   std::chrono::steady_clock::time_point ready_at_;

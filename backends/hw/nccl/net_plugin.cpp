@@ -28,6 +28,7 @@ nccl_abi::Result NetPlugin::init(nccl_abi::Logger logger) {
       const auto addresses = rail_addresses_of(config_, 0);
       auto facts = query_provider(config_.provider, addresses.empty() ? std::string{} : addresses[0]);
       if (!facts) return facts.error();
+      auto_data_progress_ = facts.value().auto_data_progress;
       for (std::uint32_t g = 0; g < config_.rail_groups; ++g) {
         auto p = device_properties(config_, facts.value(), static_cast<int>(g));
         if (!p) return p.error();
@@ -44,6 +45,9 @@ nccl_abi::Result NetPlugin::init(nccl_abi::Logger logger) {
                         format_duration(config_.engine.initial_soft_rto()));
       for (const auto& d : devices_) plugin_log().info("{}", describe(d));
       for (const auto& a : advisories(config_.engine)) plugin_log().warn("{}", a);
+      plugin_log().info("NCCL_NET_OPTIONAL_RECV_COMPLETION: {}",
+                        auto_data_progress_ ? "honoured (the provider progresses data on its own)"
+                                            : "completed normally (the provider needs progress calls)");
       if (fault_) plugin_log().info("{} set: {}", kFaultVariable, describe(*fault_));
     }
   }
@@ -84,7 +88,7 @@ NetComm* NetPlugin::make_comm(CommSide side, std::uint32_t group, std::unique_pt
     ++faulted_comms_;
   }
   auto* comm = new NetComm(side, next_serial_++, std::move(conn), config_.max_requests,
-                           static_cast<std::uint32_t>(devices_.at(group).max_recvs), fault);
+                           static_cast<std::uint32_t>(devices_.at(group).max_recvs), auto_data_progress_, fault);
   plugin_log().info("{} comm #{} ready on {}", side == CommSide::Send ? "send" : "recv", comm->serial(),
                     devices_.at(group).name);
   return comm;

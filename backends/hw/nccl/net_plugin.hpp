@@ -68,6 +68,7 @@ class NetPlugin {
   std::optional<Error> init_error_;
   PluginConfig config_;
   std::optional<FaultPlan> fault_;
+  bool auto_data_progress_ = false;
   std::vector<DeviceProperties> devices_;
   std::map<void*, PendingConnect> pending_;
   std::uint64_t next_serial_ = 0;

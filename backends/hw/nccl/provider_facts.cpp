@@ -86,6 +86,7 @@ Result<ProviderFacts> query_provider(const std::string& provider, const std::str
   f.provider = provider;
   f.domain = info->domain_attr->name != nullptr ? info->domain_attr->name : "";
   f.interface = interface_of(rail_address);
+  f.auto_data_progress = info->domain_attr->data_progress == FI_PROGRESS_AUTO;
   // tcp names its domain after the interface it found; shm and efa name theirs otherwise.
   if (f.interface.empty() && provider.rfind("tcp", 0) == 0) f.interface = f.domain;
 

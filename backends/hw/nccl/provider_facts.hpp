@@ -20,6 +20,7 @@ struct ProviderFacts {
   std::string interface;                // the network interface the rails bind to; empty for shm
   std::optional<std::string> pci_path;  // resolved /sys/devices/... path of the NIC's PCI function
   std::uint64_t link_mbps = 0;          // 0 = not known
+  bool auto_data_progress = false;      // domain data_progress is FI_PROGRESS_AUTO
   budget::BudgetCaps caps;              // ep_cnt -> max_qp, tx size -> max_qp_wr, cq_cnt -> max_cq
 };
 
