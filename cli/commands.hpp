@@ -126,4 +126,16 @@ struct BudgetOptions {
 };
 int cmd_budget(const BudgetOptions& o);
 
+// railcheck conform: the hardware conformance suite between two processes (backends/hw/conform).
+// Exit 0 all cases pass, 1 a case failed, 2 bad input (or no such provider), 77 (verbs) no device.
+struct ConformOptions {
+  std::string transport = "fabric";  // fabric | verbs
+  std::string provider = "tcp;ofi_rxm";
+  std::vector<std::size_t> sizes;  // send/recv sizes in bytes; empty: 0 B .. 64 MiB
+  std::uint64_t seed = 1;
+  std::string json_path;              // '-' for stdout
+  std::optional<int> peer_fd;         // internal: run as the suite's peer process
+};
+int cmd_conform(const ConformOptions& o);
+
 }  // namespace railcheck::cli

@@ -136,6 +136,17 @@ int main(int argc, char** argv) {
   imm_transfer_cmd->add_option("--transport", imm.transport, "rc or srd (default: the preset's)");
   imm_transfer_cmd->add_option("--seed", imm.seed, "Seed of the SRD spraying delays");
 
+  railcheck::cli::ConformOptions conform;
+  auto* conform_cmd = app.add_subcommand(
+      "conform", "Hardware conformance suite between two processes (exit 1: a case failed, 77: no RDMA device)");
+  conform_cmd->add_option("--transport", conform.transport, "fabric (libfabric) or verbs");
+  conform_cmd->add_option("--provider", conform.provider, "libfabric provider: tcp;ofi_rxm, shm, efa");
+  conform_cmd->add_option("--sizes", conform.sizes, "Send/recv sizes in bytes (default 0 1 4096 65536 1048576 67108864)");
+  conform_cmd->add_option("--seed", conform.seed, "Seed of the message sizes and contents");
+  conform_cmd->add_option("--json", conform.json_path, "Also write the results as JSON to this file ('-' for stdout)");
+  conform_cmd->add_option("--peer-fd", conform.peer_fd, "Internal: run as the suite's peer on this socket")
+      ->group("");
+
   CLI11_PARSE(app, argc, argv);
   if (run_cmd->parsed()) return railcheck::cli::cmd_run(run);
   if (check_cmd->parsed()) return railcheck::cli::cmd_check(check);
@@ -147,6 +158,7 @@ int main(int argc, char** argv) {
   if (sweep_cmd->parsed()) return railcheck::cli::cmd_sweep(sweep);
   if (report_cmd->parsed()) return railcheck::cli::cmd_report(report);
   if (budget_cmd->parsed()) return railcheck::cli::cmd_budget(budget);
+  if (conform_cmd->parsed()) return railcheck::cli::cmd_conform(conform);
   if (imm_check_cmd->parsed()) return railcheck::cli::cmd_imm_check(imm);
   if (imm_transfer_cmd->parsed()) return railcheck::cli::cmd_imm_transfer(imm);
   return 2;

@@ -1,0 +1,256 @@
+#include "backends/hw/conform/conform_suite.hpp"
+
+#include <fmt/format.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <sstream>
+
+#include "backends/hw/conform/message_stream.hpp"
+#include "backends/hw/conform/peer_channel.hpp"
+#include "backends/hw/libfabric/fabric_connection.hpp"
+#include "backends/hw/libfabric/provider_query.hpp"
+#include "engine/handshake/handle_codec.hpp"
+
+namespace railcheck::conform {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr auto kCaseLimit = std::chrono::seconds(120);
+constexpr auto kLineWait = std::chrono::seconds(30);
+
+FabricOptions fabric_options(const std::string& provider) {
+  FabricOptions o;
+  o.provider = provider;
+  o.rails = 2;
+  if (!fabric::is_shm(provider)) o.rail_addresses.assign(2, "127.0.0.1");
+  // Late is not dead: the suite runs on shared machines, and a cut rail is reported at once.
+  o.tunables.soft_rto = std::chrono::milliseconds(2000);
+  o.tunables.heartbeat_interval = std::chrono::milliseconds(250);
+  o.tunables.heartbeat_misses = 8;
+  o.tunables.control_timeout = std::chrono::milliseconds(3000);
+  return o;
+}
+
+std::string to_hex(const std::vector<std::uint8_t>& b) {
+  std::string s;
+  for (auto x : b) s += fmt::format("{:02x}", x);
+  return s;
+}
+std::vector<std::uint8_t> from_hex(const std::string& s) {
+  std::vector<std::uint8_t> b;
+  for (std::size_t i = 0; i + 1 < s.size(); i += 2) b.push_back(static_cast<std::uint8_t>(std::stoul(s.substr(i, 2), nullptr, 16)));
+  return b;
+}
+
+std::string encode_case(const StreamSpec& s, const std::vector<std::uint8_t>& handle) {
+  auto opt = [](const auto& v) { return v ? static_cast<long long>(*v) : -1LL; };
+  return fmt::format("stream {} {} {} {} {} {} {} {}", s.seed, s.messages, s.max_size, opt(s.fixed_size), s.window,
+                     s.max_group, opt(s.cut_primary_after), to_hex(handle));
+}
+
+std::string human_size(std::size_t n) {
+  if (n >= (1U << 20) && n % (1U << 20) == 0) return fmt::format("{} MiB", n >> 20);
+  if (n >= 1024 && n % 1024 == 0) return fmt::format("{} KiB", n >> 10);
+  return fmt::format("{} B", n);
+}
+
+class Suite {
+ public:
+  Suite(const SuiteOptions& o, PeerChannel& peer) : o_(o), peer_(peer) {}
+
+  CaseResult handle_size() {
+    CaseResult r{"handle size <= 128 B", false, 0, {}};
+    const auto t0 = Clock::now();
+    std::vector<std::uint8_t> handle;
+    auto c = FabricConnection::listen(fabric_options(o_.provider), handle);
+    r.millis = ms_since(t0);
+    if (!c) return fail(r, c.error().message());
+    auto decoded = decode_handle(handle);
+    if (!decoded) return fail(r, "the handle does not decode: " + decoded.error().message());
+    r.passed = handle.size() <= kHandleMaxSize;
+    r.detail = fmt::format("{} bytes; primary {}", handle.size(), describe(decoded->handle));
+    return r;
+  }
+
+  // One message stream with the peer sending. `extra` checks the receiving connection after.
+  CaseResult stream(std::string name, const StreamSpec& spec) {
+    CaseResult r{std::move(name), false, 0, {}};
+    std::vector<std::uint8_t> handle;
+    const auto t_listen = Clock::now();
+    auto rx = FabricConnection::listen(fabric_options(o_.provider), handle);
+    const double listen_ms = ms_since(t_listen);
+    if (!rx) return fail(r, "listen: " + rx.error().message());
+    const bool ready_at_listen = rx.value()->ready();
+    if (!peer_.send_line(encode_case(spec, handle))) return fail(r, "the peer process is gone");
+    const auto t0 = Clock::now();
+    StreamReceiver recv(*rx.value(), spec);
+    std::optional<std::string> verdict;
+    while (recv.error().empty() && !recv.done() && Clock::now() - t0 < kCaseLimit) {
+      recv.step();
+      if (!verdict) verdict = peer_.read_line(std::chrono::milliseconds(0));
+      if (verdict && verdict->rfind("fail", 0) == 0) break;
+    }
+    r.millis = ms_since(t0);
+    // The sender keeps its endpoints up until this line (closing earlier would reset
+    // connections the receiver still reads from).
+    peer_.send_line("done");
+    if (!verdict) verdict = peer_.read_line(kLineWait);
+    if (!verdict) return fail(r, "the peer sent no verdict (it died or hung)");
+    if (verdict->rfind("fail", 0) == 0) return fail(r, "sender: " + verdict->substr(5));
+    if (!recv.error().empty()) return fail(r, "receiver: " + recv.error());
+    if (!recv.done())
+      return fail(r, fmt::format("timed out after {} of {} messages (seed {})", recv.verified(), spec.messages, spec.seed));
+    // "ok <connect_us> <ready_right_after_connect>"
+    std::istringstream in(verdict->substr(2));
+    double connect_us = 0;
+    int ready_after_connect = 1;
+    in >> connect_us >> ready_after_connect;
+    const ConnectionStats st = rx.value()->stats();
+    r.passed = true;
+    r.detail = fmt::format("{} messages verified; listen {:.1f} ms (ready: {}), connect {:.1f} ms (ready: {}); "
+                           "failovers {}, on rail {}",
+                           recv.verified(), listen_ms, ready_at_listen ? "yes" : "no", connect_us / 1000.0,
+                           ready_after_connect != 0 ? "yes" : "no", st.failovers, st.active_rail);
+    if (ready_at_listen || ready_after_connect != 0) {
+      r.passed = false;
+      r.detail += ": a comm was ready before the handshake could have run (connect/accept must not block)";
+    }
+    if (spec.cut_primary_after && st.active_rail == 0) {
+      r.passed = false;
+      r.detail += ": the primary was cut but the receiver never left it";
+    }
+    return r;
+  }
+
+ private:
+  static double ms_since(Clock::time_point t) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+  }
+  static CaseResult fail(CaseResult r, std::string why) {
+    r.passed = false;
+    r.detail = std::move(why);
+    return r;
+  }
+  const SuiteOptions& o_;
+  PeerChannel& peer_;
+};
+
+}  // namespace
+
+std::vector<std::size_t> default_sizes() { return {0, 1, 4096, 65536, 1U << 20, 64U << 20}; }
+
+Result<std::vector<CaseResult>> run_suite(const SuiteOptions& o) {
+  // Fail early and clearly when the provider is not here, before starting a peer.
+  if (auto q = fabric::query_provider(o.provider, fabric::is_shm(o.provider) ? "" : "127.0.0.1"); !q) return q.error();
+  int fds[2] = {-1, -1};
+  if (socketpair(AF_UNIX, SOCK_STREAM, 0, fds) != 0) return Error{"socketpair failed", ""};
+  std::fflush(nullptr);
+  const pid_t pid = fork();
+  if (pid < 0) return Error{"fork failed", ""};
+  if (pid == 0) {
+    // A fresh image: libfabric does not support fork after its providers are initialised.
+    close(fds[0]);
+    const std::string fd = std::to_string(fds[1]);
+    execl(o.self_exe.c_str(), "railcheck", "conform", "--provider", o.provider.c_str(), "--peer-fd", fd.c_str(),
+          static_cast<char*>(nullptr));
+    std::fprintf(stderr, "conform: could not start the peer %s\n", o.self_exe.c_str());
+    _exit(2);
+  }
+  close(fds[1]);
+  std::vector<CaseResult> results;
+  {
+    PeerChannel peer(fds[0]);
+    Suite suite(o, peer);
+    results.push_back(suite.handle_size());
+
+    StreamSpec connect;
+    connect.seed = o.seed;
+    connect.messages = 16;
+    connect.max_size = 256;
+    auto c = suite.stream("connect/accept non-blocking", connect);
+    results.push_back(std::move(c));
+
+    for (std::size_t size : o.sizes.empty() ? default_sizes() : o.sizes) {
+      StreamSpec s;
+      s.seed = o.seed + size;
+      s.fixed_size = size;
+      // About 64 MiB per case, at least 2 and at most 256 messages.
+      s.messages = std::clamp<std::uint64_t>((64U << 20) / std::max<std::size_t>(size, 1), 2, 256);
+      s.window = size >= (8U << 20) ? 2 : 16;
+      s.max_group = 1;
+      results.push_back(suite.stream(fmt::format("send/recv exactly once, {}", human_size(size)), s));
+    }
+
+    StreamSpec grouped;
+    grouped.seed = o.seed + 1000;
+    grouped.messages = 400;
+    grouped.max_size = 8192;
+    grouped.max_group = 8;
+    grouped.window = 32;
+    results.push_back(suite.stream("grouped receives keep tag mapping and order", grouped));
+
+    StreamSpec cut;
+    cut.seed = o.seed + 2000;
+    cut.messages = 600;
+    cut.max_size = 16384;
+    cut.cut_primary_after = 200;
+    results.push_back(suite.stream("failover: primary endpoint torn down mid-stream", cut));
+  }  // closes the channel: the peer reads EOF and exits
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0))
+    results.push_back(CaseResult{"peer process exit", false, 0, fmt::format("the peer exited with status {}", status)});
+  return results;
+}
+
+int run_peer(int fd, const std::string& provider) {
+  PeerChannel host(fd);
+  while (true) {
+    auto line = host.read_line(std::chrono::minutes(10));
+    if (!line) return host.closed() ? 0 : 1;
+    std::istringstream in(*line);
+    std::string kind, hex;
+    StreamSpec s;
+    long long fixed = -1, cut = -1;
+    in >> kind >> s.seed >> s.messages >> s.max_size >> fixed >> s.window >> s.max_group >> cut >> hex;
+    if (kind != "stream" || !in) {
+      host.send_line("fail the peer could not parse the case: " + *line);
+      continue;
+    }
+    if (fixed >= 0) s.fixed_size = static_cast<std::size_t>(fixed);
+    if (cut >= 0) s.cut_primary_after = static_cast<std::uint64_t>(cut);
+    const auto t0 = Clock::now();
+    auto c = FabricConnection::connect(fabric_options(provider), from_hex(hex));
+    const double connect_us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+    if (!c) {
+      host.send_line("fail connect: " + c.error().message());
+      (void)host.read_line(kLineWait);
+      continue;
+    }
+    const bool ready_now = c.value()->ready();
+    StreamSender tx(*c.value(), s);
+    while (tx.error().empty() && !tx.done() && Clock::now() - t0 < kCaseLimit) tx.step();
+    if (!tx.error().empty()) {
+      host.send_line("fail " + tx.error());
+    } else if (!tx.done()) {
+      host.send_line(fmt::format("fail timed out after {} of {} sends", tx.completed(), s.messages));
+    } else {
+      host.send_line(fmt::format("ok {:.0f} {}", connect_us, ready_now ? 1 : 0));
+    }
+    // Keep the endpoints up until the receiver is finished.
+    std::optional<std::string> done;
+    const auto until = Clock::now() + kCaseLimit;
+    while (!done && !host.closed() && Clock::now() < until) {
+      c.value()->progress();
+      done = host.read_line(std::chrono::milliseconds(0));
+    }
+  }
+}
+
+}  // namespace railcheck::conform

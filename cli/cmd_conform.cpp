@@ -1,0 +1,87 @@
+// railcheck conform: the hardware conformance suite (backends/hw/conform, docs/hardware.md).
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "backends/hw/conform/conform_suite.hpp"
+#include "backends/hw/verbs/verbs_probe.hpp"
+#include "cli/commands.hpp"
+
+namespace railcheck::cli {
+namespace {
+
+int conform_verbs() {
+  auto devices = hw::verbs::probe_verbs();
+  if (!devices || devices->empty()) {
+    std::fprintf(stderr, "railcheck conform: %s; the verbs suite is skipped\n", hw::verbs::kNoDeviceMessage);
+    return hw::verbs::kExitSkipped;
+  }
+  std::fprintf(stderr,
+               "railcheck conform: %zu RDMA device(s) found, but the verbs suite is not part of this build; "
+               "run --transport fabric (with --provider efa or verbs;ofi_rxm)\n",
+               devices->size());
+  return kExitBadInput;
+}
+
+}  // namespace
+
+int cmd_conform(const ConformOptions& o) {
+  if (o.peer_fd) return conform::run_peer(*o.peer_fd, o.provider);
+  if (o.transport == "verbs") return conform_verbs();
+  if (o.transport != "fabric") {
+    std::fprintf(stderr, "railcheck conform: unknown --transport '%s' (fabric or verbs)\n", o.transport.c_str());
+    return kExitBadInput;
+  }
+  conform::SuiteOptions so;
+  so.provider = o.provider;
+  so.sizes = o.sizes;
+  so.seed = o.seed;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto results = conform::run_suite(so);
+  if (!results) {
+    std::fprintf(stderr, "railcheck conform: %s\n", results.error().message().c_str());
+    return kExitBadInput;
+  }
+  const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::size_t failed = 0;
+  fmt::print("railcheck conform --transport fabric --provider {} (two processes, loopback, seed {})\n", o.provider,
+             o.seed);
+  fmt::print("{:<52} {:>6} {:>11}  {}\n", "case", "result", "time", "detail");
+  for (const auto& r : results.value()) {
+    failed += r.passed ? 0 : 1;
+    fmt::print("{:<52} {:>6} {:>8.1f} ms  {}\n", r.name, r.passed ? "PASS" : "FAIL", r.millis, r.detail);
+  }
+  fmt::print("{} of {} cases passed in {:.1f} s\n", results->size() - failed, results->size(), total);
+  if (!o.json_path.empty()) {
+    nlohmann::json j;
+    j["transport"] = "fabric";
+    j["provider"] = o.provider;
+    j["seed"] = o.seed;
+    j["passed"] = failed == 0;
+    j["cases"] = nlohmann::json::array();
+    for (const auto& r : results.value()) {
+      nlohmann::json c;
+      c["name"] = r.name;
+      c["passed"] = r.passed;
+      c["ms"] = r.millis;
+      c["detail"] = r.detail;
+      j["cases"].push_back(c);
+    }
+    if (o.json_path == "-") {
+      fmt::print("{}\n", j.dump(2));
+    } else {
+      std::ofstream out(o.json_path);
+      out << j.dump(2) << "\n";
+      if (!out) {
+        std::fprintf(stderr, "railcheck conform: could not write %s\n", o.json_path.c_str());
+        return kExitBadInput;
+      }
+    }
+  }
+  return failed == 0 ? kExitOk : kExitViolation;
+}
+
+}  // namespace railcheck::cli

@@ -1,0 +1,63 @@
+// `railcheck conform --transport fabric` between two processes on loopback, on the providers
+// every Linux box has. The suite runs here; its peer is the railcheck executable
+// (`conform --peer-fd`), built next to the tests.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+
+#include "backends/hw/conform/conform_suite.hpp"
+#include "backends/hw/libfabric/provider_query.hpp"
+
+using namespace railcheck;
+namespace fs = std::filesystem;
+
+namespace {
+
+void run_on(const std::string& provider) {
+  if (!fabric::query_provider(provider, fabric::is_shm(provider) ? "" : "127.0.0.1").ok()) {
+    WARN("provider " << provider << " is not usable here; the suite cannot run on it");
+    return;
+  }
+  const fs::path railcheck = fs::read_symlink("/proc/self/exe").parent_path() / "../cli/railcheck";
+  REQUIRE(fs::exists(railcheck));
+  conform::SuiteOptions o;
+  o.provider = provider;
+  o.seed = 5;
+  o.self_exe = railcheck.string();
+#ifdef RAILCHECK_SANITIZE
+  o.sizes = {0, 4096};
+#else
+  o.sizes = {0, 1, 65536, 4U << 20};
+#endif
+  auto results = conform::run_suite(o);
+  if (!results) FAIL(results.error().message());
+  std::size_t cases = 0;
+  bool saw_failover = false;
+  for (const auto& r : results.value()) {
+    INFO(provider << ": " << r.name << ": " << r.detail << " (seed " << o.seed << ")");
+    CHECK(r.passed);
+    ++cases;
+    saw_failover = saw_failover || r.name.find("failover") != std::string::npos;
+  }
+  CHECK(cases == 4 + o.sizes.size());  // handle, connect, sizes, grouped, failover
+  CHECK(saw_failover);
+}
+
+}  // namespace
+
+TEST_CASE("conform suite on tcp;ofi_rxm between two processes, failover included", "[conform]") {
+  run_on("tcp;ofi_rxm");
+}
+
+TEST_CASE("conform suite on shm between two processes, failover included", "[conform]") { run_on("shm"); }
+
+TEST_CASE("conform on a provider that is not here is a clear error, not a run", "[conform]") {
+  conform::SuiteOptions o;
+  o.provider = "efa";
+  auto results = conform::run_suite(o);
+  if (results.ok()) {
+    WARN("efa is available here; the missing-provider error was not exercised");
+    return;
+  }
+  CHECK_THAT(results.error().message(), Catch::Contains("provider 'efa' not available here"));
+}
