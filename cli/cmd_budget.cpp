@@ -24,12 +24,6 @@ int bad_input(const Error& e) {
   return kExitBadInput;
 }
 
-std::string preset_names() {
-  std::string out;
-  for (const auto& p : nic_presets()) out += fmt::format("{}{}", out.empty() ? "" : ", ", p.name);
-  return out;
-}
-
 // Caps and usage from a scenario or a preset, then every override on top.
 Result<std::pair<budget::BudgetCaps, budget::BudgetUsage>> inputs(const BudgetOptions& o) {
   budget::BudgetCaps caps;
@@ -43,14 +37,14 @@ Result<std::pair<budget::BudgetCaps, budget::BudgetUsage>> inputs(const BudgetOp
     usage = budget::usage_from_tunables(sc->engine, sc->topology.paths_per_conn);
   } else if (!o.preset.empty()) {
     auto nic = find_nic_preset(o.preset);
-    if (!nic) return Error{fmt::format("--preset '{}': no such NIC preset", o.preset), "use " + preset_names()};
+    if (!nic) return Error{fmt::format("--preset '{}': no such NIC preset", o.preset), "use " + nic_preset_names()};
     caps = budget::caps_from_preset(*nic);
   } else if (o.max_qp && o.max_cqe && o.max_qp_wr) {
     caps.source = "command line";
   } else {
     return Error{"no device caps", fmt::format("name --preset ({}) or a scenario, or give --max-qp, --max-cqe "
                                                "and --max-qp-wr",
-                                               preset_names())};
+                                               nic_preset_names())};
   }
   caps.max_qp = o.max_qp.value_or(caps.max_qp);
   caps.max_cqe = o.max_cqe.value_or(caps.max_cqe);

@@ -76,4 +76,10 @@ std::optional<NicPreset> find_nic_preset(std::string_view name) {
   return std::nullopt;
 }
 
+std::string nic_preset_names() {
+  std::string out;
+  for (const auto& p : nic_presets()) out += (out.empty() ? "" : ", ") + p.name;
+  return out;
+}
+
 }  // namespace railcheck

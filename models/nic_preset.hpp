@@ -27,5 +27,7 @@ struct NicPreset {
 
 std::span<const NicPreset> nic_presets();
 std::optional<NicPreset> find_nic_preset(std::string_view name);
+// "cx7-400g, efa-100g, ...": the preset names, for error messages that say what would work.
+std::string nic_preset_names();
 
 }  // namespace railcheck

@@ -26,12 +26,6 @@ constexpr double kMaxMessageBytes = 4294967295.0;
 
 std::string in_quotes(std::string_view s) { return fmt::format("\"{}\"", s); }
 
-std::string preset_names() {
-  std::string out;
-  for (const auto& p : nic_presets()) out += fmt::format("{}{}", out.empty() ? "" : ", ", p.name);
-  return out;
-}
-
 Topology read_topology(TomlTable t) {
   t.allow_only({"ranks", "rails", "paths_per_conn", "nic", "link_gbps", "link_latency_us", "mtu"});
   Topology topo;
@@ -48,7 +42,7 @@ Topology read_topology(TomlTable t) {
     if (auto preset = find_nic_preset(*name))
       topo.nic = *preset;
     else
-      t.fail("nic", fmt::format("a NIC preset ({})", preset_names()), in_quotes(*name));
+      t.fail("nic", fmt::format("a NIC preset ({})", nic_preset_names()), in_quotes(*name));
   }
   topo.nic.link_gbps = t.number("link_gbps", {0.001}).value_or(topo.nic.link_gbps);
   topo.nic.link_latency = t.micros("link_latency_us", {0, 1e6}).value_or(topo.nic.link_latency);
