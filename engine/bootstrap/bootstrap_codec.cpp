@@ -21,7 +21,14 @@ using namespace frame_wire;
 
 namespace {
 
-enum class Type : std::uint8_t { CheckIn = 1, RingNeighbour = 2, RingHello = 3, RingBlock = 4, Abort = 5, RingDone = 6 };
+enum class Type : std::uint8_t {
+  CheckIn = 1,
+  RingNeighbour = 2,
+  RingHello = 3,
+  RingBlock = 4,
+  Abort = 5,
+  RingDone = 6
+};
 
 class Writer {
  public:
@@ -213,11 +220,11 @@ Result<Message> read_payload(Type type, std::span<const std::uint8_t> payload) {
     }
   }
   if (r.short_read()) {
-    return bad_frame(fmt::format("bootstrap frame: {} payload of {} bytes is too short", message_name(m), payload.size()));
+    return bad_frame(
+        fmt::format("bootstrap frame: {} payload of {} bytes is too short", message_name(m), payload.size()));
   }
   if (r.left() != 0) {
-    return bad_frame(
-        fmt::format("bootstrap frame: {} payload has {} trailing bytes", message_name(m), r.left()));
+    return bad_frame(fmt::format("bootstrap frame: {} payload has {} trailing bytes", message_name(m), r.left()));
   }
   return m;
 }
@@ -260,8 +267,8 @@ Result<std::optional<DecodedFrame>> decode_frame(std::span<const std::uint8_t> b
   }
   if (reserved != 0) return bad_frame(fmt::format("bootstrap frame: reserved field 0x{:04x}, expected 0", reserved));
   if (length > kMaxPayload) {
-    return bad_frame(fmt::format("bootstrap frame: payload length {} exceeds the largest message ({})", length,
-                                 kMaxPayload));
+    return bad_frame(
+        fmt::format("bootstrap frame: payload length {} exceeds the largest message ({})", length, kMaxPayload));
   }
   if (buffered.size() - kHeaderSize < length) return std::optional<DecodedFrame>{};
   auto m = read_payload(static_cast<Type>(type), buffered.subspan(kHeaderSize, length));

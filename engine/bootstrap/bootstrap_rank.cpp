@@ -64,9 +64,9 @@ Result<BootstrapRank> BootstrapRank::create(RankConfig cfg) {
   }
   const auto& a = cfg.ring_address;
   if (a.size() > kMaxAddressSize || !std::all_of(a.begin(), a.end(), [](char c) { return c >= 0x20 && c <= 0x7e; })) {
-    return Error{fmt::format("bootstrap: ring address \"{}\" is not printable text of at most {} bytes", a,
-                             kMaxAddressSize),
-                 ""};
+    return Error{
+        fmt::format("bootstrap: ring address \"{}\" is not printable text of at most {} bytes", a, kMaxAddressSize),
+        ""};
   }
   return BootstrapRank(std::move(cfg));
 }
@@ -81,18 +81,18 @@ void BootstrapRank::start(Nanos /*now*/, RankActions& out) {
   if (state_ != RankState::Idle) return;
   state_ = RankState::CheckingIn;
   root_open_ = true;
-  out.push_back(RankSend{RankLink::Root,
-                         Frame{cfg_.run_id, CheckIn{cfg_.rank, cfg_.nranks, static_cast<std::uint32_t>(cfg_.blob.size()),
-                                                    cfg_.ring_address}}});
+  out.push_back(RankSend{
+      RankLink::Root, Frame{cfg_.run_id, CheckIn{cfg_.rank, cfg_.nranks, static_cast<std::uint32_t>(cfg_.blob.size()),
+                                                 cfg_.ring_address}}});
 }
 
 void BootstrapRank::on_frame(RankLink from, const Frame& frame, Nanos /*now*/, RankActions& out) {
   if (finished()) return;
   if (frame.run_id != cfg_.run_id) {
-    fail_here(AbortReason::WrongRun,
-              fmt::format("{} link sent run id 0x{:016x}, this run is 0x{:016x}", name(from), frame.run_id,
-                          cfg_.run_id),
-              out);
+    fail_here(
+        AbortReason::WrongRun,
+        fmt::format("{} link sent run id 0x{:016x}, this run is 0x{:016x}", name(from), frame.run_id, cfg_.run_id),
+        out);
     return;
   }
   if (const auto* a = std::get_if<Abort>(&frame.message)) {
@@ -169,11 +169,11 @@ void BootstrapRank::on_prev_frame(const Frame& frame, RankActions& out) {
   const std::uint32_t want_origin = (cfg_.rank + 2 * n - received_ - 1) % n;
   if (received_ + 1 >= n || b->step != received_ || b->origin_rank != want_origin ||
       b->blob.size() != cfg_.blob.size()) {
-    fail_here(AbortReason::ProtocolError,
-              fmt::format("ring block step {} origin {} of {} bytes from rank {}, expected step {} origin {} of {} bytes",
-                          b->step, b->origin_rank, b->blob.size(), prev_rank(), received_, want_origin,
-                          cfg_.blob.size()),
-              out);
+    fail_here(
+        AbortReason::ProtocolError,
+        fmt::format("ring block step {} origin {} of {} bytes from rank {}, expected step {} origin {} of {} bytes",
+                    b->step, b->origin_rank, b->blob.size(), prev_rank(), received_, want_origin, cfg_.blob.size()),
+        out);
     return;
   }
   blobs_[b->origin_rank] = b->blob;

@@ -38,7 +38,7 @@ struct RankConfig {
   std::uint64_t run_id = 0;
   std::uint32_t rank = 0;
   std::uint32_t nranks = 0;
-  std::string ring_address;  // where this rank's driver accepts the predecessor (opaque text)
+  std::string ring_address;        // where this rank's driver accepts the predecessor (opaque text)
   std::vector<std::uint8_t> blob;  // this rank's contribution; every rank's has the same size
   Nanos deadline{};                // absolute: past it the rank aborts
 };
@@ -110,9 +110,9 @@ class BootstrapRank {
   bool next_open_ = false;
   bool prev_hello_ = false;
   bool prev_open_ = false;
-  bool next_done_ = false;  // the successor said RingDone: its closing is normal
-  std::uint32_t received_ = 0;  // ring blocks from the predecessor: steps 0..received_-1
-  std::uint32_t sent_ = 0;      // ring blocks to the successor
+  bool next_done_ = false;                // the successor said RingDone: its closing is normal
+  std::uint32_t received_ = 0;            // ring blocks from the predecessor: steps 0..received_-1
+  std::uint32_t sent_ = 0;                // ring blocks to the successor
   std::vector<RingBlock> held_for_next_;  // blocks to forward before the successor is known
   std::vector<std::vector<std::uint8_t>> blobs_;
 };

@@ -32,9 +32,10 @@ void BootstrapRoot::on_frame(CheckInLink link, const Frame& frame, Nanos /*now*/
   if (frame.run_id != cfg_.run_id) {
     // A rank of another run (or a misconfigured one): tell it, in its own run id so that it
     // reads the answer, but do not let it spoil this run.
-    out.push_back(RootSend{link, Frame{frame.run_id, Abort{kFromRoot, AbortReason::WrongRun,
-                                                         fmt::format("run id 0x{:016x} is not this root's run 0x{:016x}",
-                                                                     frame.run_id, cfg_.run_id)}}});
+    out.push_back(
+        RootSend{link, Frame{frame.run_id, Abort{kFromRoot, AbortReason::WrongRun,
+                                                 fmt::format("run id 0x{:016x} is not this root's run 0x{:016x}",
+                                                             frame.run_id, cfg_.run_id)}}});
     out.push_back(RootClose{link});
     return;
   }
@@ -95,8 +96,9 @@ void BootstrapRoot::on_check_in(CheckInLink link, const CheckIn& c, RootActions&
 void BootstrapRoot::distribute(RootActions& out) {
   for (std::uint32_t r = 0; r < cfg_.nranks; ++r) {
     const std::uint32_t next = (r + 1) % cfg_.nranks;
-    out.push_back(RootSend{by_rank_[r]->link,
-                           Frame{cfg_.run_id, RingNeighbour{next, cfg_.nranks, by_rank_[next]->check_in.ring_address}}});
+    out.push_back(
+        RootSend{by_rank_[r]->link,
+                 Frame{cfg_.run_id, RingNeighbour{next, cfg_.nranks, by_rank_[next]->check_in.ring_address}}});
     out.push_back(RootClose{by_rank_[r]->link});
   }
   state_ = RootState::Done;

@@ -33,7 +33,8 @@ Result<SocketAddress> parse_socket_address(std::string_view text) {
   const std::string host(text.substr(0, colon));
   const std::string_view port_text = text.substr(colon + 1);
   in_addr addr{};
-  if (host.empty() || inet_pton(AF_INET, host.c_str(), &addr) != 1) return bad("the host is not a numeric IPv4 address");
+  if (host.empty() || inet_pton(AF_INET, host.c_str(), &addr) != 1)
+    return bad("the host is not a numeric IPv4 address");
   unsigned port = 0;
   const auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
   if (port_text.empty() || ec != std::errc{} || end != port_text.data() + port_text.size() || port > 65535) {

@@ -41,9 +41,7 @@ constexpr Nanos kRootRetry = ms(20);
 constexpr Nanos kFlushGrace = sec(1);
 constexpr std::size_t kReadChunk = 64 * 1024;
 
-Nanos clock_now() {
-  return std::chrono::duration_cast<Nanos>(std::chrono::steady_clock::now().time_since_epoch());
-}
+Nanos clock_now() { return std::chrono::duration_cast<Nanos>(std::chrono::steady_clock::now().time_since_epoch()); }
 
 // One TCP connection: bytes to write, bytes read but not yet a whole frame.
 struct Connection {
@@ -86,6 +84,8 @@ class TcpBootstrap {
   Connection* link(RankLink l);
   void connect_root(Nanos now);
   void rank_lost(RankLink l, const std::string& why);
+  // A local failure (a socket call, the abort flag): this rank aborts and tells the others.
+  void abort_here(const std::string& why);
 
   void accept_check_ins();
   void accept_prev();
@@ -142,9 +142,12 @@ std::optional<Error> TcpBootstrap::set_up(std::span<const std::uint8_t> my_blob)
   if (!ring) return ring.error();
   ring_listener_ = std::move(ring).value();
 
-  auto rank = BootstrapRank::create(bootstrap::RankConfig{cfg_.run_id, cfg_.rank, cfg_.nranks,
+  auto rank = BootstrapRank::create(bootstrap::RankConfig{cfg_.run_id,
+                                                          cfg_.rank,
+                                                          cfg_.nranks,
                                                           ring_listener_.bound.to_string(),
-                                                          {my_blob.begin(), my_blob.end()}, now_ + cfg_.timeout});
+                                                          {my_blob.begin(), my_blob.end()},
+                                                          now_ + cfg_.timeout});
   if (!rank) return rank.error();
   rank_.emplace(std::move(rank).value());
   return std::nullopt;
@@ -217,6 +220,12 @@ void TcpBootstrap::rank_lost(RankLink l, const std::string& why) {
   apply(actions);
 }
 
+void TcpBootstrap::abort_here(const std::string& why) {
+  bootstrap::RankActions actions;
+  rank_->abort(why, now_, actions);
+  apply(actions);
+}
+
 void TcpBootstrap::apply(bootstrap::RankActions& actions) {
   for (auto& action : actions) {
     if (auto* s = std::get_if<bootstrap::RankSend>(&action)) {
@@ -279,9 +288,7 @@ void TcpBootstrap::accept_check_ins() {
   for (;;) {
     auto fd = accept_one(root_listener_->listener());
     if (!fd) {
-      bootstrap::RankActions actions;
-      rank_->abort(fd.error().what, now_, actions);
-      apply(actions);
+      abort_here(fd.error().what);
       return;
     }
     if (!fd.value()) return;
@@ -296,9 +303,7 @@ void TcpBootstrap::accept_prev() {
   for (;;) {
     auto fd = accept_one(ring_listener_);
     if (!fd) {
-      bootstrap::RankActions actions;
-      rank_->abort(fd.error().what, now_, actions);
-      apply(actions);
+      abort_here(fd.error().what);
       return;
     }
     if (!fd.value()) return;
@@ -391,9 +396,7 @@ void TcpBootstrap::poll_round() {
   const int n = ::poll(fds.data(), fds.size(), poll_timeout_ms(now_));
   now_ = clock_now();
   if (n < 0 && errno != EINTR) {
-    bootstrap::RankActions actions;
-    rank_->abort(socket_error("poll", me(), errno).what, now_, actions);
-    apply(actions);
+    abort_here(socket_error("poll", me(), errno).what);
     return;
   }
   for (std::size_t i = 0; n > 0 && i < fds.size(); ++i) {
@@ -442,9 +445,7 @@ void TcpBootstrap::poll_round() {
   std::erase_if(check_ins_, [](const auto& kv) { return !kv.second.open(); });
 
   if (cfg_.abort_flag != nullptr && cfg_.abort_flag->load() && !rank_->finished()) {
-    bootstrap::RankActions actions;
-    rank_->abort("the abort flag was set", now_, actions);
-    apply(actions);
+    abort_here("the abort flag was set");
   }
   if (root_retry_at_ && now_ >= *root_retry_at_ && !rank_->finished()) connect_root(now_);
   if (root_) {

@@ -150,8 +150,7 @@ TEST_CASE("a rank that aborts while checking in makes every rank fail, through t
       if (root_knew) {
         CHECK_THAT(w.outcome(p).error->what, Contains("(requested): the GPU is gone"));
       } else {
-        CHECK_THAT(w.outcome(p).error->what,
-                   Contains("(requested): the GPU is gone") || Contains("(peer lost)"));
+        CHECK_THAT(w.outcome(p).error->what, Contains("(requested): the GPU is gone") || Contains("(peer lost)"));
       }
     }
     if (root_knew) CHECK_THAT(w.outcome(0).error->what, Contains("rank 2 aborted the run (requested)"));
@@ -309,10 +308,9 @@ TEST_CASE("bad rank configurations are refused before anything is sent", "[boots
   CHECK_THAT(BootstrapRank::create(RankConfig{1, 4, 4, "a", {}, sec(1)}).error().what,
              Contains("rank 4 out of range for nranks=4"));
   CHECK_THAT(BootstrapRank::create(RankConfig{1, 0, 0, "a", {}, sec(1)}).error().what, Contains("nranks 0"));
-  CHECK_THAT(BootstrapRank::create(RankConfig{1, 0, 1, "a", std::vector<std::uint8_t>(kMaxBlobSize + 1), sec(1)})
-                 .error()
-                 .what,
-             Contains("at most 65536"));
+  CHECK_THAT(
+      BootstrapRank::create(RankConfig{1, 0, 1, "a", std::vector<std::uint8_t>(kMaxBlobSize + 1), sec(1)}).error().what,
+      Contains("at most 65536"));
   CHECK_THAT(BootstrapRank::create(RankConfig{1, 0, 1, "bad\naddress", {}, sec(1)}).error().what,
              Contains("not printable"));
   CHECK_THAT(BootstrapRoot::create(RootConfig{1, 0, sec(1)}).error().what, Contains("nranks 0 out of range"));

@@ -75,6 +75,17 @@ std::vector<RankRun> ranks(std::uint32_t n, const std::string& root_address, std
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
+// Every rank failed with `text`, well before the 20 s timeout: nobody waited for it.
+void require_all_failed_fast(const std::vector<BootstrapResult>& results, const std::string& text,
+                             Clock::time_point t0) {
+  for (std::size_t r = 0; r < results.size(); ++r) {
+    CAPTURE(r);
+    REQUIRE_FALSE(results[r].ok());
+    CHECK_THAT(results[r].error().what, Contains(text));
+  }
+  CHECK(seconds_since(t0) < 5.0);
+}
+
 }  // namespace
 
 TEST_CASE("ranks as threads all-gather every blob over TCP for 1, 2, 3 and 8 ranks", "[hw][bootstrap]") {
@@ -105,7 +116,8 @@ TEST_CASE("rank 0 opens a fixed root port itself and late ranks retry until it l
   std::vector<std::optional<BootstrapResult>> results(3);
   std::vector<std::thread> threads;
   // Ranks 1 and 2 start first and find nobody listening; rank 0 comes 200 ms later.
-  for (std::size_t i : {1U, 2U}) threads.emplace_back([&, i] { results[i] = run_bootstrap(runs[i].cfg, runs[i].blob); });
+  for (std::size_t i : {1U, 2U})
+    threads.emplace_back([&, i] { results[i] = run_bootstrap(runs[i].cfg, runs[i].blob); });
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   threads.emplace_back([&] { results[0] = run_bootstrap(runs[0].cfg, runs[0].blob); });
   for (auto& t : threads) t.join();
@@ -185,12 +197,7 @@ TEST_CASE("a duplicate rank is rejected on every rank, quickly", "[hw][bootstrap
   auto runs = ranks(3, root.address(), 16, 1);
   runs[2].cfg.rank = 1;
   const auto t0 = Clock::now();
-  const auto results = run_threads(runs, root);
-  for (const auto& r : results) {
-    REQUIRE_FALSE(r.ok());
-    CHECK_THAT(r.error().what, Contains("rank 1 checked in twice"));
-  }
-  CHECK(seconds_since(t0) < 5.0);  // the timeout is 20 s: nobody waited for it
+  require_all_failed_fast(run_threads(runs, root), "rank 1 checked in twice", t0);
 }
 
 TEST_CASE("a rank-count mismatch is rejected on every rank, quickly", "[hw][bootstrap]") {
@@ -198,12 +205,7 @@ TEST_CASE("a rank-count mismatch is rejected on every rank, quickly", "[hw][boot
   auto runs = ranks(3, root.address(), 16, 2);
   runs[1].cfg.nranks = 4;
   const auto t0 = Clock::now();
-  const auto results = run_threads(runs, root);
-  for (const auto& r : results) {
-    REQUIRE_FALSE(r.ok());
-    CHECK_THAT(r.error().what, Contains("says nranks=4, the root was started with nranks=3"));
-  }
-  CHECK(seconds_since(t0) < 5.0);
+  require_all_failed_fast(run_threads(runs, root), "says nranks=4, the root was started with nranks=3", t0);
 }
 
 TEST_CASE("a rank that aborts makes every other rank fail fast", "[hw][bootstrap]") {
@@ -249,18 +251,14 @@ TEST_CASE("a rank that dies after checking in makes every other rank fail fast",
     pollfd p{pc->fd.get(), POLLOUT, 0};
     REQUIRE(::poll(&p, 1, 2000) == 1);
     REQUIRE(connect_errno(pc->fd) == 0);
-    const auto frame = bootstrap::encode_frame(
-        bootstrap::Frame{runs[2].cfg.run_id, bootstrap::CheckIn{2, 3, 16, "127.0.0.1:9"}});
+    const auto frame =
+        bootstrap::encode_frame(bootstrap::Frame{runs[2].cfg.run_id, bootstrap::CheckIn{2, 3, 16, "127.0.0.1:9"}});
     REQUIRE(::write(pc->fd.get(), frame.data(), frame.size()) == static_cast<ssize_t>(frame.size()));
   }  // closed here
   const auto t0 = Clock::now();
   runs.pop_back();
-  const auto results = run_threads(runs, root);
-  for (const auto& r : results) {
-    REQUIRE_FALSE(r.ok());
-    CHECK_THAT(r.error().what, Contains("(peer lost): rank 2 (127.0.0.1:9) lost its check-in connection"));
-  }
-  CHECK(seconds_since(t0) < 5.0);
+  require_all_failed_fast(run_threads(runs, root), "(peer lost): rank 2 (127.0.0.1:9) lost its check-in connection",
+                          t0);
 }
 
 TEST_CASE("a rank that never starts makes the others time out naming it", "[hw][bootstrap]") {
