@@ -44,7 +44,8 @@ std::string to_hex(const std::vector<std::uint8_t>& b) {
 }
 std::vector<std::uint8_t> from_hex(const std::string& s) {
   std::vector<std::uint8_t> b;
-  for (std::size_t i = 0; i + 1 < s.size(); i += 2) b.push_back(static_cast<std::uint8_t>(std::stoul(s.substr(i, 2), nullptr, 16)));
+  for (std::size_t i = 0; i + 1 < s.size(); i += 2)
+    b.push_back(static_cast<std::uint8_t>(std::stoul(s.substr(i, 2), nullptr, 16)));
   return b;
 }
 
@@ -105,7 +106,8 @@ class Suite {
     if (verdict->rfind("fail", 0) == 0) return fail(r, "sender: " + verdict->substr(5));
     if (!recv.error().empty()) return fail(r, "receiver: " + recv.error());
     if (!recv.done())
-      return fail(r, fmt::format("timed out after {} of {} messages (seed {})", recv.verified(), spec.messages, spec.seed));
+      return fail(
+          r, fmt::format("timed out after {} of {} messages (seed {})", recv.verified(), spec.messages, spec.seed));
     // "ok <connect_us> <ready_right_after_connect>"
     std::istringstream in(verdict->substr(2));
     double connect_us = 0;
@@ -113,10 +115,11 @@ class Suite {
     in >> connect_us >> ready_after_connect;
     const ConnectionStats st = rx.value()->stats();
     r.passed = true;
-    r.detail = fmt::format("{} messages verified; listen {:.1f} ms (ready: {}), connect {:.1f} ms (ready: {}); "
-                           "failovers {}, on rail {}",
-                           recv.verified(), listen_ms, ready_at_listen ? "yes" : "no", connect_us / 1000.0,
-                           ready_after_connect != 0 ? "yes" : "no", st.failovers, st.active_rail);
+    r.detail = fmt::format(
+        "{} messages verified; listen {:.1f} ms (ready: {}), connect {:.1f} ms (ready: {}); "
+        "failovers {}, on rail {}",
+        recv.verified(), listen_ms, ready_at_listen ? "yes" : "no", connect_us / 1000.0,
+        ready_after_connect != 0 ? "yes" : "no", st.failovers, st.active_rail);
     if (ready_at_listen || ready_after_connect != 0) {
       r.passed = false;
       r.detail += ": a comm was ready before the handshake could have run (connect/accept must not block)";

@@ -20,8 +20,7 @@ void fill_message(std::uint64_t seed, std::uint64_t i, std::uint8_t* p, std::siz
   for (std::size_t k = 0; k < std::min<std::size_t>(n, 8); ++k) p[k] = static_cast<std::uint8_t>(i >> (8 * k));
 }
 
-std::string check_message(std::uint64_t seed, std::uint64_t i, const std::uint8_t* p, std::size_t n,
-                          std::size_t got) {
+std::string check_message(std::uint64_t seed, std::uint64_t i, const std::uint8_t* p, std::size_t n, std::size_t got) {
   if (got != n) return fmt::format("message {} (tag {}): {} bytes arrived, {} expected", i, tag_of(i), got, n);
   std::vector<std::uint8_t> want(n);
   fill_message(seed, i, want.data(), n);
@@ -115,8 +114,8 @@ bool StreamReceiver::step() {
   while (c_.ready() && next_ < spec_.messages && inflight_.size() * spec_.max_group < spec_.window) {
     Group g;
     g.first = next_;
-    const std::uint64_t n = std::min<std::uint64_t>(1 + group_turn_++ % std::max(1U, spec_.max_group),
-                                                    spec_.messages - next_);
+    const std::uint64_t n =
+        std::min<std::uint64_t>(1 + group_turn_++ % std::max(1U, spec_.max_group), spec_.messages - next_);
     std::vector<void*> data;
     std::vector<std::size_t> sizes;
     std::vector<std::uint64_t> tags;

@@ -19,10 +19,10 @@ namespace railcheck::conform {
 struct StreamSpec {
   std::uint64_t seed = 1;
   std::uint64_t messages = 200;
-  std::size_t max_size = 4096;       // sizes drawn in [0, max_size] unless fixed_size is set
+  std::size_t max_size = 4096;  // sizes drawn in [0, max_size] unless fixed_size is set
   std::optional<std::size_t> fixed_size;
-  std::uint32_t window = 16;         // requests outstanding per side
-  std::uint32_t max_group = 4;       // grouped receive sizes cycle 1..max_group
+  std::uint32_t window = 16;                       // requests outstanding per side
+  std::uint32_t max_group = 4;                     // grouped receive sizes cycle 1..max_group
   std::optional<std::uint64_t> cut_primary_after;  // sender: cut_rail(0) after this many sends
 };
 

@@ -202,13 +202,11 @@ Result<DecodedControl> decode_control(std::span<const std::uint8_t> bytes) {
   if (version != kControlVersion)
     return Error{fmt::format("control message version {}; this build speaks {}", version, kControlVersion), ""};
   if ((flags & ~kFlagOutOfBand) != 0 || reserved != 0)
-    return Error{fmt::format("control message has reserved bits set (flags 0x{:02x}, reserved 0x{:02x})", flags,
-                             reserved),
-                 ""};
+    return Error{
+        fmt::format("control message has reserved bits set (flags 0x{:02x}, reserved 0x{:02x})", flags, reserved), ""};
   if (body != bytes.size() - kControlHeaderBytes)
-    return Error{fmt::format("control message says {} body bytes, {} arrived", body,
-                             bytes.size() - kControlHeaderBytes),
-                 ""};
+    return Error{
+        fmt::format("control message says {} body bytes, {} arrived", body, bytes.size() - kControlHeaderBytes), ""};
   auto m = read_body(type, r);
   if (!m) return m.error();
   if (!r.ok()) return Error{fmt::format("control message type {} is truncated", type), ""};

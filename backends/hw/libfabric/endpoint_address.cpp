@@ -43,8 +43,8 @@ Result<QpEndpoint> encode_endpoint(std::span<const std::uint8_t> raw, std::uint3
     const auto* chars = reinterpret_cast<const char*>(raw.data());
     const std::size_t len = strnlen(chars, raw.size());
     if (len == 0 || len > kMaxNameLength)
-      return Error{fmt::format("endpoint name '{}' is {} bytes; the handle carries at most {}",
-                               std::string(chars, len), len, kMaxNameLength),
+      return Error{fmt::format("endpoint name '{}' is {} bytes; the handle carries at most {}", std::string(chars, len),
+                               len, kMaxNameLength),
                    "give the endpoint a shorter name (FI_SOURCE node)"};
     QpEndpoint ep = with_kind(AddressKind::Name);
     std::copy_n(raw.begin(), len, ep.gid.begin());

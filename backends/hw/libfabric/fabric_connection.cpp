@@ -86,8 +86,8 @@ struct RailSlot {
   std::unique_ptr<FabricRail> rail;
   PendingQueue pending;
   std::uint64_t generation = 0;
-  bool err = false;  // the engine moved this path to ERR
-  bool cut = false;  // the endpoint is gone (cut_rail)
+  bool err = false;                 // the engine moved this path to ERR
+  bool cut = false;                 // the endpoint is gone (cut_rail)
   std::map<WrId, Op*> outstanding;  // data WRs by id = posting order
   RailStats stats;
 };
@@ -426,8 +426,8 @@ struct FabricConnection::State {
     // As on an RC QP whose link died: the oldest WR fails with RETRY_EXC_ERR, the rest flush.
     bool first = true;
     for (auto& [wr, op] : slot.outstanding) {
-      deferred.push_back(CompletionEvent{path, wr, op->opcode, first ? WcStatus::RetryExcErr : WcStatus::WrFlushErr,
-                                         0, std::nullopt});
+      deferred.push_back(
+          CompletionEvent{path, wr, op->opcode, first ? WcStatus::RetryExcErr : WcStatus::WrFlushErr, 0, std::nullopt});
       first = false;
     }
     slot.outstanding.clear();
@@ -545,7 +545,8 @@ Result<bool> FabricConnection::deregister_memory(MemoryRegion* mr) {
 Result<RequestId> FabricConnection::isend(const void* data, std::size_t size, std::uint64_t tag, MemoryRegion* mr) {
   if (size > std::numeric_limits<std::uint32_t>::max())
     return Error{fmt::format("isend of {} bytes: one message carries at most 4 GiB - 1", size), ""};
-  if (mr == nullptr || s_->mrs.count(mr) == 0) return Error{"isend: the buffer's memory region is not registered here", ""};
+  if (mr == nullptr || s_->mrs.count(mr) == 0)
+    return Error{"isend: the buffer's memory region is not registered here", ""};
   const RequestId id{++s_->next_request};
   s_->feed(UserIsend{id, Sge{reinterpret_cast<std::uint64_t>(data), static_cast<std::uint32_t>(size), mr->id}, tag});
   return id;

@@ -108,7 +108,8 @@ ssize_t FabricRail::send(const void* buf, std::size_t len, void* desc, std::opti
 }
 
 ssize_t FabricRail::recv(void* buf, std::size_t len, void* desc, void* ctx) {
-  if (len == 0 && zero_length_as_byte_) return fi_recv(ep_.get(), &zero_length_landing_, 1, nullptr, FI_ADDR_UNSPEC, ctx);
+  if (len == 0 && zero_length_as_byte_)
+    return fi_recv(ep_.get(), &zero_length_landing_, 1, nullptr, FI_ADDR_UNSPEC, ctx);
   return fi_recv(ep_.get(), buf, len, desc, FI_ADDR_UNSPEC, ctx);
 }
 

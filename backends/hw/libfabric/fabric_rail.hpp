@@ -37,16 +37,16 @@ struct RailCompletion {
   void* context = nullptr;
   std::uint64_t flags = 0;  // FI_SEND, FI_RECV, FI_REMOTE_CQ_DATA, FI_REMOTE_WRITE, ...
   std::size_t len = 0;
-  std::uint64_t data = 0;   // remote CQ data when flags has FI_REMOTE_CQ_DATA
-  int error = 0;            // positive fi_errno when the operation failed (fi_cq_readerr)
-  std::string error_text;   // fi_cq_strerror's provider-specific text
+  std::uint64_t data = 0;  // remote CQ data when flags has FI_REMOTE_CQ_DATA
+  int error = 0;           // positive fi_errno when the operation failed (fi_cq_readerr)
+  std::string error_text;  // fi_cq_strerror's provider-specific text
 };
 
 struct RailMemory {
   FidHandle<fid_mr> mr;
-  void* desc = nullptr;      // fi_mr_desc: passed with every local buffer (FI_MR_LOCAL)
-  std::uint64_t key = 0;     // fi_mr_key: what a peer writes with
-  std::uint64_t base = 0;    // remote address of byte 0: the VA with FI_MR_VIRT_ADDR, else 0
+  void* desc = nullptr;    // fi_mr_desc: passed with every local buffer (FI_MR_LOCAL)
+  std::uint64_t key = 0;   // fi_mr_key: what a peer writes with
+  std::uint64_t base = 0;  // remote address of byte 0: the VA with FI_MR_VIRT_ADDR, else 0
 };
 
 class FabricRail {

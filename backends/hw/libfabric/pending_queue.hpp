@@ -16,8 +16,8 @@ namespace railcheck::fabric {
 class PendingQueue {
  public:
   struct Post {
-    std::function<ssize_t()> attempt;          // the fi_* call; returns 0, -FI_EAGAIN or an error
-    std::function<void(ssize_t)> on_error;     // a final error other than -FI_EAGAIN
+    std::function<ssize_t()> attempt;       // the fi_* call; returns 0, -FI_EAGAIN or an error
+    std::function<void(ssize_t)> on_error;  // a final error other than -FI_EAGAIN
   };
 
   // Returns true when the post went to the provider at once.

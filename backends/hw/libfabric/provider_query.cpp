@@ -47,7 +47,8 @@ std::vector<std::string> available_providers() {
   if (fi_getinfo(kApiVersion, nullptr, nullptr, 0, hints.get(), &raw) != 0) return names;
   InfoHandle all(raw);
   for (const fi_info* i = all.get(); i != nullptr; i = i->next)
-    if (i->fabric_attr != nullptr && i->fabric_attr->prov_name != nullptr) names.emplace_back(i->fabric_attr->prov_name);
+    if (i->fabric_attr != nullptr && i->fabric_attr->prov_name != nullptr)
+      names.emplace_back(i->fabric_attr->prov_name);
   std::sort(names.begin(), names.end());
   names.erase(std::unique(names.begin(), names.end()), names.end());
   return names;
@@ -65,8 +66,8 @@ Result<InfoHandle> query_provider(const std::string& provider, const std::string
   if (rc != 0) {
     std::string avail;
     for (const auto& name : available_providers()) avail += (avail.empty() ? "" : ", ") + name;
-    return Error{fmt::format("provider '{}' not available here{}: fi_getinfo returned {} ({}); available: {}",
-                             provider, node.empty() ? "" : fmt::format(" at '{}'", node),
+    return Error{fmt::format("provider '{}' not available here{}: fi_getinfo returned {} ({}); available: {}", provider,
+                             node.empty() ? "" : fmt::format(" at '{}'", node),
                              rc == -FI_ENODATA ? "-FI_ENODATA" : std::to_string(rc), fi_strerror(-rc),
                              avail.empty() ? "none" : avail),
                  "pick one of the available providers, or check the bind address"};
@@ -78,9 +79,9 @@ Result<InfoHandle> query_provider(const std::string& provider, const std::string
                              provider, info->domain_attr->cq_data_size, kMinCqData),
                  ""};
   if ((info->domain_attr->mr_mode & FI_MR_ENDPOINT) != 0)
-    return Error{fmt::format("provider '{}' needs FI_MR_ENDPOINT memory registration, which this backend does not do",
-                             provider),
-                 ""};
+    return Error{
+        fmt::format("provider '{}' needs FI_MR_ENDPOINT memory registration, which this backend does not do", provider),
+        ""};
   // Keep only the first match; the rest of the list is other interfaces of the same provider.
   fi_freeinfo(info->next);
   info->next = nullptr;

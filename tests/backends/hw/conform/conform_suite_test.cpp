@@ -1,11 +1,11 @@
 // `railcheck conform --transport fabric` between two processes on loopback, on the providers
 // every Linux box has. The suite runs here; its peer is the railcheck executable
 // (`conform --peer-fd`), built next to the tests.
-#include <catch2/catch.hpp>
+#include "backends/hw/conform/conform_suite.hpp"
 
+#include <catch2/catch.hpp>
 #include <filesystem>
 
-#include "backends/hw/conform/conform_suite.hpp"
 #include "backends/hw/libfabric/provider_query.hpp"
 
 using namespace railcheck;

@@ -23,7 +23,12 @@ TEST_CASE("connect and accept never block and the comm is ready only after phase
       // Nothing has been exchanged yet: listen and connect returned without waiting.
       CHECK_FALSE(p.rx->ready());
       CHECK_FALSE(p.tx->ready());
-      CHECK(pump([&] { p.tx->progress(); p.rx->progress(); }, [&] { return p.rx->ready() && p.tx->ready(); }));
+      CHECK(pump(
+          [&] {
+            p.tx->progress();
+            p.rx->progress();
+          },
+          [&] { return p.rx->ready() && p.tx->ready(); }));
       CHECK_FALSE(p.tx->failed());
       CHECK_FALSE(p.rx->failed());
     }

@@ -1,12 +1,12 @@
 // Two processes, as NCCL runs them: the listener's handle crosses a socket pair (the bootstrap's job),
 // the child connects and sends, the parent receives and verifies every byte.
-#include <catch2/catch.hpp>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <array>
+#include <catch2/catch.hpp>
 #include <cstdio>
 #include <cstdlib>
 
@@ -38,7 +38,8 @@ bool read_all(int fd, std::uint8_t* p, std::size_t n) {
           std::to_string(spec.cut_primary_after ? static_cast<long long>(*spec.cut_primary_after) : -1LL))
              .c_str(),
          1);
-  execl("/proc/self/exe", "railcheck_tests_backends_hw_libfabric", "[.fabric-fork-sender]", static_cast<char*>(nullptr));
+  execl("/proc/self/exe", "railcheck_tests_backends_hw_libfabric", "[.fabric-fork-sender]",
+        static_cast<char*>(nullptr));
   _exit(4);
 }
 
@@ -69,8 +70,10 @@ std::string run_two_processes(const std::string& prov, const conform::StreamSpec
   if (sent) {
     conform::StreamReceiver recv(*rx.value(), spec);
     const bool done = pump([&] { recv.step(); }, [&] { return !recv.error().empty() || recv.done(); });
-    if (!recv.error().empty()) why = "receiver: " + recv.error();
-    else if (!done) why = "receiver timed out after " + std::to_string(recv.verified()) + " messages";
+    if (!recv.error().empty())
+      why = "receiver: " + recv.error();
+    else if (!done)
+      why = "receiver timed out after " + std::to_string(recv.verified()) + " messages";
   } else {
     why = "could not hand the handle to the child";
   }

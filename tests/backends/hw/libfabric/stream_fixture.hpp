@@ -1,7 +1,6 @@
 #pragma once
 // Two FabricConnections on loopback, driven from one thread or from two processes.
 #include <catch2/catch.hpp>
-
 #include <chrono>
 #include <memory>
 #include <string>
@@ -65,8 +64,8 @@ inline std::string run_stream(Pair& p, const conform::StreamSpec& spec) {
   conform::StreamSender tx(*p.tx, spec);
   conform::StreamReceiver rx(*p.rx, spec);
   bool ok = true;
-  const bool finished = pump([&] { ok = tx.step() && rx.step() && ok; },
-                             [&] { return !ok || (tx.done() && rx.done()); });
+  const bool finished =
+      pump([&] { ok = tx.step() && rx.step() && ok; }, [&] { return !ok || (tx.done() && rx.done()); });
   if (!tx.error().empty()) return "sender: " + tx.error();
   if (!rx.error().empty()) return "receiver: " + rx.error();
   if (!finished)

@@ -1,10 +1,10 @@
 // The two wire formats of the libfabric backend: control messages (control_codec.hpp) and
 // endpoint addresses inside a QpEndpoint (endpoint_address.hpp).
 #include <arpa/inet.h>
-#include <catch2/catch.hpp>
 #include <netinet/in.h>
 #include <rdma/fabric.h>
 
+#include <catch2/catch.hpp>
 #include <cstring>
 
 #include "backends/hw/libfabric/control_codec.hpp"
