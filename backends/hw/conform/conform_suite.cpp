@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -13,6 +14,7 @@
 
 #include "backends/hw/conform/message_stream.hpp"
 #include "backends/hw/conform/peer_channel.hpp"
+#include "backends/hw/conform/write_imm_case.hpp"
 #include "backends/hw/libfabric/fabric_connection.hpp"
 #include "backends/hw/libfabric/provider_query.hpp"
 #include "engine/handshake/handle_codec.hpp"
@@ -131,6 +133,52 @@ class Suite {
     return r;
   }
 
+  // One-sided writes with the peer as initiator and this side as the target (write_imm_case.hpp).
+  CaseResult writes(std::string name, const WriteCaseSpec& spec) {
+    CaseResult r{std::move(name), false, 0, {}};
+    std::vector<std::uint8_t> handle;
+    auto rx = FabricConnection::listen(fabric_options(o_.provider), handle);
+    if (!rx) return fail(r, "listen: " + rx.error().message());
+    WriteReceiver target(*rx.value(), spec);
+    auto where = target.target();
+    if (!where) return fail(r, "target: " + where.error().message());
+    const auto t0 = Clock::now();
+    if (!peer_.send_line(fmt::format("write {} {} {} {} {}", to_string(spec.kind), spec.seed, spec.writes,
+                                     to_hex(handle), encode_target(where.value()))))
+      return fail(r, "the peer process is gone");
+    std::optional<std::string> verdict;
+    // The target keeps progressing until the peer's verdict too: on tcp;ofi_rxm the
+    // initiator's writes complete only as this side reads its CQ.
+    while (target.error().empty() && !(target.done() && verdict) && Clock::now() - t0 < kCaseLimit) {
+      target.step();
+      if (!verdict) verdict = peer_.read_line(std::chrono::milliseconds(0));
+      if (verdict && verdict->rfind("fail", 0) == 0) break;
+    }
+    r.millis = ms_since(t0);
+    const std::string checked = target.done() ? target.verify() : std::string{};
+    peer_.send_line("done");
+    if (!verdict) verdict = peer_.read_line(kLineWait);
+    if (!verdict) return fail(r, "the peer sent no verdict (it died or hung)");
+    if (verdict->rfind("fail", 0) == 0) return fail(r, "initiator: " + verdict->substr(5));
+    if (!target.error().empty()) return fail(r, "target: " + target.error());
+    if (!target.done())
+      return fail(r, fmt::format("timed out with {} immediates landed (seed {})", target.landed(), spec.seed));
+    if (!checked.empty()) return fail(r, "target: " + checked);
+    auto plan = plan_writes(spec);
+    std::uint64_t bytes = 0;
+    std::array<std::uint64_t, 2> per_rail{};
+    for (const auto& w : plan->writes) {
+      bytes += w.length;
+      ++per_rail[std::min<std::uint32_t>(w.rail, 1)];
+    }
+    r.passed = true;
+    r.detail = fmt::format(
+        "{} writes ({} on rail 0, {} on rail 1), {} B verified; {} immediate value(s) each completed exactly once; "
+        "over-arrivals 0",
+        plan->writes.size(), per_rail[0], per_rail[1], bytes, plan->expected.size());
+    return r;
+  }
+
  private:
   static double ms_since(Clock::time_point t) {
     return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
@@ -198,6 +246,24 @@ Result<std::vector<CaseResult>> run_suite(const SuiteOptions& o) {
     grouped.window = 32;
     results.push_back(suite.stream("grouped receives keep tag mapping and order", grouped));
 
+    WriteCaseSpec counted;
+    counted.kind = WriteCaseKind::Counted;
+    counted.seed = o.seed + 3000;
+    counted.writes = 256;
+    results.push_back(suite.writes("WRITE_IMM + ImmCounter, real completion order", counted));
+
+    WriteCaseSpec zero;
+    zero.kind = WriteCaseKind::ZeroLength;
+    zero.seed = o.seed + 4000;
+    zero.writes = 64;
+    results.push_back(suite.writes("zero-length writes carry their immediate", zero));
+
+    WriteCaseSpec sharded;
+    sharded.kind = WriteCaseKind::Sharded;
+    sharded.seed = o.seed + 5000;
+    sharded.writes = 64;  // 1 MiB + 777 B over both rails
+    results.push_back(suite.writes("sharding across rails: one expectation, once", sharded));
+
     StreamSpec cut;
     cut.seed = o.seed + 2000;
     cut.messages = 600;
@@ -212,12 +278,61 @@ Result<std::vector<CaseResult>> run_suite(const SuiteOptions& o) {
   return results;
 }
 
+namespace {
+
+// The initiator's half of a write case: "write <kind> <seed> <writes> <handle> <target>".
+void run_write_peer(PeerChannel& host, const std::string& provider, std::istringstream& in, const std::string& line) {
+  std::string kind, hex;
+  WriteCaseSpec spec;
+  const bool parsed = static_cast<bool>(in >> kind >> spec.seed >> spec.writes >> hex);
+  std::string rest;
+  std::getline(in, rest);
+  const auto k = write_case_kind(kind);
+  const auto target = decode_target(rest);
+  if (!parsed || !k || !target) {
+    host.send_line("fail the peer could not parse the case: " + line);
+    (void)host.read_line(kLineWait);
+    return;
+  }
+  spec.kind = *k;
+  const auto t0 = Clock::now();
+  auto c = FabricConnection::connect(fabric_options(provider), from_hex(hex));
+  if (!c) {
+    host.send_line("fail connect: " + c.error().message());
+    (void)host.read_line(kLineWait);
+    return;
+  }
+  WriteInitiator init(*c.value(), spec, *target);
+  while (init.error().empty() && !init.done() && Clock::now() - t0 < kCaseLimit) init.step();
+  if (!init.error().empty()) {
+    host.send_line("fail " + init.error());
+  } else if (!init.done()) {
+    host.send_line("fail timed out before every write completed locally");
+  } else {
+    host.send_line("ok");
+  }
+  std::optional<std::string> done;
+  const auto until = Clock::now() + kCaseLimit;
+  while (!done && !host.closed() && Clock::now() < until) {
+    c.value()->progress();
+    done = host.read_line(std::chrono::milliseconds(0));
+  }
+}
+
+}  // namespace
+
 int run_peer(int fd, const std::string& provider) {
   PeerChannel host(fd);
   while (true) {
     auto line = host.read_line(std::chrono::minutes(10));
     if (!line) return host.closed() ? 0 : 1;
     std::istringstream in(*line);
+    if (line->rfind("write ", 0) == 0) {
+      std::string word;
+      in >> word;
+      run_write_peer(host, provider, in, *line);
+      continue;
+    }
     std::string kind, hex;
     StreamSpec s;
     long long fixed = -1, cut = -1;

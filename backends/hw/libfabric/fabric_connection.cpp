@@ -80,6 +80,12 @@ WcStatus status_of(int fi_err) {
   }
 }
 
+// A write_imm the provider holds: outside the engine, so outside Op and `outstanding`.
+struct WriteOp {
+  fi_context2 fi{};  // first: the CQ entry's op_context is this address (FI_CONTEXT2 mode)
+  std::uint64_t id = 0;
+};
+
 }  // namespace
 
 struct RailSlot {
@@ -100,6 +106,10 @@ struct FabricConnection::State {
   std::unordered_map<const MemoryRegion*, std::unique_ptr<MemoryRegion>> mrs;
   std::map<MrId, MemoryRegion*> mr_by_id;
   std::unordered_map<const Op*, std::unique_ptr<Op>> ops;
+  std::unordered_map<const void*, std::unique_ptr<WriteOp>> writes;  // write_imm in flight
+  std::vector<WriteCompletion> write_done;
+  std::vector<std::uint32_t> landed_imms;
+  std::uint64_t next_write = 0;
   std::unique_ptr<HaConnection> engine;
   std::map<TimerId, Nanos> timers;
   std::map<RequestId, RequestResult> results;
@@ -390,6 +400,39 @@ struct FabricConnection::State {
     feed(ev);
   }
 
+  // write_imm's CQ entries, which the engine never hears of: the initiator's completion of a
+  // WriteOp, and at the target a remote write's immediate (FI_REMOTE_CQ_DATA with no operation
+  // of ours behind it; a receive's immediate comes with its Op). True when consumed.
+  bool on_write_event(const RailCompletion& c) {
+    if (auto w = writes.find(c.context); w != writes.end()) {
+      WriteCompletion done{w->second->id, c.error == 0, {}};
+      if (c.error != 0) done.error = fmt::format("{} ({})", fi_strerror(c.error), c.error_text);
+      write_done.push_back(std::move(done));
+      writes.erase(w);
+      return true;
+    }
+    if ((c.flags & FI_REMOTE_CQ_DATA) != 0 && c.error == 0 && ops.count(static_cast<const Op*>(c.context)) == 0) {
+      landed_imms.push_back(static_cast<std::uint32_t>(c.data));
+      return true;
+    }
+    return false;
+  }
+
+  // The rail's registration of `mr`, made now if the engine has not asked for it yet.
+  Result<const RailMemory*> rail_memory(MemoryRegion* mr, PathIndex path) {
+    if (mr == nullptr || mrs.count(mr) == 0) return Error{"the memory region is not registered here", ""};
+    if (path.value >= rails.size()) return Error{fmt::format("rail {} does not exist", path.value), ""};
+    RailSlot& slot = rails[path.value];
+    if (slot.cut) return Error{fmt::format("rail {} was cut", path.value), ""};
+    if (mr->len == 0) return Error{"a zero-length memory region has no registration", ""};
+    if (!mr->per_rail.at(path.value)) {
+      auto reg = slot.rail->register_memory(mr->addr, mr->len);
+      if (!reg) return reg.error();
+      mr->per_rail[path.value] = std::move(reg).value();
+    }
+    return &*mr->per_rail[path.value];
+  }
+
   void poll_rails() {
     const std::size_t want = std::max<std::size_t>(1, options.tunables.poll_batch);
     batch.resize(want);
@@ -399,7 +442,8 @@ struct FabricConnection::State {
       for (int round = 0; round < 4; ++round) {
         auto n = rails[r].rail->poll(batch);
         if (!n || n.value() == 0) break;
-        for (std::size_t i = 0; i < n.value(); ++i) on_completion(r, batch[i]);
+        for (std::size_t i = 0; i < n.value(); ++i)
+          if (!on_write_event(batch[i])) on_completion(r, batch[i]);
       }
       rails[r].pending.retry();
     }
@@ -584,6 +628,90 @@ std::optional<RequestResult> FabricConnection::test(RequestId request) {
   RequestResult r = std::move(it->second);
   s_->results.erase(it);
   return r;
+}
+
+Result<std::uint64_t> FabricConnection::write_imm(PathIndex rail, const void* data, std::size_t size, MemoryRegion* mr,
+                                                  std::uint64_t remote_addr, std::uint64_t remote_key,
+                                                  std::uint32_t imm) {
+  auto mem = s_->rail_memory(mr, rail);
+  if (!mem) return Error{"write_imm: " + mem.error().what, mem.error().hint};
+  const auto* base = static_cast<const std::uint8_t*>(mr->addr);
+  const auto* p = static_cast<const std::uint8_t*>(data);
+  if (size > 0 && (p < base || p + size > base + mr->len))
+    return Error{fmt::format("write_imm: {} bytes at {} fall outside the {}-byte memory region", size, data, mr->len),
+                 ""};
+  RailSlot& slot = s_->rails[rail.value];
+  if (slot.err || !slot.rail->has_peer())
+    return Error{fmt::format("write_imm: rail {} has no usable peer yet", rail.value),
+                 "wait for ready() (rail 0) or the standby's phase 2"};
+  auto op = std::make_unique<WriteOp>();
+  const std::uint64_t id = ++s_->next_write;
+  op->id = id;
+  WriteOp* raw = op.get();
+  s_->writes.emplace(raw, std::move(op));
+  ++slot.stats.posted_writes;
+  FabricRail* r = slot.rail.get();
+  void* desc = mem.value()->desc;
+  State* st = s_.get();
+  if (size == 0 && r->zero_length_write_injected()) {
+    // No local completion comes for an inject: the write is complete once the provider took it.
+    slot.pending.submit(
+        {[r, imm, remote_addr, remote_key, st, raw] {
+           const ssize_t rc = r->inject_zero_write(imm, remote_addr, remote_key);
+           if (rc == 0) {
+             st->write_done.push_back(WriteCompletion{raw->id, true, {}});
+             st->writes.erase(raw);
+           }
+           return rc;
+         },
+         [st, raw](ssize_t rc) {
+           st->write_done.push_back(WriteCompletion{
+               raw->id, false, fmt::format("fi_inject_writedata: {}", fi_strerror(static_cast<int>(-rc)))});
+           st->writes.erase(raw);
+         }});
+    return id;
+  }
+  slot.pending.submit({[r, data, size, desc, imm, remote_addr, remote_key, raw] {
+                         return r->write(data, size, desc, imm, remote_addr, remote_key, raw);
+                       },
+                       [st, raw](ssize_t rc) {
+                         st->write_done.push_back(WriteCompletion{
+                             raw->id, false, fmt::format("fi_writedata: {}", fi_strerror(static_cast<int>(-rc)))});
+                         st->writes.erase(raw);
+                       }});
+  return id;
+}
+
+void FabricConnection::completed_writes(std::vector<WriteCompletion>& out) {
+  progress();
+  out.insert(out.end(), std::make_move_iterator(s_->write_done.begin()), std::make_move_iterator(s_->write_done.end()));
+  s_->write_done.clear();
+}
+
+void FabricConnection::landed_imms(std::vector<std::uint32_t>& out) {
+  progress();
+  out.insert(out.end(), s_->landed_imms.begin(), s_->landed_imms.end());
+  s_->landed_imms.clear();
+}
+
+Result<std::uint64_t> FabricConnection::remote_key(MemoryRegion* mr, PathIndex rail) {
+  auto mem = s_->rail_memory(mr, rail);
+  if (!mem) return Error{"remote_key: " + mem.error().what, mem.error().hint};
+  return mem.value()->key;
+}
+
+Result<std::uint64_t> FabricConnection::remote_address(MemoryRegion* mr, PathIndex rail, std::size_t offset) {
+  auto mem = s_->rail_memory(mr, rail);
+  if (!mem) return Error{"remote_address: " + mem.error().what, mem.error().hint};
+  if (offset > mr->len)
+    return Error{fmt::format("remote_address: offset {} is past the {}-byte region", offset, mr->len), ""};
+  return mem.value()->base + offset;
+}
+
+bool FabricConnection::rail_connected(PathIndex rail) const {
+  if (rail.value >= s_->rails.size()) return false;
+  const RailSlot& slot = s_->rails[rail.value];
+  return !slot.cut && !slot.err && slot.rail->has_peer();
 }
 
 void FabricConnection::cut_rail(PathIndex rail) {

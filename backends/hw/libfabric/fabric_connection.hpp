@@ -52,6 +52,13 @@ struct RailStats {
   bool ready = false;         // the engine's path health is Ready (phase 2 done for a standby)
 };
 
+// The initiator's local completion of one write_imm (the id write_imm returned).
+struct WriteCompletion {
+  std::uint64_t id = 0;
+  bool ok = false;
+  std::string error;  // set when !ok
+};
+
 struct ConnectionStats {
   std::uint32_t failovers = 0;
   std::uint64_t replayed = 0;  // WRs re-posted on a new path (TraceKind::Replayed counts)
@@ -88,6 +95,25 @@ class FabricConnection {
                           std::span<const std::uint64_t> tags, std::span<MemoryRegion* const> mrs);
   // Progress, then the request's result once it finished (the request is forgotten then).
   std::optional<RequestResult> test(RequestId request);
+
+  // One-sided WRITE with immediate (fi_writedata) of `size` bytes from `data` (inside `mr`) to
+  // the peer's registered memory at remote_addr on `rail`, outside the engine: nothing is
+  // replayed on failover; the target learns of it through landed_imms(), ImmCounter-style
+  // (engine/imm/imm_counter.hpp). Needs the rail's peer (ready() for rail 0, the path's phase 2
+  // for a standby). size 0 is allowed and still carries `imm`. Returns the write's id.
+  Result<std::uint64_t> write_imm(PathIndex rail, const void* data, std::size_t size, MemoryRegion* mr,
+                                  std::uint64_t remote_addr, std::uint64_t remote_key, std::uint32_t imm);
+  // Initiator: progress, then append (and forget) the local completions of write_imm calls.
+  void completed_writes(std::vector<WriteCompletion>& out);
+  // Target: progress, then append (and forget) the immediates of writes that landed here, in the
+  // order this side's CQs reported them (FI_REMOTE_CQ_DATA entries without a local operation).
+  void landed_imms(std::vector<std::uint32_t>& out);
+  // What a peer needs to write into `mr` on `rail` (registered there now if the engine has not
+  // yet): the key, and the address of byte `offset` (the VA with FI_MR_VIRT_ADDR, else offset).
+  Result<std::uint64_t> remote_key(MemoryRegion* mr, PathIndex rail);
+  Result<std::uint64_t> remote_address(MemoryRegion* mr, PathIndex rail, std::size_t offset);
+  // The rail has its peer's address (a write_imm on it can go out).
+  bool rail_connected(PathIndex rail) const;
 
   // Fault injection: tear the rail's endpoint down mid-stream. Outstanding WRs on it complete
   // as errors, as they would on an RC QP whose link died, and the engine fails over. (shm: the

@@ -76,6 +76,11 @@ class FabricRail {
   ssize_t trecv(void* buf, std::size_t len, void* desc, void* ctx);
   ssize_t write(const void* buf, std::size_t len, void* desc, std::optional<std::uint32_t> imm,
                 std::uint64_t remote_addr, std::uint64_t key, void* ctx);
+  // A zero-length fi_writedata as fi_inject_writedata: only the immediate travels, and no local
+  // completion is generated (the caller completes it at once). Used on shm, where a zero-length
+  // write with FI_DELIVERY_COMPLETE, like a zero-length send, never completes (seen here, 1.17).
+  ssize_t inject_zero_write(std::uint32_t imm, std::uint64_t remote_addr, std::uint64_t key);
+  bool zero_length_write_injected() const { return zero_length_as_byte_; }
   // fi_cancel of a posted receive (the engine moved this path to ERR).
   void cancel(void* ctx);
 

@@ -33,13 +33,21 @@ void run_on(const std::string& provider) {
   if (!results) FAIL(results.error().message());
   std::size_t cases = 0;
   bool saw_failover = false;
+  std::size_t write_cases = 0;
   for (const auto& r : results.value()) {
     INFO(provider << ": " << r.name << ": " << r.detail << " (seed " << o.seed << ")");
     CHECK(r.passed);
     ++cases;
     saw_failover = saw_failover || r.name.find("failover") != std::string::npos;
+    if (r.name.find("WRITE_IMM") != std::string::npos || r.name.find("zero-length writes") != std::string::npos ||
+        r.name.find("sharding across rails") != std::string::npos) {
+      ++write_cases;
+      CHECK_THAT(r.detail, Catch::Contains("completed exactly once") && Catch::Contains("over-arrivals 0"));
+    }
   }
-  CHECK(cases == 4 + o.sizes.size());  // handle, connect, sizes, grouped, failover
+  // handle, connect, sizes, grouped, three write cases, failover
+  CHECK(cases == 7 + o.sizes.size());
+  CHECK(write_cases == 3);
   CHECK(saw_failover);
 }
 
