@@ -1,0 +1,256 @@
+// WRITE_IMM bandwidth and latency through FabricConnection::write_imm (the backend's connection:
+// its progress loop, pending queue and write table) against a plain libfabric loop doing the same
+// writes on its own endpoint pair (two bare FabricRails: fi_writedata + fi_cq_read, nothing
+// else), side by side in one run on shm and tcp;ofi_rxm (issue 7 item 5). Both sides live in
+// this process on loopback, driven from one thread, so each figure includes the target's polling.
+//   bandwidth: `window` writes kept in flight, done when every write completed at the initiator
+//              and every immediate landed at the target
+//   latency:   one write at a time, post to its immediate landing at the target (mean)
+// Each run starts with 32 untimed writes (rxm connection setup, first page touches).
+// docs/benchmarks.md and docs/hardware.md record the table.
+//   build/bench/fabric_write_imm [--quick]
+#include <fmt/format.h>
+#include <rdma/fabric.h>
+#include <rdma/fi_errno.h>
+#include <sys/utsname.h>
+
+#include <chrono>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "backends/hw/libfabric/fabric_connection.hpp"
+#include "backends/hw/libfabric/fabric_rail.hpp"
+#include "backends/hw/libfabric/provider_query.hpp"
+
+using namespace railcheck;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr std::uint64_t kWarmup = 32;
+
+struct Load {
+  std::size_t size;
+  std::uint64_t writes;  // bandwidth run
+  std::uint32_t window;
+  std::uint64_t pings;  // latency run
+};
+
+struct Figures {
+  double gbps = 0;    // GB/s (10^9 bytes)
+  double lat_us = 0;  // mean post -> landing
+  std::string error;
+};
+
+std::string cpu_model() {
+  std::ifstream f("/proc/cpuinfo");
+  for (std::string line; std::getline(f, line);)
+    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
+  return "unknown CPU";
+}
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// ---- the plain loop: two bare rails ----
+
+struct PlainPair {
+  std::unique_ptr<fabric::FabricRail> init, target;
+  fabric::RailMemory src_mem, dst_mem;
+};
+
+Figures run_plain(const std::string& prov, const Load& l, std::vector<std::uint8_t>& src,
+                  std::vector<std::uint8_t>& dst) {
+  Figures f;
+  const std::string node = fabric::is_shm(prov) ? "" : "127.0.0.1";
+  auto a = fabric::FabricRail::open(prov, node, 1024);
+  auto b = fabric::FabricRail::open(prov, node, 1024);
+  if (!a || !b) return {0, 0, "open: " + (a ? b.error() : a.error()).message()};
+  PlainPair p{std::move(a).value(), std::move(b).value(), {}, {}};
+  if (auto r = p.init->insert_peer(p.target->local()); !r) return {0, 0, r.error().message()};
+  if (auto r = p.target->insert_peer(p.init->local()); !r) return {0, 0, r.error().message()};
+  auto sm = p.init->register_memory(src.data(), src.size());
+  auto dm = p.target->register_memory(dst.data(), dst.size());
+  if (!sm || !dm) return {0, 0, "register: " + (sm ? dm.error() : sm.error()).message()};
+  p.src_mem = std::move(sm).value();
+  p.dst_mem = std::move(dm).value();
+  std::vector<fi_context2> ctx(l.window);
+  std::vector<fi_context2*> free_ctx;
+  for (auto& c : ctx) free_ctx.push_back(&c);
+  std::vector<fabric::RailCompletion> batch(64);
+  std::uint64_t done = 0, landed = 0;
+  auto poll = [&]() -> bool {
+    auto n = p.init->poll(batch);
+    if (!n) return false;
+    for (std::size_t i = 0; i < n.value(); ++i) {
+      if (batch[i].error != 0) return false;
+      free_ctx.push_back(static_cast<fi_context2*>(batch[i].context));
+      ++done;
+    }
+    auto m = p.target->poll(batch);
+    if (!m) return false;
+    for (std::size_t i = 0; i < m.value(); ++i)
+      if ((batch[i].flags & FI_REMOTE_CQ_DATA) != 0) ++landed;
+    return true;
+  };
+  auto post = [&](std::uint32_t imm) -> bool {
+    for (;;) {
+      fi_context2* c = free_ctx.back();
+      const ssize_t rc = p.init->write(src.data(), l.size, p.src_mem.desc, imm, p.dst_mem.base, p.dst_mem.key, c);
+      if (rc == 0) {
+        free_ctx.pop_back();
+        return true;
+      }
+      if (rc != -FI_EAGAIN || !poll()) return false;
+    }
+  };
+  // Warm-up: the first writes set up rxm's connection and fault in the pages; untimed.
+  for (std::uint64_t i = 0; i < kWarmup; ++i) {
+    if (!post(static_cast<std::uint32_t>(i))) return {0, 0, "fi_writedata failed"};
+    while (landed <= i || done <= i)
+      if (!poll()) return {0, 0, "a write failed"};
+  }
+  done = landed = 0;
+  // Bandwidth.
+  const auto t0 = Clock::now();
+  std::uint64_t posted = 0;
+  while (done < l.writes || landed < l.writes) {
+    while (posted < l.writes && !free_ctx.empty())
+      if (!post(static_cast<std::uint32_t>(posted++))) return {0, 0, "fi_writedata failed"};
+    if (!poll()) return {0, 0, "a write failed"};
+    if (seconds_since(t0) > 120) return {0, 0, "bandwidth run timed out"};
+  }
+  f.gbps = static_cast<double>(l.size) * static_cast<double>(l.writes) / seconds_since(t0) / 1e9;
+  // Latency.
+  done = landed = 0;
+  const auto t1 = Clock::now();
+  for (std::uint64_t i = 0; i < l.pings; ++i) {
+    if (!post(static_cast<std::uint32_t>(i))) return {0, 0, "fi_writedata failed"};
+    while (landed <= i || done <= i)
+      if (!poll()) return {0, 0, "a write failed"};
+  }
+  f.lat_us = seconds_since(t1) * 1e6 / static_cast<double>(l.pings);
+  return f;
+}
+
+// ---- through FabricConnection ----
+
+Figures run_engine(const std::string& prov, const Load& l, std::vector<std::uint8_t>& src,
+                   std::vector<std::uint8_t>& dst) {
+  FabricOptions o;
+  o.provider = prov;
+  o.rails = 2;
+  if (!fabric::is_shm(prov)) o.rail_addresses.assign(2, "127.0.0.1");
+  std::vector<std::uint8_t> handle;
+  auto rx = FabricConnection::listen(o, handle);
+  if (!rx) return {0, 0, "listen: " + rx.error().message()};
+  auto tx = FabricConnection::connect(o, handle);
+  if (!tx) return {0, 0, "connect: " + tx.error().message()};
+  FabricConnection& target = *rx.value();
+  FabricConnection& init = *tx.value();
+  const auto t_ready = Clock::now();
+  while (!(init.ready() && target.ready() && init.rail_connected(PathIndex{0}))) {
+    init.progress();
+    target.progress();
+    if (seconds_since(t_ready) > 30) return {0, 0, "the connection never became ready"};
+  }
+  auto smr = init.register_memory(src.data(), src.size());
+  auto dmr = target.register_memory(dst.data(), dst.size());
+  if (!smr || !dmr) return {0, 0, "register: " + (smr ? dmr.error() : smr.error()).message()};
+  auto addr = target.remote_address(dmr.value(), PathIndex{0}, 0);
+  auto key = target.remote_key(dmr.value(), PathIndex{0});
+  if (!addr || !key) return {0, 0, "remote key"};
+  std::vector<WriteCompletion> done_batch;
+  std::vector<std::uint32_t> landed_batch;
+  std::uint64_t done = 0, landed = 0;
+  auto poll = [&]() -> bool {
+    done_batch.clear();
+    init.completed_writes(done_batch);
+    for (const auto& d : done_batch)
+      if (!d.ok) return false;
+    done += done_batch.size();
+    landed_batch.clear();
+    target.landed_imms(landed_batch);
+    landed += landed_batch.size();
+    return true;
+  };
+  auto post = [&](std::uint32_t imm) {
+    return init.write_imm(PathIndex{0}, src.data(), l.size, smr.value(), addr.value(), key.value(), imm).ok();
+  };
+  for (std::uint64_t i = 0; i < kWarmup; ++i) {
+    if (!post(static_cast<std::uint32_t>(i))) return {0, 0, "write_imm refused"};
+    while (landed <= i || done <= i)
+      if (!poll()) return {0, 0, "a write failed"};
+  }
+  done = landed = 0;
+  const auto t0 = Clock::now();
+  std::uint64_t posted = 0;
+  while (done < l.writes || landed < l.writes) {
+    while (posted < l.writes && posted - done < l.window)
+      if (!post(static_cast<std::uint32_t>(posted++))) return {0, 0, "write_imm refused"};
+    if (!poll()) return {0, 0, "a write failed"};
+    if (seconds_since(t0) > 120) return {0, 0, "bandwidth run timed out"};
+  }
+  Figures f;
+  f.gbps = static_cast<double>(l.size) * static_cast<double>(l.writes) / seconds_since(t0) / 1e9;
+  done = landed = 0;
+  const auto t1 = Clock::now();
+  for (std::uint64_t i = 0; i < l.pings; ++i) {
+    if (!post(static_cast<std::uint32_t>(i))) return {0, 0, "write_imm refused"};
+    while (landed <= i || done <= i)
+      if (!poll()) return {0, 0, "a write failed"};
+  }
+  f.lat_us = seconds_since(t1) * 1e6 / static_cast<double>(l.pings);
+  return f;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+  const std::time_t now = std::time(nullptr);
+  char date[32];
+  std::strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
+  utsname u{};
+  uname(&u);
+  fmt::print("fabric_write_imm: {} | {} | {} logical CPUs | {} {} | libfabric {}.{}\n", date, cpu_model(),
+             std::thread::hardware_concurrency(), u.sysname, u.release, FI_MAJOR(fi_version()), FI_MINOR(fi_version()));
+  fmt::print("both sides in one process on loopback, one thread; rail 0 only; GB/s = 10^9 B/s\n\n");
+  const std::uint64_t q = quick ? 10 : 1;
+  const std::vector<Load> loads = {
+      {64, 20000 / q, 64, 2000 / q},
+      {64 << 10, 4000 / q, 32, 500 / q},
+      {4 << 20, 64 / q + 4, 8, 20 / q + 2},
+  };
+  fmt::print(
+      "| provider | size | plain GB/s | engine GB/s | engine/plain | plain lat us | engine lat us | "
+      "engine/plain |\n|---|---|---|---|---|---|---|---|\n");
+  int rc = 0;
+  for (const std::string prov : {"shm", "tcp;ofi_rxm"}) {
+    if (auto ok = fabric::query_provider(prov, fabric::is_shm(prov) ? "" : "127.0.0.1"); !ok) {
+      fmt::print("| {} | - | not usable here: {} |\n", prov, ok.error().message());
+      continue;
+    }
+    for (const Load& l : loads) {
+      std::vector<std::uint8_t> src(l.size, 0x5a), dst(l.size, 0);
+      const Figures plain = run_plain(prov, l, src, dst);
+      const Figures engine = run_engine(prov, l, src, dst);
+      const std::string label = l.size >= (1 << 20) ? fmt::format("{} MiB", l.size >> 20)
+                                : l.size >= 1024    ? fmt::format("{} KiB", l.size >> 10)
+                                                    : fmt::format("{} B", l.size);
+      if (!plain.error.empty() || !engine.error.empty()) {
+        fmt::print("| {} | {} | failed: {} {} |\n", prov, label, plain.error, engine.error);
+        rc = 1;
+        continue;
+      }
+      fmt::print("| {} | {} | {:.3f} | {:.3f} | {:.2f} | {:.1f} | {:.1f} | {:.2f} |\n", prov, label, plain.gbps,
+                 engine.gbps, engine.gbps / plain.gbps, plain.lat_us, engine.lat_us, engine.lat_us / plain.lat_us);
+      std::fflush(stdout);
+    }
+  }
+  return rc;
+}
