@@ -95,6 +95,14 @@ struct RailSlot {
   bool err = false;                 // the engine moved this path to ERR
   bool cut = false;                 // the endpoint is gone (cut_rail)
   std::map<WrId, Op*> outstanding;  // data WRs by id = posting order
+  // Completions held back to give the engine RC's completion order: per queue (sends, receives)
+  // in posting order. rxm matches receives in posting order (FI_ORDER_SAS) but completes a
+  // rendezvous message (> 16 KiB on tcp) after later eager ones; the engine must not see
+  // message k+1 land before message k, as no RC QP would show it.
+  std::map<WrId, CompletionEvent> landed;
+  // An error completion was handed over: as an RC QP in error, every later completion on this
+  // rail is a flush (rxm can still complete an eager message after a rendezvous one failed).
+  bool qp_error = false;
   RailStats stats;
 };
 
@@ -326,9 +334,9 @@ struct FabricConnection::State {
     RailSlot& slot = rails.at(path.value);
     slot.err = true;
     ++slot.generation;
+    slot.stats.flushed += slot.outstanding.size() + slot.landed.size();
+    flush_in_order(slot, path, WcStatus::WrFlushErr);
     for (auto& [wr, op] : slot.outstanding) {
-      deferred.push_back(CompletionEvent{path, wr, op->opcode, WcStatus::WrFlushErr, 0, std::nullopt});
-      ++slot.stats.flushed;
       op->stale = true;
       if (!op->posted) {
         drop_op(op);
@@ -397,7 +405,54 @@ struct FabricConnection::State {
       }
     }
     drop_op(op);
-    feed(ev);
+    slot.landed.emplace(ev.wr, ev);
+    release_in_order(slot);
+    drain();
+  }
+
+  // Hands over every held completion that no earlier WR of its queue is still waiting for.
+  void release_in_order(RailSlot& slot) {
+    for (auto it = slot.landed.begin(); it != slot.landed.end();) {
+      const bool recv = it->second.opcode == WrOpcode::Recv;
+      bool earlier_waiting = false;
+      for (const auto& [wr, op] : slot.outstanding) {
+        if (!(wr < it->first)) break;
+        if ((op->opcode == WrOpcode::Recv) == recv) {
+          earlier_waiting = true;
+          break;
+        }
+      }
+      if (earlier_waiting) {
+        ++it;
+        continue;
+      }
+      CompletionEvent ev = it->second;
+      if (slot.qp_error) {
+        ev.status = WcStatus::WrFlushErr;
+        ev.byte_len = 0;
+        ev.imm.reset();
+      } else if (ev.status != WcStatus::Success) {
+        slot.qp_error = true;
+      }
+      deferred.push_back(ev);
+      it = slot.landed.erase(it);
+    }
+  }
+
+  // ERR or a cut: what is still held completes as a flush too, since on RC everything after a
+  // WR that did not complete is flushed. Merged with the outstanding WRs in posting order; the
+  // first gets `first_status`.
+  void flush_in_order(RailSlot& slot, PathIndex path, WcStatus first_status) {
+    std::map<WrId, WrOpcode> all;
+    for (const auto& [wr, op] : slot.outstanding) all.emplace(wr, op->opcode);
+    for (const auto& [wr, ev] : slot.landed) all.emplace(wr, ev.opcode);
+    bool first = true;
+    for (const auto& [wr, opcode] : all) {
+      deferred.push_back(CompletionEvent{path, wr, opcode, first ? first_status : WcStatus::WrFlushErr, 0, std::nullopt});
+      first = false;
+    }
+    slot.landed.clear();
+    slot.qp_error = false;  // later completions of this generation are dropped anyway
   }
 
   // write_imm's CQ entries, which the engine never hears of: the initiator's completion of a
@@ -468,12 +523,7 @@ struct FabricConnection::State {
     slot.stats.cut = true;
     slot.pending.clear();
     // As on an RC QP whose link died: the oldest WR fails with RETRY_EXC_ERR, the rest flush.
-    bool first = true;
-    for (auto& [wr, op] : slot.outstanding) {
-      deferred.push_back(
-          CompletionEvent{path, wr, op->opcode, first ? WcStatus::RetryExcErr : WcStatus::WrFlushErr, 0, std::nullopt});
-      first = false;
-    }
+    flush_in_order(slot, path, WcStatus::RetryExcErr);
     slot.outstanding.clear();
     // shm (1.17, seen here): a peer endpoint in the same process dereferences a closed
     // endpoint's region and crashes in fi_cq_read. There the rail is silenced instead: never
