@@ -334,7 +334,7 @@ struct FabricConnection::State {
     RailSlot& slot = rails.at(path.value);
     slot.err = true;
     ++slot.generation;
-    slot.stats.flushed += slot.outstanding.size() + slot.landed.size();
+    slot.stats.flushed += slot.outstanding.size();
     flush_in_order(slot, path, WcStatus::WrFlushErr);
     for (auto& [wr, op] : slot.outstanding) {
       op->stale = true;
@@ -439,19 +439,18 @@ struct FabricConnection::State {
     }
   }
 
-  // ERR or a cut: what is still held completes as a flush too, since on RC everything after a
-  // WR that did not complete is flushed. Merged with the outstanding WRs in posting order; the
-  // first gets `first_status`.
+  // ERR or a cut. Completions the provider already gave us are reported as they are, first
+  // (an RC CQ holds them before any flush CQE): a held successful receive is a message the
+  // sender saw delivered, and turning it into a flush would lose it. Then every WR still
+  // outstanding flushes in posting order; the first gets `first_status`.
   void flush_in_order(RailSlot& slot, PathIndex path, WcStatus first_status) {
-    std::map<WrId, WrOpcode> all;
-    for (const auto& [wr, op] : slot.outstanding) all.emplace(wr, op->opcode);
-    for (const auto& [wr, ev] : slot.landed) all.emplace(wr, ev.opcode);
+    for (auto& [wr, ev] : slot.landed) deferred.push_back(ev);
+    slot.landed.clear();
     bool first = true;
-    for (const auto& [wr, opcode] : all) {
-      deferred.push_back(CompletionEvent{path, wr, opcode, first ? first_status : WcStatus::WrFlushErr, 0, std::nullopt});
+    for (const auto& [wr, op] : slot.outstanding) {
+      deferred.push_back(CompletionEvent{path, wr, op->opcode, first ? first_status : WcStatus::WrFlushErr, 0, std::nullopt});
       first = false;
     }
-    slot.landed.clear();
     slot.qp_error = false;  // later completions of this generation are dropped anyway
   }
 
