@@ -161,7 +161,7 @@ Result<ControlMessage> read_body(std::uint8_t type, Reader& r) {
       p.ack = r.u8() != 0;
       return ControlMessage{p};
     }
-    default: return Error{fmt::format("control message type {} is unknown (v1 knows 0..10)", type), ""};
+    default: return Error{fmt::format("control message type {} is unknown (v1 knows 0..10 and 128)", type), ""};
   }
   return Error{fmt::format("control message type {}: a count exceeds the bytes that follow", type), ""};
 }
@@ -188,6 +188,17 @@ Result<std::vector<std::uint8_t>> encode_control(bool out_of_band, const Control
   return std::move(b);
 }
 
+std::vector<std::uint8_t> encode_delivery_ack(const DeliveryAck& a) {
+  Writer w;
+  w.u8(kControlVersion);
+  w.u8(kDeliveryAckType);
+  w.u8(0);
+  w.u8(0);
+  w.u32(8);
+  w.u64(a.next);
+  return std::move(w.bytes());
+}
+
 Result<DecodedControl> decode_control(std::span<const std::uint8_t> bytes) {
   if (bytes.size() < kControlHeaderBytes)
     return Error{fmt::format("control message of {} bytes is shorter than its {}-byte header", bytes.size(),
@@ -207,11 +218,18 @@ Result<DecodedControl> decode_control(std::span<const std::uint8_t> bytes) {
   if (body != bytes.size() - kControlHeaderBytes)
     return Error{
         fmt::format("control message says {} body bytes, {} arrived", body, bytes.size() - kControlHeaderBytes), ""};
-  auto m = read_body(type, r);
-  if (!m) return m.error();
+  DecodedControl out;
+  out.out_of_band = (flags & kFlagOutOfBand) != 0;
+  if (type == kDeliveryAckType) {
+    out.delivery_ack = DeliveryAck{r.u64()};
+  } else {
+    auto m = read_body(type, r);
+    if (!m) return m.error();
+    out.message = std::move(m).value();
+  }
   if (!r.ok()) return Error{fmt::format("control message type {} is truncated", type), ""};
   if (!r.at_end()) return Error{fmt::format("control message type {} has {} trailing bytes", type, r.left()), ""};
-  return DecodedControl{(flags & kFlagOutOfBand) != 0, std::move(m).value()};
+  return out;
 }
 
 }  // namespace railcheck::fabric

@@ -29,6 +29,7 @@
 #include "backends/hw/libfabric/fabric_rail.hpp"
 #include "backends/hw/libfabric/pending_queue.hpp"
 #include "backends/hw/libfabric/provider_query.hpp"
+#include "backends/hw/libfabric/rc_completion_order.hpp"
 #include "engine/failover/ha_connection.hpp"
 
 namespace railcheck {
@@ -37,6 +38,7 @@ using fabric::FabricRail;
 using fabric::PendingQueue;
 using fabric::RailCompletion;
 using fabric::RailMemory;
+using fabric::RcCompletionOrder;
 
 struct MemoryRegion {
   MrId id{};
@@ -94,15 +96,9 @@ struct RailSlot {
   std::uint64_t generation = 0;
   bool err = false;                 // the engine moved this path to ERR
   bool cut = false;                 // the endpoint is gone (cut_rail)
-  std::map<WrId, Op*> outstanding;  // data WRs by id = posting order
-  // Completions held back to give the engine RC's completion order: per queue (sends, receives)
-  // in posting order. rxm matches receives in posting order (FI_ORDER_SAS) but completes a
-  // rendezvous message (> 16 KiB on tcp) after later eager ones; the engine must not see
-  // message k+1 land before message k, as no RC QP would show it.
-  std::map<WrId, CompletionEvent> landed;
-  // An error completion was handed over: as an RC QP in error, every later completion on this
-  // rail is a flush (rxm can still complete an eager message after a rendezvous one failed).
-  bool qp_error = false;
+  std::map<WrId, Op*> outstanding;  // data WRs the provider may still complete, by id
+  // What the engine hears, and when: RC's completion order (rc_completion_order.hpp).
+  RcCompletionOrder order;
   RailStats stats;
 };
 
@@ -131,6 +127,12 @@ struct FabricConnection::State {
   bool trace_to_stderr = std::getenv("RAILCHECK_FABRIC_TRACE") != nullptr;
   bool handshake_failed = false;
   std::optional<Error> registration_error;
+  // Delivery acks (rc_completion_order.hpp, point 3): the sender holds each send's success
+  // until the receiver's backend acknowledges the message; the receiver acknowledges its
+  // engine's delivered watermark whenever it moves. `ack_sent`: the last watermark sent.
+  bool delivery_acks = false;
+  std::uint64_t ack_sent = 0;
+  std::vector<CompletionEvent> released;  // scratch for RcCompletionOrder
 
   ~State() {
     // Ops the provider still holds must outlive the endpoint; rails close first, then ops go.
@@ -237,6 +239,9 @@ struct FabricConnection::State {
     slot.outstanding.emplace(wr.id, op);
     FabricRail* rail = slot.rail.get();
     const std::optional<std::uint32_t> imm = wr.imm;
+    // A send's immediate is its message sequence number: the receiver's acknowledgements name it.
+    const bool needs_ack = delivery_acks && wr.opcode == WrOpcode::Send && imm.has_value();
+    slot.order.posted(wr.id, wr.opcode, needs_ack ? imm : std::nullopt);
     PendingQueue::Post post;
     if (wr.opcode == WrOpcode::Recv) {
       ++slot.stats.posted_recvs;
@@ -265,6 +270,7 @@ struct FabricConnection::State {
       // The provider refused the post outright: report it as the path's failure.
       RailSlot& s = rails[path.value];
       s.outstanding.erase(op->wr);
+      s.order.forget(op->wr);
       deferred.push_back(CompletionEvent{path, op->wr, op->opcode, WcStatus::GeneralErr, 0, std::nullopt});
       drop_op(op);
     };
@@ -292,11 +298,15 @@ struct FabricConnection::State {
     if (slot.cut || !slot.rail->has_peer()) return;
     auto bytes = fabric::encode_control(ch.out_of_band, m);
     if (!bytes) return;
+    send_control_bytes(r, std::move(bytes).value(), ch.out_of_band);
+  }
+
+  void send_control_bytes(std::uint32_t r, std::vector<std::uint8_t> bytes, bool oob) {
+    RailSlot& slot = rails.at(r);
     Op* op = new_op(OpKind::ControlSend, r);
-    op->bytes = std::move(bytes).value();
+    op->bytes = std::move(bytes);
     ++slot.stats.control_sent;
     FabricRail* rail = slot.rail.get();
-    const bool oob = ch.out_of_band;
     slot.pending.submit({[rail, op] {
                            const ssize_t rc = rail->tsend(op->bytes.data(), op->bytes.size(), nullptr, op);
                            op->posted = rc == 0;
@@ -378,9 +388,11 @@ struct FabricConnection::State {
     if (op->kind == OpKind::ControlRecv) {
       if (c.error == 0 && !slot.cut) {
         auto decoded = fabric::decode_control(std::span<const std::uint8_t>(op->bytes.data(), c.len));
-        if (decoded) {
+        if (decoded && decoded->delivery_ack) {
+          on_delivery_ack(*decoded->delivery_ack);
+        } else if (decoded) {
           const ControlChannel ch = decoded->out_of_band ? ControlChannel::oob() : ControlChannel::on(PathIndex{r});
-          feed(ControlReceived{ch, std::move(decoded->message)});
+          feed(ControlReceived{ch, std::move(*decoded->message)});
         }
       }
       drop_op(op);
@@ -405,53 +417,45 @@ struct FabricConnection::State {
       }
     }
     drop_op(op);
-    slot.landed.emplace(ev.wr, ev);
-    release_in_order(slot);
+    slot.order.landed(ev);
+    release(slot);
     drain();
   }
 
-  // Hands over every held completion that no earlier WR of its queue is still waiting for.
-  void release_in_order(RailSlot& slot) {
-    for (auto it = slot.landed.begin(); it != slot.landed.end();) {
-      const bool recv = it->second.opcode == WrOpcode::Recv;
-      bool earlier_waiting = false;
-      for (const auto& [wr, op] : slot.outstanding) {
-        if (!(wr < it->first)) break;
-        if ((op->opcode == WrOpcode::Recv) == recv) {
-          earlier_waiting = true;
-          break;
-        }
-      }
-      if (earlier_waiting) {
-        ++it;
-        continue;
-      }
-      CompletionEvent ev = it->second;
-      if (slot.qp_error) {
-        ev.status = WcStatus::WrFlushErr;
-        ev.byte_len = 0;
-        ev.imm.reset();
-      } else if (ev.status != WcStatus::Success) {
-        slot.qp_error = true;
-      }
-      deferred.push_back(ev);
-      it = slot.landed.erase(it);
-    }
+  // Queues for the engine every completion of the rail that RC order lets through now.
+  void release(RailSlot& slot) {
+    released.clear();
+    slot.order.release(released);
+    deferred.insert(deferred.end(), released.begin(), released.end());
   }
 
-  // ERR or a cut. Completions the provider already gave us are reported as they are, first
-  // (an RC CQ holds them before any flush CQE): a held successful receive is a message the
-  // sender saw delivered, and turning it into a flush would lose it. Then every WR still
-  // outstanding flushes in posting order; the first gets `first_status`.
+  // ERR or a cut: what RC order lets through as it is, then flushes (RcCompletionOrder::fail).
   void flush_in_order(RailSlot& slot, PathIndex path, WcStatus first_status) {
-    for (auto& [wr, ev] : slot.landed) deferred.push_back(ev);
-    slot.landed.clear();
-    bool first = true;
-    for (const auto& [wr, op] : slot.outstanding) {
-      deferred.push_back(CompletionEvent{path, wr, op->opcode, first ? first_status : WcStatus::WrFlushErr, 0, std::nullopt});
-      first = false;
+    released.clear();
+    slot.order.fail(path, first_status, released);
+    deferred.insert(deferred.end(), released.begin(), released.end());
+  }
+
+  // Sender: the receiver's engine holds every message below `next`; sends it covers complete.
+  void on_delivery_ack(const fabric::DeliveryAck& a) {
+    if (!delivery_acks || engine->role() != ConnRole::Sender) return;
+    for (RailSlot& slot : rails) {
+      slot.order.acknowledged(a.next);
+      release(slot);
     }
-    slot.qp_error = false;  // later completions of this generation are dropped anyway
+    drain();
+  }
+
+  // Receiver: acknowledge the delivered watermark once it moved, on the path the engine uses.
+  void acknowledge_delivery() {
+    if (!delivery_acks || engine->role() != ConnRole::Receiver || engine->failed()) return;
+    const std::uint64_t delivered = engine->delivered();
+    if (delivered == ack_sent) return;
+    const std::uint32_t r = engine->active_path().value;
+    RailSlot& slot = rails.at(r);
+    if (slot.cut || slot.err || !slot.rail->has_peer()) return;  // the next progress() tries again
+    send_control_bytes(r, fabric::encode_delivery_ack(fabric::DeliveryAck{delivered}), false);
+    ack_sent = delivered;
   }
 
   // write_imm's CQ entries, which the engine never hears of: the initiator's completion of a
@@ -544,6 +548,7 @@ Result<std::unique_ptr<FabricConnection::State>> FabricConnection::open_state(co
   if (o.rails == 0) return Error{"a FabricConnection needs at least one rail", "set rails >= 1"};
   auto st = std::make_unique<State>();
   st->options = o;
+  st->delivery_acks = o.delivery_acks.value_or(fabric::send_completion_is_local(o.provider));
   HaConnectionConfig cfg;
   cfg.role = role;
   cfg.tunables = o.tunables;
@@ -603,6 +608,7 @@ void FabricConnection::progress() {
   s_->poll_rails();
   s_->fire_timers();
   s_->drain();
+  s_->acknowledge_delivery();
 }
 
 bool FabricConnection::ready() const { return s_->engine->comm_ready(); }

@@ -27,6 +27,11 @@ struct FabricOptions {
   // Per rail bind address ("127.0.0.1", "169.254.1.1" for the netns test); empty or a missing
   // entry = the provider's default. Ignored by shm, whose addresses are names.
   std::vector<std::string> rail_addresses;
+  // Delivery acks (rc_completion_order.hpp): a send succeeds only once the receiver's backend
+  // acknowledged the message, as an RC ACK. Unset: on where the provider's send completion is
+  // local (ofi_rxm). Both sides must agree: a sender waiting for acks that never come fails
+  // over on its soft RTO.
+  std::optional<bool> delivery_acks;
   HaTunables tunables;
 };
 

@@ -30,5 +30,9 @@ std::vector<std::string> available_providers();
 
 // True for providers whose addresses are names in shared memory (FI_ADDR_STR).
 bool is_shm(const std::string& provider);
+// True where a send's success means only that the bytes left (ofi_rxm: its eager sends complete
+// when the bytes are in the connection below, whatever FI_DELIVERY_COMPLETE asks), so the
+// backend needs the receiver's delivery acks to give the engine RC's send semantics.
+bool send_completion_is_local(const std::string& provider);
 
 }  // namespace railcheck::fabric

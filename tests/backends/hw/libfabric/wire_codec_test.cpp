@@ -139,3 +139,15 @@ TEST_CASE("a QpEndpoint that is no libfabric address is refused", "[fabric][code
   REQUIRE_FALSE(r.ok());
   CHECK_THAT(r.error().what, Catch::Contains("not a libfabric address"));
 }
+
+TEST_CASE("a delivery ack survives encode and decode and is not an engine message", "[fabric][codec]") {
+  const auto bytes = encode_delivery_ack(DeliveryAck{0x1'0000'0007ULL});
+  auto back = decode_control(bytes);
+  REQUIRE(back.ok());
+  REQUIRE(back->delivery_ack);
+  CHECK(back->delivery_ack->next == 0x1'0000'0007ULL);
+  CHECK_FALSE(back->message);
+  CHECK_FALSE(back->out_of_band);
+  // A truncated one is refused, as every other type.
+  CHECK_FALSE(decode_control(std::span<const std::uint8_t>(bytes.data(), bytes.size() - 1)).ok());
+}
