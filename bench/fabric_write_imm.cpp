@@ -18,7 +18,6 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
-#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -56,6 +55,52 @@ std::string cpu_model() {
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
+// Completions seen on one path so far: writes completed at the initiator, immediates landed at
+// the target. The path's reap() adds to them; measure() resets them between phases.
+struct Progress {
+  std::uint64_t done = 0, landed = 0;
+};
+
+// The measurement, written once so that the ratio compares the two paths and not two loops.
+// Each path supplies
+//   post(imm)  post one write of l.size bytes carrying imm; false if the path refused it
+//              (its message is `refused`)
+//   reap()     collect the completions of both sides into `seen`; false if a write failed
+// A path is never asked to hold more than l.window writes in flight.
+template <class Post, class Reap>
+Figures measure(const Load& l, Progress& seen, const char* refused, Post post, Reap reap) {
+  // `count` writes, each waited for at both ends before the next: warm-up and latency.
+  // Returns what failed, or nullptr.
+  auto one_at_a_time = [&](std::uint64_t count) -> const char* {
+    seen = {};
+    for (std::uint64_t i = 0; i < count; ++i) {
+      if (!post(static_cast<std::uint32_t>(i))) return refused;
+      while (seen.landed <= i || seen.done <= i)
+        if (!reap()) return "a write failed";
+    }
+    return nullptr;
+  };
+  // Warm-up: the first writes set up rxm's connection and fault in the pages; untimed.
+  if (const char* e = one_at_a_time(kWarmup)) return {0, 0, e};
+  // Bandwidth.
+  seen = {};
+  const auto t0 = Clock::now();
+  std::uint64_t posted = 0;
+  while (seen.done < l.writes || seen.landed < l.writes) {
+    while (posted < l.writes && posted - seen.done < l.window)
+      if (!post(static_cast<std::uint32_t>(posted++))) return {0, 0, refused};
+    if (!reap()) return {0, 0, "a write failed"};
+    if (seconds_since(t0) > 120) return {0, 0, "bandwidth run timed out"};
+  }
+  Figures f;
+  f.gbps = static_cast<double>(l.size) * static_cast<double>(l.writes) / seconds_since(t0) / 1e9;
+  // Latency.
+  const auto t1 = Clock::now();
+  if (const char* e = one_at_a_time(l.pings)) return {0, 0, e};
+  f.lat_us = seconds_since(t1) * 1e6 / static_cast<double>(l.pings);
+  return f;
+}
+
 // ---- the plain loop: two bare rails ----
 
 struct PlainPair {
@@ -65,7 +110,6 @@ struct PlainPair {
 
 Figures run_plain(const std::string& prov, const Load& l, std::vector<std::uint8_t>& src,
                   std::vector<std::uint8_t>& dst) {
-  Figures f;
   const std::string node = fabric::is_shm(prov) ? "" : "127.0.0.1";
   auto a = fabric::FabricRail::open(prov, node, 1024);
   auto b = fabric::FabricRail::open(prov, node, 1024);
@@ -78,25 +122,28 @@ Figures run_plain(const std::string& prov, const Load& l, std::vector<std::uint8
   if (!sm || !dm) return {0, 0, "register: " + (sm ? dm.error() : sm.error()).message()};
   p.src_mem = std::move(sm).value();
   p.dst_mem = std::move(dm).value();
+  // One fi_context2 per write in flight; a completion gives its context back.
   std::vector<fi_context2> ctx(l.window);
   std::vector<fi_context2*> free_ctx;
   for (auto& c : ctx) free_ctx.push_back(&c);
   std::vector<fabric::RailCompletion> batch(64);
-  std::uint64_t done = 0, landed = 0;
-  auto poll = [&]() -> bool {
+  Progress seen;
+  auto reap = [&]() -> bool {
     auto n = p.init->poll(batch);
     if (!n) return false;
     for (std::size_t i = 0; i < n.value(); ++i) {
       if (batch[i].error != 0) return false;
       free_ctx.push_back(static_cast<fi_context2*>(batch[i].context));
-      ++done;
+      ++seen.done;
     }
     auto m = p.target->poll(batch);
     if (!m) return false;
     for (std::size_t i = 0; i < m.value(); ++i)
-      if ((batch[i].flags & FI_REMOTE_CQ_DATA) != 0) ++landed;
+      if ((batch[i].flags & FI_REMOTE_CQ_DATA) != 0) ++seen.landed;
     return true;
   };
+  // free_ctx is never empty here: measure() keeps at most l.window writes in flight, and there
+  // are l.window contexts. On FI_EAGAIN the provider's queue is full: reap, then retry.
   auto post = [&](std::uint32_t imm) -> bool {
     for (;;) {
       fi_context2* c = free_ctx.back();
@@ -105,36 +152,10 @@ Figures run_plain(const std::string& prov, const Load& l, std::vector<std::uint8
         free_ctx.pop_back();
         return true;
       }
-      if (rc != -FI_EAGAIN || !poll()) return false;
+      if (rc != -FI_EAGAIN || !reap()) return false;
     }
   };
-  // Warm-up: the first writes set up rxm's connection and fault in the pages; untimed.
-  for (std::uint64_t i = 0; i < kWarmup; ++i) {
-    if (!post(static_cast<std::uint32_t>(i))) return {0, 0, "fi_writedata failed"};
-    while (landed <= i || done <= i)
-      if (!poll()) return {0, 0, "a write failed"};
-  }
-  done = landed = 0;
-  // Bandwidth.
-  const auto t0 = Clock::now();
-  std::uint64_t posted = 0;
-  while (done < l.writes || landed < l.writes) {
-    while (posted < l.writes && !free_ctx.empty())
-      if (!post(static_cast<std::uint32_t>(posted++))) return {0, 0, "fi_writedata failed"};
-    if (!poll()) return {0, 0, "a write failed"};
-    if (seconds_since(t0) > 120) return {0, 0, "bandwidth run timed out"};
-  }
-  f.gbps = static_cast<double>(l.size) * static_cast<double>(l.writes) / seconds_since(t0) / 1e9;
-  // Latency.
-  done = landed = 0;
-  const auto t1 = Clock::now();
-  for (std::uint64_t i = 0; i < l.pings; ++i) {
-    if (!post(static_cast<std::uint32_t>(i))) return {0, 0, "fi_writedata failed"};
-    while (landed <= i || done <= i)
-      if (!poll()) return {0, 0, "a write failed"};
-  }
-  f.lat_us = seconds_since(t1) * 1e6 / static_cast<double>(l.pings);
-  return f;
+  return measure(l, seen, "fi_writedata failed", post, reap);
 }
 
 // ---- through FabricConnection ----
@@ -166,46 +187,23 @@ Figures run_engine(const std::string& prov, const Load& l, std::vector<std::uint
   if (!addr || !key) return {0, 0, "remote key"};
   std::vector<WriteCompletion> done_batch;
   std::vector<std::uint32_t> landed_batch;
-  std::uint64_t done = 0, landed = 0;
-  auto poll = [&]() -> bool {
+  Progress seen;
+  auto reap = [&]() -> bool {
     done_batch.clear();
     init.completed_writes(done_batch);
     for (const auto& d : done_batch)
       if (!d.ok) return false;
-    done += done_batch.size();
+    seen.done += done_batch.size();
     landed_batch.clear();
     target.landed_imms(landed_batch);
-    landed += landed_batch.size();
+    seen.landed += landed_batch.size();
     return true;
   };
+  // The connection queues what the provider cannot take yet, so there is no retry here.
   auto post = [&](std::uint32_t imm) {
     return init.write_imm(PathIndex{0}, src.data(), l.size, smr.value(), addr.value(), key.value(), imm).ok();
   };
-  for (std::uint64_t i = 0; i < kWarmup; ++i) {
-    if (!post(static_cast<std::uint32_t>(i))) return {0, 0, "write_imm refused"};
-    while (landed <= i || done <= i)
-      if (!poll()) return {0, 0, "a write failed"};
-  }
-  done = landed = 0;
-  const auto t0 = Clock::now();
-  std::uint64_t posted = 0;
-  while (done < l.writes || landed < l.writes) {
-    while (posted < l.writes && posted - done < l.window)
-      if (!post(static_cast<std::uint32_t>(posted++))) return {0, 0, "write_imm refused"};
-    if (!poll()) return {0, 0, "a write failed"};
-    if (seconds_since(t0) > 120) return {0, 0, "bandwidth run timed out"};
-  }
-  Figures f;
-  f.gbps = static_cast<double>(l.size) * static_cast<double>(l.writes) / seconds_since(t0) / 1e9;
-  done = landed = 0;
-  const auto t1 = Clock::now();
-  for (std::uint64_t i = 0; i < l.pings; ++i) {
-    if (!post(static_cast<std::uint32_t>(i))) return {0, 0, "write_imm refused"};
-    while (landed <= i || done <= i)
-      if (!poll()) return {0, 0, "a write failed"};
-  }
-  f.lat_us = seconds_since(t1) * 1e6 / static_cast<double>(l.pings);
-  return f;
+  return measure(l, seen, "write_imm refused", post, reap);
 }
 
 }  // namespace
