@@ -1,12 +1,14 @@
 // railcheck conform: the hardware conformance suite (backends/hw/conform, docs/hardware.md).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "backends/hw/conform/conform_suite.hpp"
+#include "backends/hw/conform/netns_lab.hpp"
 #include "backends/hw/verbs/verbs_probe.hpp"
 #include "cli/commands.hpp"
 
@@ -26,10 +28,29 @@ int conform_verbs() {
   return kExitBadInput;
 }
 
+std::vector<std::string> split_commas(const std::string& s) {
+  std::vector<std::string> out;
+  std::size_t at = 0;
+  while (at <= s.size() && !s.empty()) {
+    const std::size_t comma = s.find(',', at);
+    out.push_back(s.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
+    if (comma == std::string::npos) break;
+    at = comma + 1;
+  }
+  return out;
+}
+
 }  // namespace
 
 int cmd_conform(const ConformOptions& o) {
-  if (o.peer_fd) return conform::run_peer(*o.peer_fd, o.provider);
+  if (o.peer_fd) {
+    conform::PeerOptions p;
+    p.fd = *o.peer_fd;
+    p.provider = o.provider;
+    p.rail_addresses = split_commas(o.peer_rails);
+    p.cut_link = o.cut_link;
+    return conform::run_peer(p);
+  }
   if (o.transport == "verbs") return conform_verbs();
   if (o.transport != "fabric") {
     std::fprintf(stderr, "railcheck conform: unknown --transport '%s' (fabric or verbs)\n", o.transport.c_str());
@@ -39,6 +60,19 @@ int cmd_conform(const ConformOptions& o) {
   so.provider = o.provider;
   so.sizes = o.sizes;
   so.seed = o.seed;
+  // The lab is built before anything touches libfabric (`ip` runs as a child process), and
+  // taken down when this function returns, whatever the outcome.
+  std::unique_ptr<conform::NetnsLab> lab;
+  if (o.netns) {
+    auto made = conform::NetnsLab::create(conform::default_netns_prefix());
+    if (!made) {
+      std::fprintf(stderr, "railcheck conform: network namespaces are not available here: %s; skipped\n",
+                   made.error().message().c_str());
+      return hw::verbs::kExitSkipped;
+    }
+    lab = std::move(made).value();
+    so.netns = lab.get();
+  }
   const auto t0 = std::chrono::steady_clock::now();
   auto results = conform::run_suite(so);
   if (!results) {
@@ -47,18 +81,22 @@ int cmd_conform(const ConformOptions& o) {
   }
   const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::size_t failed = 0;
-  fmt::print("railcheck conform --transport fabric --provider {} (two processes, loopback, seed {})\n", o.provider,
+  fmt::print("railcheck conform --transport fabric --provider {} (two processes, {}, seed {})\n", o.provider,
+             lab ? fmt::format("network namespaces {} and {}", lab->side(0).netns, lab->side(1).netns) : "loopback",
              o.seed);
-  fmt::print("{:<52} {:>6} {:>11}  {}\n", "case", "result", "time", "detail");
+  std::size_t width = 4;
+  for (const auto& r : results.value()) width = std::max(width, r.name.size());
+  fmt::print("{:<{}} {:>6} {:>11}  {}\n", "case", width, "result", "time", "detail");
   for (const auto& r : results.value()) {
     failed += r.passed ? 0 : 1;
-    fmt::print("{:<52} {:>6} {:>8.1f} ms  {}\n", r.name, r.passed ? "PASS" : "FAIL", r.millis, r.detail);
+    fmt::print("{:<{}} {:>6} {:>8.1f} ms  {}\n", r.name, width, r.passed ? "PASS" : "FAIL", r.millis, r.detail);
   }
   fmt::print("{} of {} cases passed in {:.1f} s\n", results->size() - failed, results->size(), total);
   if (!o.json_path.empty()) {
     nlohmann::json j;
     j["transport"] = "fabric";
     j["provider"] = o.provider;
+    j["netns"] = lab != nullptr;
     j["seed"] = o.seed;
     j["passed"] = failed == 0;
     j["cases"] = nlohmann::json::array();

@@ -127,14 +127,18 @@ struct BudgetOptions {
 int cmd_budget(const BudgetOptions& o);
 
 // railcheck conform: the hardware conformance suite between two processes (backends/hw/conform).
-// Exit 0 all cases pass, 1 a case failed, 2 bad input (or no such provider), 77 (verbs) no device.
+// Exit 0 all cases pass, 1 a case failed, 2 bad input (or no such provider), 77 skipped: no RDMA
+// device (verbs), or no network namespaces here (--netns: not root, or the kernel refuses).
 struct ConformOptions {
   std::string transport = "fabric";  // fabric | verbs
   std::string provider = "tcp;ofi_rxm";
   std::vector<std::size_t> sizes;  // send/recv sizes in bytes; empty: 0 B .. 64 MiB
   std::uint64_t seed = 1;
   std::string json_path;              // '-' for stdout
+  bool netns = false;                 // two network namespaces, rail 0's link taken down
   std::optional<int> peer_fd;         // internal: run as the suite's peer process
+  std::string peer_rails;             // internal: the peer's rail addresses, "a,b"
+  std::string cut_link;               // internal: the interface the peer takes down
 };
 int cmd_conform(const ConformOptions& o);
 

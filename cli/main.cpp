@@ -138,14 +138,20 @@ int main(int argc, char** argv) {
 
   railcheck::cli::ConformOptions conform;
   auto* conform_cmd = app.add_subcommand(
-      "conform", "Hardware conformance suite between two processes (exit 1: a case failed, 77: no RDMA device)");
+      "conform", "Hardware conformance suite between two processes (exit 1: a case failed, 77: skipped, no RDMA device or no netns)");
   conform_cmd->add_option("--transport", conform.transport, "fabric (libfabric) or verbs");
   conform_cmd->add_option("--provider", conform.provider, "libfabric provider: tcp;ofi_rxm, shm, efa");
   conform_cmd->add_option("--sizes", conform.sizes, "Send/recv sizes in bytes (default 0 1 4096 65536 1048576 67108864)");
   conform_cmd->add_option("--seed", conform.seed, "Seed of the message sizes and contents");
   conform_cmd->add_option("--json", conform.json_path, "Also write the results as JSON to this file ('-' for stdout)");
+  conform_cmd->add_flag("--netns", conform.netns,
+                        "Run between two network namespaces joined by one veth pair per rail (169.254.1.0/30, "
+                        "169.254.2.0/30) and add the real failover case: rail 0's link taken down mid-stream. "
+                        "Needs root and iproute2; exit 77 where namespaces cannot be made");
   conform_cmd->add_option("--peer-fd", conform.peer_fd, "Internal: run as the suite's peer on this socket")
       ->group("");
+  conform_cmd->add_option("--peer-rails", conform.peer_rails, "Internal: the peer's rail addresses")->group("");
+  conform_cmd->add_option("--cut-link", conform.cut_link, "Internal: the link the peer takes down")->group("");
 
   CLI11_PARSE(app, argc, argv);
   if (run_cmd->parsed()) return railcheck::cli::cmd_run(run);

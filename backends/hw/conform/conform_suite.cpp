@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "backends/hw/conform/message_stream.hpp"
+#include "backends/hw/conform/netns_lab.hpp"
 #include "backends/hw/conform/peer_channel.hpp"
 #include "backends/hw/conform/write_imm_case.hpp"
 #include "backends/hw/libfabric/fabric_connection.hpp"
@@ -26,11 +27,11 @@ using Clock = std::chrono::steady_clock;
 constexpr auto kCaseLimit = std::chrono::seconds(120);
 constexpr auto kLineWait = std::chrono::seconds(30);
 
-FabricOptions fabric_options(const std::string& provider) {
+FabricOptions fabric_options(const std::string& provider, const std::vector<std::string>& rail_addresses) {
   FabricOptions o;
   o.provider = provider;
   o.rails = 2;
-  if (!fabric::is_shm(provider)) o.rail_addresses.assign(2, "127.0.0.1");
+  o.rail_addresses = rail_addresses;
   // Late is not dead: the suite runs on shared machines, and a cut rail is reported at once.
   o.tunables.soft_rto = std::chrono::milliseconds(2000);
   o.tunables.heartbeat_interval = std::chrono::milliseconds(250);
@@ -51,10 +52,24 @@ std::vector<std::uint8_t> from_hex(const std::string& s) {
   return b;
 }
 
-std::string encode_case(const StreamSpec& s, const std::vector<std::uint8_t>& handle) {
+// How the sender fails the primary in a failover case.
+enum class CutKind { Teardown, LinkDown };
+
+std::string encode_case(const StreamSpec& s, CutKind cut, const std::vector<std::uint8_t>& handle) {
   auto opt = [](const auto& v) { return v ? static_cast<long long>(*v) : -1LL; };
-  return fmt::format("stream {} {} {} {} {} {} {} {}", s.seed, s.messages, s.max_size, opt(s.fixed_size), s.window,
-                     s.max_group, opt(s.cut_primary_after), to_hex(handle));
+  return fmt::format("stream {} {} {} {} {} {} {} {} {}", s.seed, s.messages, s.max_size, opt(s.fixed_size), s.window,
+                     s.max_group, opt(s.cut_primary_after), cut == CutKind::LinkDown ? "link" : "teardown",
+                     to_hex(handle));
+}
+
+// Rail addresses of this side: the lab's, or loopback for tcp (shm addresses are names).
+std::vector<std::string> rail_addresses(const std::string& provider, const NetnsLab* lab, int side) {
+  if (lab != nullptr) {
+    const NetnsSide& s = lab->side(side);
+    return {s.rails[0].address, s.rails[1].address};
+  }
+  if (fabric::is_shm(provider)) return {};
+  return {"127.0.0.1", "127.0.0.1"};
 }
 
 std::string human_size(std::size_t n) {
@@ -65,13 +80,14 @@ std::string human_size(std::size_t n) {
 
 class Suite {
  public:
-  Suite(const SuiteOptions& o, PeerChannel& peer) : o_(o), peer_(peer) {}
+  Suite(const SuiteOptions& o, std::vector<std::string> rails, PeerChannel& peer)
+      : o_(o), rails_(std::move(rails)), peer_(peer) {}
 
   CaseResult handle_size() {
     CaseResult r{"handle size <= 128 B", false, 0, {}};
     const auto t0 = Clock::now();
     std::vector<std::uint8_t> handle;
-    auto c = FabricConnection::listen(fabric_options(o_.provider), handle);
+    auto c = FabricConnection::listen(fabric_options(o_.provider, rails_), handle);
     r.millis = ms_since(t0);
     if (!c) return fail(r, c.error().message());
     auto decoded = decode_handle(handle);
@@ -82,15 +98,15 @@ class Suite {
   }
 
   // One message stream with the peer sending. `extra` checks the receiving connection after.
-  CaseResult stream(std::string name, const StreamSpec& spec) {
+  CaseResult stream(std::string name, const StreamSpec& spec, CutKind cut = CutKind::Teardown) {
     CaseResult r{std::move(name), false, 0, {}};
     std::vector<std::uint8_t> handle;
     const auto t_listen = Clock::now();
-    auto rx = FabricConnection::listen(fabric_options(o_.provider), handle);
+    auto rx = FabricConnection::listen(fabric_options(o_.provider, rails_), handle);
     const double listen_ms = ms_since(t_listen);
     if (!rx) return fail(r, "listen: " + rx.error().message());
     const bool ready_at_listen = rx.value()->ready();
-    if (!peer_.send_line(encode_case(spec, handle))) return fail(r, "the peer process is gone");
+    if (!peer_.send_line(encode_case(spec, cut, handle))) return fail(r, "the peer process is gone");
     const auto t0 = Clock::now();
     StreamReceiver recv(*rx.value(), spec);
     std::optional<std::string> verdict;
@@ -126,7 +142,7 @@ class Suite {
       r.passed = false;
       r.detail += ": a comm was ready before the handshake could have run (connect/accept must not block)";
     }
-    if (spec.cut_primary_after && st.active_rail == 0) {
+    if (spec.cut_primary_after && (st.active_rail == 0 || st.failovers == 0)) {
       r.passed = false;
       r.detail += ": the primary was cut but the receiver never left it";
     }
@@ -137,7 +153,7 @@ class Suite {
   CaseResult writes(std::string name, const WriteCaseSpec& spec) {
     CaseResult r{std::move(name), false, 0, {}};
     std::vector<std::uint8_t> handle;
-    auto rx = FabricConnection::listen(fabric_options(o_.provider), handle);
+    auto rx = FabricConnection::listen(fabric_options(o_.provider, rails_), handle);
     if (!rx) return fail(r, "listen: " + rx.error().message());
     WriteReceiver target(*rx.value(), spec);
     auto where = target.target();
@@ -189,6 +205,7 @@ class Suite {
     return r;
   }
   const SuiteOptions& o_;
+  std::vector<std::string> rails_;
   PeerChannel& peer_;
 };
 
@@ -197,8 +214,18 @@ class Suite {
 std::vector<std::size_t> default_sizes() { return {0, 1, 4096, 65536, 1U << 20, 64U << 20}; }
 
 Result<std::vector<CaseResult>> run_suite(const SuiteOptions& o) {
+  // This process enters its namespace before any provider looks at the interfaces.
+  const NetnsLab* lab = o.netns;
+  if (lab != nullptr) {
+    if (fabric::is_shm(o.provider))
+      return Error{"--netns needs a network provider: shm never leaves this machine's memory",
+                   "use --provider 'tcp;ofi_rxm'"};
+    if (auto in = enter_netns(lab->side(0).netns); !in) return in.error();
+  }
+  const auto host_rails = rail_addresses(o.provider, lab, 0);
+  const auto peer_rails = rail_addresses(o.provider, lab, 1);
   // Fail early and clearly when the provider is not here, before starting a peer.
-  if (auto q = fabric::query_provider(o.provider, fabric::is_shm(o.provider) ? "" : "127.0.0.1"); !q) return q.error();
+  if (auto q = fabric::query_provider(o.provider, host_rails.empty() ? "" : host_rails[0]); !q) return q.error();
   int fds[2] = {-1, -1};
   if (socketpair(AF_UNIX, SOCK_STREAM, 0, fds) != 0) return Error{"socketpair failed", ""};
   std::fflush(nullptr);
@@ -207,9 +234,22 @@ Result<std::vector<CaseResult>> run_suite(const SuiteOptions& o) {
   if (pid == 0) {
     // A fresh image: libfabric does not support fork after its providers are initialised.
     close(fds[0]);
+    if (lab) {
+      if (auto in = enter_netns(lab->side(1).netns); !in) {
+        std::fprintf(stderr, "conform: the peer could not enter its namespace: %s\n", in.error().message().c_str());
+        _exit(2);
+      }
+    }
     const std::string fd = std::to_string(fds[1]);
-    execl(o.self_exe.c_str(), "railcheck", "conform", "--provider", o.provider.c_str(), "--peer-fd", fd.c_str(),
-          static_cast<char*>(nullptr));
+    std::vector<std::string> args = {"railcheck", "conform", "--provider", o.provider, "--peer-fd", fd};
+    if (!peer_rails.empty()) {
+      args.insert(args.end(), {"--peer-rails", peer_rails[0] + "," + peer_rails[1]});
+    }
+    if (lab) args.insert(args.end(), {"--cut-link", lab->side(1).rails[0].if_name});
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv(o.self_exe.c_str(), argv.data());
     std::fprintf(stderr, "conform: could not start the peer %s\n", o.self_exe.c_str());
     _exit(2);
   }
@@ -217,7 +257,7 @@ Result<std::vector<CaseResult>> run_suite(const SuiteOptions& o) {
   std::vector<CaseResult> results;
   {
     PeerChannel peer(fds[0]);
-    Suite suite(o, peer);
+    Suite suite(o, host_rails, peer);
     results.push_back(suite.handle_size());
 
     StreamSpec connect;
@@ -270,6 +310,16 @@ Result<std::vector<CaseResult>> run_suite(const SuiteOptions& o) {
     cut.max_size = 16384;
     cut.cut_primary_after = 200;
     results.push_back(suite.stream("failover: primary endpoint torn down mid-stream", cut));
+
+    if (lab) {
+      // Last: rail 0 stays down until the case ends. Nothing fails at once: the sender's
+      // sends stop being acknowledged and its soft RTO decides.
+      cut.seed = o.seed + 6000;
+      results.push_back(suite.stream(
+          fmt::format("failover: rail 0 link down mid-stream ({} in {})", lab->side(1).rails[0].if_name,
+                      lab->side(1).netns),
+          cut, CutKind::LinkDown));
+    }
   }  // closes the channel: the peer reads EOF and exits
   int status = 0;
   waitpid(pid, &status, 0);
@@ -281,7 +331,7 @@ Result<std::vector<CaseResult>> run_suite(const SuiteOptions& o) {
 namespace {
 
 // The initiator's half of a write case: "write <kind> <seed> <writes> <handle> <target>".
-void run_write_peer(PeerChannel& host, const std::string& provider, std::istringstream& in, const std::string& line) {
+void run_write_peer(PeerChannel& host, const PeerOptions& o, std::istringstream& in, const std::string& line) {
   std::string kind, hex;
   WriteCaseSpec spec;
   const bool parsed = static_cast<bool>(in >> kind >> spec.seed >> spec.writes >> hex);
@@ -296,7 +346,7 @@ void run_write_peer(PeerChannel& host, const std::string& provider, std::istring
   }
   spec.kind = *k;
   const auto t0 = Clock::now();
-  auto c = FabricConnection::connect(fabric_options(provider), from_hex(hex));
+  auto c = FabricConnection::connect(fabric_options(o.provider, o.rail_addresses), from_hex(hex));
   if (!c) {
     host.send_line("fail connect: " + c.error().message());
     (void)host.read_line(kLineWait);
@@ -321,8 +371,8 @@ void run_write_peer(PeerChannel& host, const std::string& provider, std::istring
 
 }  // namespace
 
-int run_peer(int fd, const std::string& provider) {
-  PeerChannel host(fd);
+int run_peer(const PeerOptions& o) {
+  PeerChannel host(o.fd);
   while (true) {
     auto line = host.read_line(std::chrono::minutes(10));
     if (!line) return host.closed() ? 0 : 1;
@@ -330,21 +380,22 @@ int run_peer(int fd, const std::string& provider) {
     if (line->rfind("write ", 0) == 0) {
       std::string word;
       in >> word;
-      run_write_peer(host, provider, in, *line);
+      run_write_peer(host, o, in, *line);
       continue;
     }
-    std::string kind, hex;
+    std::string kind, cut_kind, hex;
     StreamSpec s;
     long long fixed = -1, cut = -1;
-    in >> kind >> s.seed >> s.messages >> s.max_size >> fixed >> s.window >> s.max_group >> cut >> hex;
-    if (kind != "stream" || !in) {
+    in >> kind >> s.seed >> s.messages >> s.max_size >> fixed >> s.window >> s.max_group >> cut >> cut_kind >> hex;
+    if (kind != "stream" || !in || (cut_kind != "teardown" && cut_kind != "link") ||
+        (cut_kind == "link" && o.cut_link.empty())) {
       host.send_line("fail the peer could not parse the case: " + *line);
       continue;
     }
     if (fixed >= 0) s.fixed_size = static_cast<std::size_t>(fixed);
     if (cut >= 0) s.cut_primary_after = static_cast<std::uint64_t>(cut);
     const auto t0 = Clock::now();
-    auto c = FabricConnection::connect(fabric_options(provider), from_hex(hex));
+    auto c = FabricConnection::connect(fabric_options(o.provider, o.rail_addresses), from_hex(hex));
     const double connect_us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
     if (!c) {
       host.send_line("fail connect: " + c.error().message());
@@ -352,7 +403,16 @@ int run_peer(int fd, const std::string& provider) {
       continue;
     }
     const bool ready_now = c.value()->ready();
-    StreamSender tx(*c.value(), s);
+    StreamSender::CutAction cut_action;
+    bool link_down = false;
+    if (cut_kind == "link") {
+      cut_action = [&] {
+        auto down = set_link_up(o.cut_link, false);
+        link_down = down.ok();
+        return down ? std::string{} : down.error().message();
+      };
+    }
+    StreamSender tx(*c.value(), s, cut_action);
     while (tx.error().empty() && !tx.done() && Clock::now() - t0 < kCaseLimit) tx.step();
     if (!tx.error().empty()) {
       host.send_line("fail " + tx.error());
@@ -368,6 +428,7 @@ int run_peer(int fd, const std::string& provider) {
       c.value()->progress();
       done = host.read_line(std::chrono::milliseconds(0));
     }
+    if (link_down) (void)set_link_up(o.cut_link, true);  // the next case finds rail 0 as it was
   }
 }
 

@@ -12,11 +12,24 @@
 
 namespace railcheck::conform {
 
+class NetnsLab;
+
 struct SuiteOptions {
   std::string provider = "tcp;ofi_rxm";
   std::vector<std::size_t> sizes;  // send/recv sizes; empty = 0 B, 1 B, 4 KiB, 64 KiB, 1 MiB, 64 MiB
   std::uint64_t seed = 1;
   std::string self_exe = "/proc/self/exe";  // what to exec as the peer
+  // Run in the lab's two network namespaces, joined by two veth pairs, one per rail, and add
+  // the real link failure: rail 0's link taken down mid-stream. The caller owns the lab.
+  const NetnsLab* netns = nullptr;
+};
+
+// The peer's side of the suite, as `conform --peer-fd` starts it.
+struct PeerOptions {
+  int fd = -1;
+  std::string provider = "tcp;ofi_rxm";
+  std::vector<std::string> rail_addresses;  // empty: the provider's default (loopback for tcp)
+  std::string cut_link;                     // the interface a link-down case takes down
 };
 
 struct CaseResult {
@@ -31,7 +44,7 @@ Result<std::vector<CaseResult>> run_suite(const SuiteOptions& o);
 
 // The peer's side: reads cases from `fd` until EOF and runs the sending half of each.
 // Returns the process exit code.
-int run_peer(int fd, const std::string& provider);
+int run_peer(const PeerOptions& o);
 
 std::vector<std::size_t> default_sizes();
 

@@ -32,7 +32,8 @@ std::string check_message(std::uint64_t seed, std::uint64_t i, const std::uint8_
                      diff.first - want.begin(), named);
 }
 
-StreamSender::StreamSender(FabricConnection& c, StreamSpec spec) : c_(c), spec_(spec) {}
+StreamSender::StreamSender(FabricConnection& c, StreamSpec spec, CutAction cut)
+    : c_(c), spec_(spec), cut_(std::move(cut)) {}
 
 bool StreamSender::step() {
   if (!error_.empty()) return false;
@@ -54,8 +55,15 @@ bool StreamSender::step() {
       // to, and the connection rightly fails.
       const ConnectionStats st = c_.stats();
       if (!std::any_of(st.rails.begin() + 1, st.rails.end(), [](const RailStats& r) { return r.ready; })) break;
-      c_.cut_rail(PathIndex{0});
       cut_done_ = true;
+      if (cut_) {
+        if (auto why = cut_(); !why.empty()) {
+          error_ = "injecting the fault: " + why;
+          return false;
+        }
+      } else {
+        c_.cut_rail(PathIndex{0});
+      }
     }
     Slot s;
     s.buf.resize(std::max<std::size_t>(size_of(spec_, next_), 1));

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,7 +24,9 @@ struct StreamSpec {
   std::optional<std::size_t> fixed_size;
   std::uint32_t window = 16;                       // requests outstanding per side
   std::uint32_t max_group = 4;                     // grouped receive sizes cycle 1..max_group
-  std::optional<std::uint64_t> cut_primary_after;  // sender: cut_rail(0) after this many sends
+  // Sender: fail the primary after this many sends, by the StreamSender's cut action
+  // (cut_rail(0) unless it was given another, such as taking rail 0's link down).
+  std::optional<std::uint64_t> cut_primary_after;
 };
 
 std::uint64_t tag_of(std::uint64_t i);
@@ -34,7 +37,10 @@ std::string check_message(std::uint64_t seed, std::uint64_t i, const std::uint8_
 
 class StreamSender {
  public:
-  StreamSender(FabricConnection& c, StreamSpec spec);
+  // `cut`: how the primary fails at spec.cut_primary_after; empty = c.cut_rail(0). It returns
+  // an error text, or empty when the fault was injected.
+  using CutAction = std::function<std::string()>;
+  StreamSender(FabricConnection& c, StreamSpec spec, CutAction cut = {});
   // Posts and tests; returns false once the stream failed (error() says why).
   bool step();
   bool done() const { return completed_ == spec_.messages; }
@@ -49,6 +55,7 @@ class StreamSender {
   };
   FabricConnection& c_;
   StreamSpec spec_;
+  CutAction cut_;
   std::deque<Slot> inflight_;
   std::uint64_t next_ = 0;
   std::uint64_t completed_ = 0;
