@@ -1,0 +1,183 @@
+#pragma once
+// PRIVATE to backends/hw/libfabric: what a FabricConnection holds. Its methods live by job in
+// fabric_executor.cpp (the action executor), fabric_connection.cpp (construction, the user's
+// two-sided calls) and fabric_write_imm.cpp (the one-sided write API).
+#include <rdma/fabric.h>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "backends/hw/libfabric/control_codec.hpp"
+#include "backends/hw/libfabric/fabric_connection.hpp"
+#include "backends/hw/libfabric/fabric_rail.hpp"
+#include "backends/hw/libfabric/pending_queue.hpp"
+#include "backends/hw/libfabric/rc_completion_order.hpp"
+#include "engine/failover/ha_connection.hpp"
+
+namespace railcheck {
+
+namespace fabric {
+
+enum class OpKind : std::uint8_t { Data, ControlSend, ControlRecv };
+
+// The context of every operation handed to libfabric. It starts with the fi_context2 the
+// provider may use (FI_CONTEXT2 mode), so its address is what the CQ entry gives back.
+struct Op {
+  fi_context2 fi{};
+  OpKind kind = OpKind::Data;
+  std::uint32_t rail = 0;
+  std::uint64_t generation = 0;  // the rail's generation when posted
+  bool posted = false;           // the provider holds it (a completion will come)
+  bool stale = false;            // reported already (flushed); its completion is dropped
+  WrId wr{};
+  WrOpcode opcode = WrOpcode::Send;
+  std::uint32_t length = 0;
+  std::vector<std::uint8_t> bytes;  // control message buffer
+};
+
+// A write_imm the provider holds: outside the engine, so outside Op and `outstanding`.
+struct WriteOp {
+  fi_context2 fi{};  // first: the CQ entry's op_context is this address (FI_CONTEXT2 mode)
+  std::uint64_t id = 0;
+};
+
+}  // namespace fabric
+
+using fabric::FabricRail;
+using fabric::Op;
+using fabric::OpKind;
+using fabric::PendingQueue;
+using fabric::RailCompletion;
+using fabric::RailMemory;
+using fabric::RcCompletionOrder;
+using fabric::WriteOp;
+
+struct MemoryRegion {
+  MrId id{};
+  void* addr = nullptr;
+  std::size_t len = 0;
+  std::vector<std::optional<RailMemory>> per_rail;  // registered lazily, when the engine asks
+};
+
+struct RailSlot {
+  std::unique_ptr<FabricRail> rail;
+  PendingQueue pending;
+  std::uint64_t generation = 0;
+  bool err = false;                 // the engine moved this path to ERR
+  bool cut = false;                 // the endpoint is gone (cut_rail)
+  std::map<WrId, Op*> outstanding;  // data WRs the provider may still complete, by id
+  // What the engine hears, and when: RC's completion order (rc_completion_order.hpp).
+  RcCompletionOrder order;
+  RailStats stats;
+};
+
+struct FabricConnection::State {
+  FabricOptions options;
+  std::chrono::steady_clock::time_point epoch = std::chrono::steady_clock::now();
+  // MRs before rails: they are closed before the domains they live on.
+  std::vector<RailSlot> rails;
+  std::unordered_map<const MemoryRegion*, std::unique_ptr<MemoryRegion>> mrs;
+  std::map<MrId, MemoryRegion*> mr_by_id;
+  std::unordered_map<const Op*, std::unique_ptr<Op>> ops;
+  std::unordered_map<const void*, std::unique_ptr<WriteOp>> writes;  // write_imm in flight
+  std::vector<WriteCompletion> write_done;
+  std::vector<std::uint32_t> landed_imms;
+  std::uint64_t next_write = 0;
+  std::unique_ptr<HaConnection> engine;
+  std::map<TimerId, Nanos> timers;
+  std::map<RequestId, RequestResult> results;
+  std::deque<Event> deferred;  // events the driver owes the engine (flushes, failed posts)
+  std::vector<RailCompletion> batch;
+  std::uint64_t next_request = 0;
+  std::uint64_t next_mr = 0;
+  std::uint64_t replayed = 0;
+  bool feeding = false;
+  // RAILCHECK_FABRIC_TRACE=1 prints the engine's trace notes (failovers, replays) to stderr.
+  bool trace_to_stderr = std::getenv("RAILCHECK_FABRIC_TRACE") != nullptr;
+  bool handshake_failed = false;
+  std::optional<Error> registration_error;
+  // Delivery acks (rc_completion_order.hpp, point 3): the sender holds each send's success
+  // until the receiver's backend acknowledges the message; the receiver acknowledges its
+  // engine's delivered watermark whenever it moves. `ack_sent`: the last watermark sent.
+  bool delivery_acks = false;
+  std::uint64_t ack_sent = 0;
+  std::vector<CompletionEvent> released;  // scratch for RcCompletionOrder
+
+  ~State();
+
+  Nanos now() const;
+
+  // ---- engine I/O ----
+  void feed(const Event& ev);
+  // Hands the engine every event the driver owes it, in order. Never re-entered: an action that
+  // produces an event (a flush, a refused post) queues it behind the batch being executed.
+  void drain();
+
+  void execute(Actions& actions);
+
+  // ---- posting ----
+  Op* new_op(OpKind kind, std::uint32_t rail);
+  void drop_op(Op* op);
+
+  void owe_completion(PathIndex path, const WorkRequest& wr, WcStatus st);
+
+  void post_data(PathIndex path, const WorkRequest& wr, std::optional<std::pair<std::uint64_t, std::uint32_t>> rma);
+
+  void post_control_recv(std::uint32_t r);
+
+  void send_control(const ControlChannel& ch, const ControlMessage& m);
+
+  void send_control_bytes(std::uint32_t r, std::vector<std::uint8_t> bytes, bool oob);
+
+  // ---- QP state ----
+  void modify(const ModifyQp& m);
+
+  // ERR: every WR outstanding on the path completes with WR_FLUSH_ERR, in posting order.
+  void flush(PathIndex path);
+
+  void register_on_rail(const RegisterMr& r);
+
+  // ---- completions ----
+  void on_completion(std::uint32_t r, const RailCompletion& c);
+
+  // Queues for the engine every completion of the rail that RC order lets through now.
+  void release(RailSlot& slot);
+
+  // ERR or a cut: what RC order lets through as it is, then flushes (RcCompletionOrder::fail).
+  void flush_in_order(RailSlot& slot, PathIndex path, WcStatus first_status);
+
+  // Sender: the receiver's engine holds every message below `next`; sends it covers complete.
+  void on_delivery_ack(const fabric::DeliveryAck& a);
+
+  // Receiver: acknowledge the delivered watermark once it moved, on the path the engine uses.
+  void acknowledge_delivery();
+
+  // write_imm's CQ entries, which the engine never hears of: the initiator's completion of a
+  // WriteOp, and at the target a remote write's immediate (FI_REMOTE_CQ_DATA with no operation
+  // of ours behind it; a receive's immediate comes with its Op). True when consumed.
+  // (fabric_write_imm.cpp)
+  bool on_write_event(const RailCompletion& c);
+
+  // The rail's registration of `mr`, made now if the engine has not asked for it yet.
+  // (fabric_write_imm.cpp)
+  Result<const RailMemory*> rail_memory(MemoryRegion* mr, PathIndex path);
+
+  // ---- polling and timers ----
+  void poll_rails();
+
+  void fire_timers();
+
+  // ---- fault injection ----
+  void cut(PathIndex path);
+};
+
+}  // namespace railcheck

@@ -1,0 +1,411 @@
+// FabricConnection: the libfabric driver of one HaConnection. Its job is rank_driver.cpp's job
+// (backends/sim) on real endpoints: execute the engine's actions in order as fi_* calls, and
+// turn completions, expired timers and arrived control messages into events. Which WR means
+// what, when to fail over and what to replay are the engine's decisions, never made here.
+//
+// Action -> libfabric (docs/hardware.md has the full table):
+//   PostSend        fi_senddata (imm = message sequence number, FI_REMOTE_CQ_DATA)
+//   PostRecv        fi_recv (untagged, FI_ORDER_SAS: receives match in posted order like RC)
+//   PostWrite       fi_writedata / fi_write
+//   ModifyQp        RTR: fi_av_insert of the peer; ERR: stop using the rail and report every
+//                   outstanding WR as WR_FLUSH_ERR (posted receives are fi_cancel'ed); later
+//                   completions from that rail generation are dropped; RESET: a new generation
+//   RegisterMr      fi_mr_reg on the rail's own domain (PdId = rail index)
+//   SendControl     fi_tsend with kControlTag on rail 0 (out of band) or on the path's rail
+//   ArmTimer        a steady_clock deadline checked in progress()
+#include <fmt/format.h>
+#include <rdma/fi_errno.h>
+
+#include <algorithm>
+#include <iterator>
+
+#include "backends/hw/libfabric/control_codec.hpp"
+#include "backends/hw/libfabric/fabric_connection_state.hpp"
+#include "backends/hw/libfabric/provider_query.hpp"
+
+namespace railcheck {
+
+namespace {
+
+WcStatus status_of(int fi_err) {
+  switch (fi_err) {
+    case FI_ECANCELED: return WcStatus::WrFlushErr;
+    case FI_ETRUNC:
+    case FI_EMSGSIZE: return WcStatus::LocLenErr;
+    case FI_EACCES:
+    case FI_EKEYREJECTED: return WcStatus::RemAccessErr;
+    case FI_EINVAL: return WcStatus::LocQpOpErr;
+    default: return WcStatus::GeneralErr;  // the path itself broke (reset, unreachable, ...)
+  }
+}
+
+}  // namespace
+
+Nanos FabricConnection::State::now() const {
+  return std::chrono::duration_cast<Nanos>(std::chrono::steady_clock::now() - epoch);
+}
+
+// ---- engine I/O ----
+void FabricConnection::State::feed(const Event& ev) {
+  deferred.push_back(ev);
+  drain();
+}
+
+void FabricConnection::State::drain() {
+  if (feeding) return;
+  feeding = true;
+  while (!deferred.empty()) {
+    Event e = std::move(deferred.front());
+    deferred.pop_front();
+    Actions acts;
+    engine->handle(now(), e, acts);
+    execute(acts);
+  }
+  feeding = false;
+}
+
+void FabricConnection::State::execute(Actions& actions) {
+  for (Action& a : actions) {
+    if (auto* p = std::get_if<PostSend>(&a)) {
+      post_data(p->path, p->wr, std::nullopt);
+    } else if (auto* p = std::get_if<PostRecv>(&a)) {
+      post_data(p->path, p->wr, std::nullopt);
+    } else if (auto* p = std::get_if<PostWrite>(&a)) {
+      post_data(p->path, p->wr, std::make_pair(p->remote_addr, p->rkey));
+    } else if (auto* m = std::get_if<ModifyQp>(&a)) {
+      modify(*m);
+    } else if (auto* r = std::get_if<RegisterMr>(&a)) {
+      register_on_rail(*r);
+    } else if (auto* t = std::get_if<ArmTimer>(&a)) {
+      timers[t->timer] = t->deadline;
+    } else if (auto* t = std::get_if<CancelTimer>(&a)) {
+      timers.erase(t->timer);
+    } else if (auto* s = std::get_if<SendControl>(&a)) {
+      send_control(s->channel, s->message);
+    } else if (auto* r = std::get_if<CompleteRequest>(&a)) {
+      RequestResult res;
+      res.ok = r->outcome == RequestOutcome::Done;
+      res.sizes.assign(r->sizes.begin(), r->sizes.end());
+      if (r->error) res.error = r->error->message();
+      results[r->request] = std::move(res);
+    } else if (auto* f = std::get_if<ConnectionFailed>(&a)) {
+      (void)f;
+    } else if (auto* t = std::get_if<Trace>(&a)) {
+      if (t->note.kind == TraceKind::Replayed) replayed += t->note.count;
+      if (trace_to_stderr)
+        fmt::print(stderr, "[railcheck fabric {} {:.3f} ms] {} path {} count {} {}\n",
+                   engine->role() == ConnRole::Sender ? "send" : "recv", to_millis(now()), to_string(t->note.kind),
+                   t->note.path.value, t->note.count, t->note.detail);
+    }
+  }
+}
+
+// ---- posting ----
+Op* FabricConnection::State::new_op(OpKind kind, std::uint32_t rail) {
+  auto op = std::make_unique<Op>();
+  op->kind = kind;
+  op->rail = rail;
+  op->generation = rails[rail].generation;
+  Op* raw = op.get();
+  ops.emplace(raw, std::move(op));
+  return raw;
+}
+
+void FabricConnection::State::drop_op(Op* op) { ops.erase(op); }
+
+void FabricConnection::State::owe_completion(PathIndex path, const WorkRequest& wr, WcStatus st) {
+  deferred.push_back(CompletionEvent{path, wr.id, wr.opcode, st, 0, std::nullopt});
+}
+
+void FabricConnection::State::post_data(PathIndex path, const WorkRequest& wr,
+                                        std::optional<std::pair<std::uint64_t, std::uint32_t>> rma) {
+  RailSlot& slot = rails.at(path.value);
+  if (slot.cut || slot.err || !slot.rail->has_peer()) {
+    // A QP in ERR flushes what is posted to it; a dead link never completes it normally.
+    owe_completion(path, wr, slot.cut ? WcStatus::RetryExcErr : WcStatus::WrFlushErr);
+    return;
+  }
+  // One SGE per WR (the engine posts one buffer per WR); its MR resolved on this rail's domain.
+  void* buf = nullptr;
+  std::uint32_t len = 0;
+  void* desc = nullptr;
+  if (!wr.sges.empty()) {
+    const Sge& sge = wr.sges.front();
+    buf = reinterpret_cast<void*>(sge.addr);
+    len = sge.length;
+    auto it = mr_by_id.find(sge.mr);
+    if (it != mr_by_id.end() && it->second->per_rail.at(path.value)) desc = it->second->per_rail[path.value]->desc;
+  }
+  Op* op = new_op(OpKind::Data, path.value);
+  op->wr = wr.id;
+  op->opcode = wr.opcode;
+  op->length = len;
+  slot.outstanding.emplace(wr.id, op);
+  FabricRail* rail = slot.rail.get();
+  const std::optional<std::uint32_t> imm = wr.imm;
+  // A send's immediate is its message sequence number: the receiver's acknowledgements name it.
+  const bool needs_ack = delivery_acks && wr.opcode == WrOpcode::Send && imm.has_value();
+  slot.order.posted(wr.id, wr.opcode, needs_ack ? imm : std::nullopt);
+  PendingQueue::Post post;
+  if (wr.opcode == WrOpcode::Recv) {
+    ++slot.stats.posted_recvs;
+    post.attempt = [rail, buf, len, desc, op] {
+      const ssize_t rc = rail->recv(buf, len, desc, op);
+      op->posted = rc == 0;
+      return rc;
+    };
+  } else if (rma) {
+    ++slot.stats.posted_writes;
+    const auto [addr, key] = *rma;
+    post.attempt = [rail, buf, len, desc, imm, addr, key, op] {
+      const ssize_t rc = rail->write(buf, len, desc, imm, addr, key, op);
+      op->posted = rc == 0;
+      return rc;
+    };
+  } else {
+    ++slot.stats.posted_sends;
+    post.attempt = [rail, buf, len, desc, imm, op] {
+      const ssize_t rc = rail->send(buf, len, desc, imm, op);
+      op->posted = rc == 0;
+      return rc;
+    };
+  }
+  post.on_error = [this, path, op](ssize_t) {
+    // The provider refused the post outright: report it as the path's failure.
+    RailSlot& s = rails[path.value];
+    s.outstanding.erase(op->wr);
+    s.order.forget(op->wr);
+    deferred.push_back(CompletionEvent{path, op->wr, op->opcode, WcStatus::GeneralErr, 0, std::nullopt});
+    drop_op(op);
+  };
+  slot.pending.submit(std::move(post));
+}
+
+void FabricConnection::State::post_control_recv(std::uint32_t r) {
+  RailSlot& slot = rails[r];
+  Op* op = new_op(OpKind::ControlRecv, r);
+  op->bytes.resize(fabric::kControlMaxBytes);
+  FabricRail* rail = slot.rail.get();
+  slot.pending.submit({[rail, op] {
+                         const ssize_t rc = rail->trecv(op->bytes.data(), op->bytes.size(), nullptr, op);
+                         op->posted = rc == 0;
+                         return rc;
+                       },
+                       [this, op](ssize_t) { drop_op(op); }});
+}
+
+void FabricConnection::State::send_control(const ControlChannel& ch, const ControlMessage& m) {
+  const std::uint32_t r = ch.out_of_band ? 0 : ch.path.value;
+  RailSlot& slot = rails.at(r);
+  // A message to a dead link or to a peer we have no address for is lost, as it would be on
+  // the wire; the engine's timers cover lost control messages.
+  if (slot.cut || !slot.rail->has_peer()) return;
+  auto bytes = fabric::encode_control(ch.out_of_band, m);
+  if (!bytes) return;
+  send_control_bytes(r, std::move(bytes).value(), ch.out_of_band);
+}
+
+void FabricConnection::State::send_control_bytes(std::uint32_t r, std::vector<std::uint8_t> bytes, bool oob) {
+  RailSlot& slot = rails.at(r);
+  Op* op = new_op(OpKind::ControlSend, r);
+  op->bytes = std::move(bytes);
+  ++slot.stats.control_sent;
+  FabricRail* rail = slot.rail.get();
+  slot.pending.submit({[rail, op] {
+                         const ssize_t rc = rail->tsend(op->bytes.data(), op->bytes.size(), nullptr, op);
+                         op->posted = rc == 0;
+                         return rc;
+                       },
+                       [this, op, oob](ssize_t) {
+                         if (oob && !engine->comm_ready()) handshake_failed = true;
+                         drop_op(op);
+                       }});
+}
+
+// ---- QP state ----
+void FabricConnection::State::modify(const ModifyQp& m) {
+  RailSlot& slot = rails.at(m.path.value);
+  switch (m.target) {
+    case QpState::Reset:
+      // Revival: a fresh generation; nothing posted before it can complete into it.
+      slot.err = false;
+      ++slot.generation;
+      break;
+    case QpState::Rtr:
+      if (m.remote && !slot.cut) {
+        if (auto ok = slot.rail->insert_peer(*m.remote); !ok) {
+          slot.err = true;  // posts to it flush; the engine sees errors and decides
+        }
+      }
+      break;
+    case QpState::Err: flush(m.path); break;
+    default: break;  // INIT, RTS, SQD, SQE: nothing to do on an RDM endpoint
+  }
+}
+
+void FabricConnection::State::flush(PathIndex path) {
+  RailSlot& slot = rails.at(path.value);
+  slot.err = true;
+  ++slot.generation;
+  slot.stats.flushed += slot.outstanding.size();
+  flush_in_order(slot, path, WcStatus::WrFlushErr);
+  for (auto& [wr, op] : slot.outstanding) {
+    op->stale = true;
+    if (!op->posted) {
+      drop_op(op);
+    } else if (!slot.cut && op->opcode == WrOpcode::Recv) {
+      slot.rail->cancel(op);
+    }
+  }
+  slot.outstanding.clear();
+  // Anything still waiting for the provider was in `outstanding` and is now reported.
+  slot.pending.clear();
+}
+
+void FabricConnection::State::register_on_rail(const RegisterMr& r) {
+  auto it = mr_by_id.find(r.mr);
+  if (it == mr_by_id.end()) return;
+  MemoryRegion& m = *it->second;
+  const std::uint32_t rail = r.pd.value;
+  if (rail >= rails.size() || rails[rail].cut || m.per_rail.at(rail) || m.len == 0) return;
+  auto reg = rails[rail].rail->register_memory(m.addr, m.len);
+  if (!reg) {
+    registration_error = reg.error();
+    return;
+  }
+  m.per_rail[rail] = std::move(reg).value();
+}
+
+// ---- completions ----
+void FabricConnection::State::on_completion(std::uint32_t r, const RailCompletion& c) {
+  auto it = ops.find(static_cast<const Op*>(c.context));
+  if (it == ops.end()) return;  // a remote write's CQ data: no local operation (not used by HA)
+  Op* op = it->second.get();
+  op->posted = false;
+  RailSlot& slot = rails[r];
+  if (op->kind == OpKind::ControlSend) {
+    if (c.error != 0 && !engine->comm_ready() && op->rail == 0) handshake_failed = true;
+    drop_op(op);
+    return;
+  }
+  if (op->kind == OpKind::ControlRecv) {
+    if (c.error == 0 && !slot.cut) {
+      auto decoded = fabric::decode_control(std::span<const std::uint8_t>(op->bytes.data(), c.len));
+      if (decoded && decoded->delivery_ack) {
+        on_delivery_ack(*decoded->delivery_ack);
+      } else if (decoded) {
+        const ControlChannel ch = decoded->out_of_band ? ControlChannel::oob() : ControlChannel::on(PathIndex{r});
+        feed(ControlReceived{ch, std::move(*decoded->message)});
+      }
+    }
+    drop_op(op);
+    if (!slot.cut && c.error != FI_ECANCELED) post_control_recv(r);
+    return;
+  }
+  if (op->stale || op->generation != slot.generation) {
+    drop_op(op);  // flushed already: the engine heard about it once
+    return;
+  }
+  slot.outstanding.erase(op->wr);
+  ++slot.stats.completions;
+  CompletionEvent ev{PathIndex{r}, op->wr, op->opcode, WcStatus::Success, op->length, std::nullopt};
+  if (c.error != 0) {
+    ev.status = status_of(c.error);
+    ev.byte_len = 0;
+  } else if (op->opcode == WrOpcode::Recv) {
+    ev.byte_len = static_cast<std::uint32_t>(c.len);
+    if ((c.flags & FI_REMOTE_CQ_DATA) != 0) {
+      ev.imm = static_cast<std::uint32_t>(c.data);
+      if ((c.data & fabric::kZeroLengthFlag) != 0) ev.byte_len = 0;
+    }
+  }
+  drop_op(op);
+  slot.order.landed(ev);
+  release(slot);
+  drain();
+}
+
+void FabricConnection::State::release(RailSlot& slot) {
+  released.clear();
+  slot.order.release(released);
+  deferred.insert(deferred.end(), released.begin(), released.end());
+}
+
+void FabricConnection::State::flush_in_order(RailSlot& slot, PathIndex path, WcStatus first_status) {
+  released.clear();
+  slot.order.fail(path, first_status, released);
+  deferred.insert(deferred.end(), released.begin(), released.end());
+}
+
+void FabricConnection::State::on_delivery_ack(const fabric::DeliveryAck& a) {
+  if (!delivery_acks || engine->role() != ConnRole::Sender) return;
+  for (RailSlot& slot : rails) {
+    slot.order.acknowledged(a.next);
+    release(slot);
+  }
+  drain();
+}
+
+void FabricConnection::State::acknowledge_delivery() {
+  if (!delivery_acks || engine->role() != ConnRole::Receiver || engine->failed()) return;
+  const std::uint64_t delivered = engine->delivered();
+  if (delivered == ack_sent) return;
+  const std::uint32_t r = engine->active_path().value;
+  RailSlot& slot = rails.at(r);
+  if (slot.cut || slot.err || !slot.rail->has_peer()) return;  // the next progress() tries again
+  send_control_bytes(r, fabric::encode_delivery_ack(fabric::DeliveryAck{delivered}), false);
+  ack_sent = delivered;
+}
+
+// ---- polling and timers ----
+void FabricConnection::State::poll_rails() {
+  const std::size_t want = std::max<std::size_t>(1, options.tunables.poll_batch);
+  batch.resize(want);
+  for (std::uint32_t r = 0; r < rails.size(); ++r) {
+    if (rails[r].cut) continue;
+    // Bounded: a flood of completions cannot keep one progress() call forever.
+    for (int round = 0; round < 4; ++round) {
+      auto n = rails[r].rail->poll(batch);
+      if (!n || n.value() == 0) break;
+      for (std::size_t i = 0; i < n.value(); ++i)
+        if (!on_write_event(batch[i])) on_completion(r, batch[i]);
+    }
+    rails[r].pending.retry();
+  }
+}
+
+void FabricConnection::State::fire_timers() {
+  const Nanos t = now();
+  while (!timers.empty()) {
+    auto due = std::min_element(timers.begin(), timers.end(),
+                                [](const auto& a, const auto& b) { return a.second < b.second; });
+    if (due->second > t) break;
+    const TimerId id = due->first;
+    timers.erase(due);
+    feed(TimerFired{id});
+  }
+}
+
+// ---- fault injection ----
+void FabricConnection::State::cut(PathIndex path) {
+  if (path.value >= rails.size() || rails[path.value].cut) return;
+  RailSlot& slot = rails[path.value];
+  slot.cut = true;
+  slot.stats.cut = true;
+  slot.pending.clear();
+  // As on an RC QP whose link died: the oldest WR fails with RETRY_EXC_ERR, the rest flush.
+  flush_in_order(slot, path, WcStatus::RetryExcErr);
+  slot.outstanding.clear();
+  // shm (1.17, seen here): a peer endpoint in the same process dereferences a closed
+  // endpoint's region and crashes in fi_cq_read. There the rail is silenced instead: never
+  // posted to or polled again, closed with the connection. Elsewhere it is torn down.
+  if (fabric::is_shm(options.provider)) return;
+  for (auto& [p, m] : mrs) m->per_rail.at(path.value).reset();
+  slot.rail.reset();  // fi_close: the endpoint, its CQ, AV, domain and fabric are gone
+  // Nothing the provider held on this rail will ever complete now.
+  for (auto it = ops.begin(); it != ops.end();) {
+    it = it->second->rail == path.value ? ops.erase(it) : std::next(it);
+  }
+}
+
+}  // namespace railcheck

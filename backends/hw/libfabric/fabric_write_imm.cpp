@@ -1,0 +1,126 @@
+// The one-sided write API (fabric_connection.hpp): write_imm and its completions, the
+// immediates that landed here, and what a peer needs to write into a region. Outside the
+// engine: nothing here is replayed on failover.
+#include <fmt/format.h>
+#include <rdma/fi_errno.h>
+
+#include <iterator>
+
+#include "backends/hw/libfabric/fabric_connection_state.hpp"
+
+namespace railcheck {
+
+bool FabricConnection::State::on_write_event(const RailCompletion& c) {
+  if (auto w = writes.find(c.context); w != writes.end()) {
+    WriteCompletion done{w->second->id, c.error == 0, {}};
+    if (c.error != 0) done.error = fmt::format("{} ({})", fi_strerror(c.error), c.error_text);
+    write_done.push_back(std::move(done));
+    writes.erase(w);
+    return true;
+  }
+  if ((c.flags & FI_REMOTE_CQ_DATA) != 0 && c.error == 0 && ops.count(static_cast<const Op*>(c.context)) == 0) {
+    landed_imms.push_back(static_cast<std::uint32_t>(c.data));
+    return true;
+  }
+  return false;
+}
+
+Result<const RailMemory*> FabricConnection::State::rail_memory(MemoryRegion* mr, PathIndex path) {
+  if (mr == nullptr || mrs.count(mr) == 0) return Error{"the memory region is not registered here", ""};
+  if (path.value >= rails.size()) return Error{fmt::format("rail {} does not exist", path.value), ""};
+  RailSlot& slot = rails[path.value];
+  if (slot.cut) return Error{fmt::format("rail {} was cut", path.value), ""};
+  if (mr->len == 0) return Error{"a zero-length memory region has no registration", ""};
+  if (!mr->per_rail.at(path.value)) {
+    auto reg = slot.rail->register_memory(mr->addr, mr->len);
+    if (!reg) return reg.error();
+    mr->per_rail[path.value] = std::move(reg).value();
+  }
+  return &*mr->per_rail[path.value];
+}
+
+Result<std::uint64_t> FabricConnection::write_imm(PathIndex rail, const void* data, std::size_t size, MemoryRegion* mr,
+                                                  std::uint64_t remote_addr, std::uint64_t remote_key,
+                                                  std::uint32_t imm) {
+  auto mem = s_->rail_memory(mr, rail);
+  if (!mem) return Error{"write_imm: " + mem.error().what, mem.error().hint};
+  const auto* base = static_cast<const std::uint8_t*>(mr->addr);
+  const auto* p = static_cast<const std::uint8_t*>(data);
+  if (size > 0 && (p < base || p + size > base + mr->len))
+    return Error{fmt::format("write_imm: {} bytes at {} fall outside the {}-byte memory region", size, data, mr->len),
+                 ""};
+  RailSlot& slot = s_->rails[rail.value];
+  if (slot.err || !slot.rail->has_peer())
+    return Error{fmt::format("write_imm: rail {} has no usable peer yet", rail.value),
+                 "wait for ready() (rail 0) or the standby's phase 2"};
+  auto op = std::make_unique<WriteOp>();
+  const std::uint64_t id = ++s_->next_write;
+  op->id = id;
+  WriteOp* raw = op.get();
+  s_->writes.emplace(raw, std::move(op));
+  ++slot.stats.posted_writes;
+  FabricRail* r = slot.rail.get();
+  void* desc = mem.value()->desc;
+  State* st = s_.get();
+  if (size == 0 && r->zero_length_write_injected()) {
+    // No local completion comes for an inject: the write is complete once the provider took it.
+    slot.pending.submit(
+        {[r, imm, remote_addr, remote_key, st, raw] {
+           const ssize_t rc = r->inject_zero_write(imm, remote_addr, remote_key);
+           if (rc == 0) {
+             st->write_done.push_back(WriteCompletion{raw->id, true, {}});
+             st->writes.erase(raw);
+           }
+           return rc;
+         },
+         [st, raw](ssize_t rc) {
+           st->write_done.push_back(WriteCompletion{
+               raw->id, false, fmt::format("fi_inject_writedata: {}", fi_strerror(static_cast<int>(-rc)))});
+           st->writes.erase(raw);
+         }});
+    return id;
+  }
+  slot.pending.submit({[r, data, size, desc, imm, remote_addr, remote_key, raw] {
+                         return r->write(data, size, desc, imm, remote_addr, remote_key, raw);
+                       },
+                       [st, raw](ssize_t rc) {
+                         st->write_done.push_back(WriteCompletion{
+                             raw->id, false, fmt::format("fi_writedata: {}", fi_strerror(static_cast<int>(-rc)))});
+                         st->writes.erase(raw);
+                       }});
+  return id;
+}
+
+void FabricConnection::completed_writes(std::vector<WriteCompletion>& out) {
+  progress();
+  out.insert(out.end(), std::make_move_iterator(s_->write_done.begin()), std::make_move_iterator(s_->write_done.end()));
+  s_->write_done.clear();
+}
+
+void FabricConnection::landed_imms(std::vector<std::uint32_t>& out) {
+  progress();
+  out.insert(out.end(), s_->landed_imms.begin(), s_->landed_imms.end());
+  s_->landed_imms.clear();
+}
+
+Result<std::uint64_t> FabricConnection::remote_key(MemoryRegion* mr, PathIndex rail) {
+  auto mem = s_->rail_memory(mr, rail);
+  if (!mem) return Error{"remote_key: " + mem.error().what, mem.error().hint};
+  return mem.value()->key;
+}
+
+Result<std::uint64_t> FabricConnection::remote_address(MemoryRegion* mr, PathIndex rail, std::size_t offset) {
+  auto mem = s_->rail_memory(mr, rail);
+  if (!mem) return Error{"remote_address: " + mem.error().what, mem.error().hint};
+  if (offset > mr->len)
+    return Error{fmt::format("remote_address: offset {} is past the {}-byte region", offset, mr->len), ""};
+  return mem.value()->base + offset;
+}
+
+bool FabricConnection::rail_connected(PathIndex rail) const {
+  if (rail.value >= s_->rails.size()) return false;
+  const RailSlot& slot = s_->rails[rail.value];
+  return !slot.cut && !slot.err && slot.rail->has_peer();
+}
+
+}  // namespace railcheck
