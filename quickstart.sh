@@ -14,7 +14,11 @@ case "$mode" in
 esac
 
 jobs="$(nproc 2>/dev/null || echo 2)"
+# Each phase says how long it took, so a slow CI run shows where its time went.
+phase() { echo "== quickstart: $1 (${SECONDS} s so far)"; }
+phase "install what is missing"
 scripts/install-deps.sh
+phase "build (RelWithDebInfo)"
 
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j "$jobs"
@@ -23,10 +27,12 @@ if [ "$mode" = run ]; then
   exec build/cli/railcheck run scenarios/primary-dies.toml --json build/primary-dies.json
 fi
 
+phase "tests"
 ctest --test-dir build --output-on-failure -j "$jobs"
 
 # Sanitizer build of the same tests (ASan + UBSan). SimGrid switches actor stacks, which ASan
 # cannot follow on its own, so that build runs SimGrid actors on threads (see sim_run.cpp).
+phase "ASan+UBSan build and tests"
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DRAILCHECK_SANITIZE=ON -DRAILCHECK_BUILD_BENCH=OFF >/dev/null
 cmake --build build-asan -j "$jobs" --target railcheck_tests
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
@@ -40,6 +46,7 @@ for dir in tests/backends/hw/cuda tests/backends/hw/bootstrap; do
   [ -d "$dir" ] && tsan_tests+=("railcheck_tests_$(echo "${dir#tests/}" | tr / _)")
 done
 if [ "${#tsan_tests[@]}" -gt 0 ]; then
+  phase "TSan build and tests"
   cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DRAILCHECK_TSAN=ON -DRAILCHECK_BUILD_BENCH=OFF >/dev/null
   cmake --build build-tsan -j "$jobs" --target "${tsan_tests[@]}"
   for t in "${tsan_tests[@]}"; do
@@ -47,3 +54,4 @@ if [ "${#tsan_tests[@]}" -gt 0 ]; then
     TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 "build-tsan/tests/$t"
   done
 fi
+phase "done"

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include <cstdlib>
+
 #include <limits>
 
 #include "backends/hw/libfabric/fabric_connection_state.hpp"
@@ -35,6 +37,10 @@ Result<std::unique_ptr<FabricConnection::State>> FabricConnection::open_state(co
   auto st = std::make_unique<State>();
   st->options = o;
   st->delivery_acks = o.delivery_acks.value_or(fabric::send_completion_is_local(o.provider));
+  // RAILCHECK_FABRIC_DELIVERY_ACKS=0|1 overrides both, to see what the acks buy (a peer process
+  // inherits it, so both sides agree).
+  if (const char* env = std::getenv("RAILCHECK_FABRIC_DELIVERY_ACKS"); env != nullptr && (env[0] == '0' || env[0] == '1'))
+    st->delivery_acks = env[0] == '1';
   HaConnectionConfig cfg;
   cfg.role = role;
   cfg.tunables = o.tunables;

@@ -122,7 +122,7 @@ class FabricConnection {
 
   // Fault injection: tear the rail's endpoint down mid-stream. Outstanding WRs on it complete
   // as errors, as they would on an RC QP whose link died, and the engine fails over. (shm: the
-  // endpoint is silenced rather than closed; fabric_connection.cpp says why.)
+  // endpoint is silenced rather than closed; fabric_executor.cpp says why.)
   void cut_rail(PathIndex rail);
 
   ConnectionStats stats() const;

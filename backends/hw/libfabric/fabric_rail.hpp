@@ -2,7 +2,7 @@
 // One rail: an FI_EP_RDM endpoint on its own fabric, domain, address vector and completion
 // queue, so N rails are N independent NICs (or N namespaced links) as the HA connection
 // expects. The rail knows nothing of the engine: it posts, polls and registers; the
-// connection decides what each operation means (fabric_connection.cpp).
+// connection decides what each operation means (fabric_executor.cpp).
 #include <rdma/fabric.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>

@@ -37,9 +37,7 @@ InfoHandle base_hints() {
 }  // namespace
 
 bool is_shm(const std::string& provider) { return provider == "shm"; }
-bool send_completion_is_local(const std::string& provider) {
-  return provider.find("ofi_rxm") != std::string::npos;
-}
+bool send_completion_is_local(const std::string& provider) { return provider.find("ofi_rxm") != std::string::npos; }
 
 std::vector<std::string> available_providers() {
   std::vector<std::string> names;
