@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""NCCL collectives and send/recv on 2 local GPUs, with data checks and bus bandwidth.
+"""NCCL collectives and send/recv between 2 ranks, with data checks and bus bandwidth.
 
 Run by scripts/gpu/nccl_plugin_conformance.sh once per transport (our plugin, our plugin with a
 failover injected, NCCL's Socket transport); the environment (NCCL_NET_PLUGIN, NCCL_NET,
@@ -10,7 +10,12 @@ the host (int32 data, so sums are exact), then the op is timed and bus bandwidth
 nccl-tests does (busbw = algbw * factor; all_reduce 2(n-1)/n, all_gather and reduce_scatter
 (n-1)/n, send/recv 1). Writes one JSON file with every number.
 
+With --one-gpu both ranks share GPU 0 and each gets its own NCCL_HOSTID, so NCCL takes them for
+two hosts and carries every byte over the network transport (the plugin under test), as between
+two nodes. The two processes time-slice the GPU: bandwidth then says little, correctness all.
+
 Usage: nccl_ops_check.py --label plugin --json OUT.json [--min-bytes 8] [--max-bytes 268435456]
+                         [--one-gpu]
 """
 import argparse
 import json
@@ -118,8 +123,13 @@ def time_op(op, rank, nbytes, device, iters):
 def worker(rank, args, queue):
     os.environ["RANK"] = str(rank)
     os.environ["LOCAL_RANK"] = str(rank)
-    torch.cuda.set_device(rank)
-    device = torch.device("cuda", rank)
+    gpu = 0 if args.one_gpu else rank
+    if args.one_gpu:
+        # NCCL's host hash comes from NCCL_HOSTID when set: two "hosts", so no P2P/SHM between
+        # them and no "Duplicate GPU detected" refusal.
+        os.environ["NCCL_HOSTID"] = f"railcheck-rank{rank}"
+    torch.cuda.set_device(gpu)
+    device = torch.device("cuda", gpu)
     dist.init_process_group("nccl", rank=rank, world_size=WORLD)
     rows = []
     for op in OPS:
@@ -143,8 +153,9 @@ def main():
     ap.add_argument("--json", required=True)
     ap.add_argument("--min-bytes", type=int, default=8)
     ap.add_argument("--max-bytes", type=int, default=256 << 20)
+    ap.add_argument("--one-gpu", action="store_true", help="both ranks on GPU 0, one NCCL_HOSTID each")
     args = ap.parse_args()
-    if torch.cuda.device_count() < WORLD:
+    if torch.cuda.device_count() < (1 if args.one_gpu else WORLD):
         print(f"nccl_ops_check: needs {WORLD} GPUs, found {torch.cuda.device_count()}", file=sys.stderr)
         return 2
     os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
@@ -153,7 +164,7 @@ def main():
     queue = ctx.SimpleQueue()
     mp.spawn(worker, args=(args, queue), nprocs=WORLD, join=True)
     rows = queue.get()
-    result = {"label": args.label, "torch": torch.__version__,
+    result = {"label": args.label, "torch": torch.__version__, "one_gpu": args.one_gpu,
               "nccl": ".".join(str(v) for v in torch.cuda.nccl.version()),
               "gpu": torch.cuda.get_device_name(0), "world": WORLD, "rows": rows}
     with open(args.json, "w") as f:

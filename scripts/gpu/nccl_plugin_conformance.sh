@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# GPU conformance of the railcheck NCCL net plugin (issue 8 item 3), on one host with 2 GPUs.
+# GPU conformance of the railcheck NCCL net plugin (issue 8 item 3), on one host with 2 GPUs, or
+# with 1 GPU: both ranks on it, each with its own NCCL_HOSTID, so NCCL sees two hosts and every
+# byte still crosses the network transport (nccl_ops_check.py --one-gpu).
 #
 # Three runs of scripts/gpu/nccl_ops_check.py (all_reduce, all_gather, reduce_scatter,
 # send/recv; 8 B .. 256 MiB; every result checked), each with NCCL's network transport carrying
@@ -18,9 +20,12 @@
 #   RAILCHECK_NCCL_FAULT      the injected fault (default: cut-primary-after-msgs=2000)
 #   OUT                       where the JSON, logs and table go (default: ./nccl-conformance-out)
 #   MAX_BYTES                 largest size (default: 268435456)
+#   RUN_TIMEOUT               seconds each of the three runs may take (default: 900)
 #   HA_NCCL_PROVIDER          libfabric provider under the plugin (default: shm, which joins the
-#                             two ranks of this host; tcp;ofi_rxm currently loses message order
-#                             above rxm's 16 KiB eager size in the libfabric backend)
+#                             two ranks of this host; tcp;ofi_rxm works too)
+#   RAILCHECK_SEGV_PRELOAD    LD_PRELOAD library that prints where a SIGSEGV happened (default:
+#                             segv_report.c built into $OUT; libpsm, loaded by libfabric,
+#                             otherwise swallows the backtrace)
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -44,8 +49,19 @@ export LD_LIBRARY_PATH="$plugin_dir${hwlibs:+:$hwlibs}${LD_LIBRARY_PATH:+:$LD_LI
 # Every shared library the plugin needs must resolve, or NCCL silently falls back to Socket.
 missing="$(ldd "$so" | awk '/not found/ {print $1}')"
 [[ -z "$missing" ]] || die "the plugin's dependencies are not found: $missing (put them in $hwlibs)"
-python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.device_count() >= 2 else 1)' ||
-  die "needs PyTorch with 2 visible GPUs"
+gpus="$(python3 -c 'import torch; print(torch.cuda.device_count())')" || die "needs PyTorch with CUDA"
+one_gpu=()
+case "$gpus" in
+  0) die "no GPU visible to PyTorch" ;;
+  1) one_gpu=(--one-gpu); echo "nccl_plugin_conformance: 1 GPU: both ranks on it, one NCCL_HOSTID each" >&2 ;;
+esac
+# A crash must say where it happened: segv_report.so (built here when a C compiler exists).
+segv="${RAILCHECK_SEGV_PRELOAD:-}"
+if [[ -z "$segv" ]] && command -v cc >/dev/null; then
+  cc -shared -fPIC -O1 -o "$out/segv_report.so" "$here/segv_report.c" -ldl && segv="$out/segv_report.so"
+fi
+preload=()
+[[ -n "$segv" ]] && preload=(LD_PRELOAD="$segv")
 
 common=(NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_NVLS_ENABLE=0 NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET
         HA_NCCL_PROVIDER="${HA_NCCL_PROVIDER:-shm}" HA_NCCL_RAIL_ADDRS="${HA_NCCL_RAIL_ADDRS:-127.0.0.1}")
@@ -53,8 +69,8 @@ common=(NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_NVLS_ENABLE=0 NCCL_DEBUG=INFO
 run() {  # label, extra env...
   local label="$1"; shift
   echo "== $label" >&2
-  if ! env "${common[@]}" "$@" timeout 900 python3 "$here/nccl_ops_check.py" --label "$label" \
-      --json "$out/$label.json" --max-bytes "$max_bytes" >"$out/$label.log" 2>&1; then
+  if ! env "${common[@]}" "${preload[@]}" "$@" timeout "${RUN_TIMEOUT:-900}" python3 "$here/nccl_ops_check.py" \
+      --label "$label" --json "$out/$label.json" --max-bytes "$max_bytes" "${one_gpu[@]}" >"$out/$label.log" 2>&1; then
     tail -n 40 "$out/$label.log" >&2
     die "run '$label' failed (full log: $out/$label.log)"
   fi
