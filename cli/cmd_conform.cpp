@@ -9,6 +9,7 @@
 
 #include "backends/hw/conform/conform_suite.hpp"
 #include "backends/hw/conform/netns_lab.hpp"
+#include "backends/hw/libfabric/provider_query.hpp"
 #include "backends/hw/verbs/verbs_probe.hpp"
 #include "cli/commands.hpp"
 
@@ -63,6 +64,11 @@ int cmd_conform(const ConformOptions& o) {
   // The lab is built before anything touches libfabric (`ip` runs as a child process), and
   // taken down when this function returns, whatever the outcome.
   std::unique_ptr<conform::NetnsLab> lab;
+  if (o.netns && fabric::is_shm(o.provider)) {
+    std::fprintf(stderr, "railcheck conform: --netns needs a network provider: shm never leaves this machine's memory "
+                         "(use --provider 'tcp;ofi_rxm')\n");
+    return kExitBadInput;
+  }
   if (o.netns) {
     auto made = conform::NetnsLab::create(conform::default_netns_prefix());
     if (!made) {
