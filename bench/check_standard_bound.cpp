@@ -4,11 +4,9 @@
 //   build/bench/check_standard_bound
 #include <fmt/format.h>
 
-#include <ctime>
-#include <fstream>
 #include <string>
-#include <thread>
 
+#include "bench/machine_line.hpp"
 #include "verify/explorer.hpp"
 #include "verify/failover_invariants.hpp"
 
@@ -16,13 +14,6 @@ using namespace railcheck;
 using namespace railcheck::verify;
 
 namespace {
-
-std::string cpu_model() {
-  std::ifstream f("/proc/cpuinfo");
-  for (std::string line; std::getline(f, line);)
-    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
-  return "unknown CPU";
-}
 
 void run(const std::string& label, const FailoverModel& m) {
   const auto r = explore<FailoverWorld>(FailoverWorld(m), failover_invariants(), SearchLimits{});
@@ -35,11 +26,7 @@ void run(const std::string& label, const FailoverModel& m) {
 }  // namespace
 
 int main() {
-  const std::time_t now = std::time(nullptr);
-  char date[32];
-  std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
-  fmt::print("check_standard_bound on {} ({} hardware threads), {}; one thread\n\n", cpu_model(),
-             std::thread::hardware_concurrency(), date);
+  fmt::print("check_standard_bound: {}; one thread\n\n", bench::machine_summary());
   fmt::print("| model | bound | states | distinct | depth | seconds | states/s | result |\n");
   fmt::print("|---|---|---|---|---|---|---|---|\n");
   for (const auto p : {ReplayPolicy::Resync, ReplayPolicy::Probe}) {

@@ -11,19 +11,16 @@
 //   build/bench/fabric_delivery_acks [--quick]
 #include <fmt/format.h>
 #include <rdma/fabric.h>
-#include <sys/utsname.h>
 
 #include <chrono>
 #include <cstring>
-#include <ctime>
 #include <deque>
-#include <fstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "backends/hw/libfabric/fabric_connection.hpp"
 #include "backends/hw/libfabric/provider_query.hpp"
+#include "bench/machine_line.hpp"
 
 using namespace railcheck;
 using Clock = std::chrono::steady_clock;
@@ -47,13 +44,6 @@ struct Figures {
 };
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
-
-std::string cpu_model() {
-  std::ifstream f("/proc/cpuinfo");
-  for (std::string line; std::getline(f, line);)
-    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
-  return "unknown CPU";
-}
 
 // One sender/receiver pair and the requests in flight on it.
 class Pair {
@@ -178,13 +168,7 @@ Figures run(bool acks, const Load& l) {
 
 int main(int argc, char** argv) {
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
-  const std::time_t now = std::time(nullptr);
-  char date[32];
-  std::strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
-  utsname u{};
-  uname(&u);
-  fmt::print("fabric_delivery_acks: {} | {} | {} logical CPUs | {} {} | libfabric {}.{} | {}\n", date, cpu_model(),
-             std::thread::hardware_concurrency(), u.sysname, u.release, FI_MAJOR(fi_version()),
+  fmt::print("fabric_delivery_acks: {} | libfabric {}.{} | {}\n", bench::machine_summary(), FI_MAJOR(fi_version()),
              FI_MINOR(fi_version()), kProvider);
   fmt::print("both connections in one process on loopback, one thread; latency = isend to the sender's completion\n\n");
   if (auto ok = fabric::query_provider(kProvider, "127.0.0.1"); !ok) {

@@ -12,19 +12,16 @@
 #include <fmt/format.h>
 #include <rdma/fabric.h>
 #include <rdma/fi_errno.h>
-#include <sys/utsname.h>
 
 #include <chrono>
 #include <cstring>
-#include <ctime>
-#include <fstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "backends/hw/libfabric/fabric_connection.hpp"
 #include "backends/hw/libfabric/fabric_rail.hpp"
 #include "backends/hw/libfabric/provider_query.hpp"
+#include "bench/machine_line.hpp"
 
 using namespace railcheck;
 using Clock = std::chrono::steady_clock;
@@ -45,13 +42,6 @@ struct Figures {
   double lat_us = 0;  // mean post -> landing
   std::string error;
 };
-
-std::string cpu_model() {
-  std::ifstream f("/proc/cpuinfo");
-  for (std::string line; std::getline(f, line);)
-    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
-  return "unknown CPU";
-}
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
@@ -210,13 +200,8 @@ Figures run_engine(const std::string& prov, const Load& l, std::vector<std::uint
 
 int main(int argc, char** argv) {
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
-  const std::time_t now = std::time(nullptr);
-  char date[32];
-  std::strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
-  utsname u{};
-  uname(&u);
-  fmt::print("fabric_write_imm: {} | {} | {} logical CPUs | {} {} | libfabric {}.{}\n", date, cpu_model(),
-             std::thread::hardware_concurrency(), u.sysname, u.release, FI_MAJOR(fi_version()), FI_MINOR(fi_version()));
+  fmt::print("fabric_write_imm: {} | libfabric {}.{}\n", bench::machine_summary(), FI_MAJOR(fi_version()),
+             FI_MINOR(fi_version()));
   fmt::print("both sides in one process on loopback, one thread; rail 0 only; GB/s = 10^9 B/s\n\n");
   const std::uint64_t q = quick ? 10 : 1;
   const std::vector<Load> loads = {

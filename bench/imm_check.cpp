@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "bench/routing_machine.hpp"
+#include "bench/machine_line.hpp"
 #include "verify/imm/arrival_enumerator.hpp"
 
 using namespace railcheck;

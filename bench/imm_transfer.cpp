@@ -9,7 +9,7 @@
 #include <string>
 
 #include "backends/sim/imm/imm_transfer_sim.hpp"
-#include "bench/routing_machine.hpp"
+#include "bench/machine_line.hpp"
 
 using namespace railcheck;
 using namespace railcheck::sim;

@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "bench/routing_machine.hpp"
+#include "bench/machine_line.hpp"
 #include "engine/routing/model_layout.hpp"
 #include "engine/routing/weight_routing_table.hpp"
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "backends/sim/routing/route_spec.hpp"
-#include "bench/routing_machine.hpp"
+#include "bench/machine_line.hpp"
 #include "engine/routing/weight_transfer_plan.hpp"
 
 using namespace railcheck;

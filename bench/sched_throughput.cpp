@@ -4,11 +4,9 @@
 #include <fmt/format.h>
 
 #include <chrono>
-#include <ctime>
-#include <fstream>
 #include <string>
-#include <thread>
 
+#include "bench/machine_line.hpp"
 #include "engine/plan/channel_agreement.hpp"
 #include "engine/plan/plan_execution.hpp"
 #include "engine/plan/rank_scheduler.hpp"
@@ -23,13 +21,6 @@ using railcheck::plan::P2pTask;
 using railcheck::plan::RankStream;
 using railcheck::plan::SchedInput;
 using railcheck::plan::TaskGroup;
-
-std::string cpu_model() {
-  std::ifstream f("/proc/cpuinfo");
-  for (std::string line; std::getline(f, line);)
-    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
-  return "unknown CPU";
-}
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -99,10 +90,7 @@ void bench_replay(std::uint32_t nranks, std::string_view policy_name) {
 }  // namespace
 
 int main() {
-  const std::time_t now = std::time(nullptr);
-  char date[32];
-  std::strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
-  fmt::print("sched bench on {} ({} hardware threads), {}\n", cpu_model(), std::thread::hardware_concurrency(), date);
+  fmt::print("sched bench: {}\n", railcheck::bench::machine_summary());
   bench_scheduler_throughput();
   for (std::uint32_t n : {128U, 1024U}) {
     bench_replay(n, "nccl");

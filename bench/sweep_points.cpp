@@ -6,7 +6,7 @@
 #include <filesystem>
 
 #include "backends/sim/sweep/sweep_run.hpp"
-#include "bench/routing_machine.hpp"
+#include "bench/machine_line.hpp"
 
 namespace fs = std::filesystem;
 

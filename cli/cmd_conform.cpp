@@ -29,18 +29,6 @@ int conform_verbs() {
   return kExitBadInput;
 }
 
-std::vector<std::string> split_commas(const std::string& s) {
-  std::vector<std::string> out;
-  std::size_t at = 0;
-  while (at <= s.size() && !s.empty()) {
-    const std::size_t comma = s.find(',', at);
-    out.push_back(s.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
-    if (comma == std::string::npos) break;
-    at = comma + 1;
-  }
-  return out;
-}
-
 }  // namespace
 
 int cmd_conform(const ConformOptions& o) {
@@ -48,7 +36,7 @@ int cmd_conform(const ConformOptions& o) {
     conform::PeerOptions p;
     p.fd = *o.peer_fd;
     p.provider = o.provider;
-    p.rail_addresses = split_commas(o.peer_rails);
+    p.rail_addresses = o.peer_rails;
     p.cut_link = o.cut_link;
     return conform::run_peer(p);
   }

@@ -137,7 +137,7 @@ struct ConformOptions {
   std::string json_path;              // '-' for stdout
   bool netns = false;                 // two network namespaces, rail 0's link taken down
   std::optional<int> peer_fd;         // internal: run as the suite's peer process
-  std::string peer_rails;             // internal: the peer's rail addresses, "a,b"
+  std::vector<std::string> peer_rails;  // internal: the peer's rail addresses
   std::string cut_link;               // internal: the interface the peer takes down
 };
 int cmd_conform(const ConformOptions& o);

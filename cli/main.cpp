@@ -150,7 +150,9 @@ int main(int argc, char** argv) {
                         "Needs root and iproute2; exit 77 where namespaces cannot be made");
   conform_cmd->add_option("--peer-fd", conform.peer_fd, "Internal: run as the suite's peer on this socket")
       ->group("");
-  conform_cmd->add_option("--peer-rails", conform.peer_rails, "Internal: the peer's rail addresses")->group("");
+  conform_cmd->add_option("--peer-rails", conform.peer_rails, "Internal: the peer's rail addresses, a,b")
+      ->delimiter(',')
+      ->group("");
   conform_cmd->add_option("--cut-link", conform.cut_link, "Internal: the link the peer takes down")->group("");
 
   CLI11_PARSE(app, argc, argv);
