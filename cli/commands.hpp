@@ -4,6 +4,7 @@
 //   1  the job ran and found a violation (a duplicate, a lost message, a hang)
 //   2  bad input (scenario, option); the message says what and where
 //   3  inconclusive: a model check stopped at a limit before exhausting its bound
+//  70  internal error: a bug in railcheck (an uncaught exception, a fatal signal), never a verdict
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -15,6 +16,7 @@ constexpr int kExitOk = 0;
 constexpr int kExitViolation = 1;
 constexpr int kExitBadInput = 2;
 constexpr int kExitInconclusive = 3;
+constexpr int kExitInternal = 70;  // EX_SOFTWARE
 
 struct RunOptions {
   std::string scenario;

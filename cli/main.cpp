@@ -1,16 +1,120 @@
 // railcheck: one binary, one subcommand per job.
 #include <fmt/format.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cstring>
+#include <vector>
+#include <exception>
+#include <new>
 
 #include "cli/commands.hpp"
 
+namespace {
+
+using railcheck::cli::kExitBadInput;
+using railcheck::cli::kExitInternal;
+
+// A fatal signal is an internal error, never a verdict: one line and exit 70. This replaces the
+// handler that libinfinipath (loaded through libfabric's psm provider) installs before main,
+// which exits 1 -- the violation code -- and leaves a "<exe>.80s-<pid>,<host>.btr" file in the
+// working directory. Only async-signal-safe calls here.
+extern "C" void on_fatal_signal(int sig) {
+  const char* name = sig == SIGSEGV ? "SIGSEGV" : sig == SIGBUS ? "SIGBUS" : sig == SIGFPE ? "SIGFPE"
+                   : sig == SIGILL ? "SIGILL" : sig == SIGABRT ? "SIGABRT" : "a fatal signal";
+  const char* a = "railcheck: internal error: ";
+  const char* b = "; please report it with the command line (exit 70)\n";
+  [[maybe_unused]] auto r1 = ::write(2, a, std::strlen(a));
+  [[maybe_unused]] auto r2 = ::write(2, name, std::strlen(name));
+  [[maybe_unused]] auto r3 = ::write(2, b, std::strlen(b));
+  ::_exit(kExitInternal);
+}
+
+void install_fatal_signal_handlers() {
+  // Children (sweep points, the conform peer) and any later psm initialisation see this too.
+  ::setenv("IPATH_NO_BACKTRACE", "1", 1);
+  // Its own stack, so that a stack overflow (deep recursion on a hostile input) still reports.
+  static std::vector<char> alt(std::max<std::size_t>(SIGSTKSZ, 64 * 1024));
+  stack_t ss{};
+  ss.ss_sp = alt.data();
+  ss.ss_size = alt.size();
+  ::sigaltstack(&ss, nullptr);
+  struct sigaction sa {};
+  sa.sa_handler = on_fatal_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESETHAND | SA_ONSTACK;
+  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) ::sigaction(sig, &sa, nullptr);
+  std::set_terminate([] {
+    // An exception escaping a thread: name it on one line before exiting 70.
+    if (auto e = std::current_exception()) {
+      try {
+        std::rethrow_exception(e);
+      } catch (const std::exception& x) {
+        fmt::print(stderr, "railcheck: internal error: uncaught {}\n", x.what());
+      } catch (...) {
+        fmt::print(stderr, "railcheck: internal error: uncaught exception\n");
+      }
+    } else {
+      fmt::print(stderr, "railcheck: internal error: std::terminate\n");
+    }
+    std::_Exit(kExitInternal);
+  });
+}
+
+// CLI11's messages may span lines; the contract is one line.
+std::string one_line(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  for (auto& c : s)
+    if (c == '\n' || c == '\r') c = ' ';
+  return s;
+}
+
+// Every number railcheck takes is a count, a size or a seed: a leading minus sign is refused
+// here, since CLI11 would turn "-1" into 2^64-1 for an unsigned option.
+const CLI::Validator kNotNegative(
+    [](const std::string& v) -> std::string {
+      std::size_t i = 0;
+      while (i < v.size() && (v[i] == ' ' || v[i] == '\t')) ++i;
+      if (i < v.size() && v[i] == '-' && v.size() > i + 1) return "must not be negative, got " + v;
+      return {};
+    },
+    "", "not negative");
+
+int dispatch(int argc, char** argv);
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  install_fatal_signal_handlers();
+  try {
+    return dispatch(argc, argv);
+  } catch (const std::bad_alloc&) {
+    fmt::print(stderr, "railcheck: out of memory: the input asks for more than this machine can hold\n");
+    return kExitBadInput;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "railcheck: internal error: {}\n", one_line(e.what()));
+    return kExitInternal;
+  } catch (...) {
+    fmt::print(stderr, "railcheck: internal error: unknown exception\n");
+    return kExitInternal;
+  }
+}
+
+namespace {
+
+int dispatch(int argc, char** argv) {
   CLI::App app{
       "railcheck: a discrete-event simulator and verification harness for RDMA/NCCL protocols.\n"
       "One protocol engine (handshake, HA failover with WR replay, ...) driven by SimGrid, a model\n"
       "checker and real hardware."};
   app.require_subcommand(1);
+  app.footer(
+      "Exit codes: 0 ran clean, 1 violation found, 2 bad input (one line naming the file, line and key), "
+      "3 inconclusive (a search limit was hit), 70 internal error (a railcheck bug: an uncaught exception or a "
+      "fatal signal), 77 skipped (conform: no device or no namespaces).");
   app.set_version_flag("--version", "railcheck 0.1.0");
 
   railcheck::cli::RunOptions run;
@@ -155,7 +259,29 @@ int main(int argc, char** argv) {
       ->group("");
   conform_cmd->add_option("--cut-link", conform.cut_link, "Internal: the link the peer takes down")->group("");
 
-  CLI11_PARSE(app, argc, argv);
+  // Every option that holds a number refuses a negative value (see kNotNegative).
+  std::vector<CLI::App*> todo{&app};
+  while (!todo.empty()) {
+    CLI::App* a = todo.back();
+    todo.pop_back();
+    for (CLI::Option* opt : a->get_options())
+      if (opt->get_type_name() == "UINT" || opt->get_type_name() == "INT") opt->check(kNotNegative);
+    for (CLI::App* sub : a->get_subcommands({})) todo.push_back(sub);
+  }
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    // One line, exit 2, like every other bad input (CLI11 would exit 101..114).
+    fmt::print(stderr, "railcheck: {} (railcheck --help lists the commands and options)\n", one_line(e.what()));
+    return kExitBadInput;
+  }
   if (run_cmd->parsed()) return railcheck::cli::cmd_run(run);
   if (check_cmd->parsed()) return railcheck::cli::cmd_check(check);
   if (replay_cmd->parsed()) return railcheck::cli::cmd_replay(replay);
@@ -169,5 +295,7 @@ int main(int argc, char** argv) {
   if (conform_cmd->parsed()) return railcheck::cli::cmd_conform(conform);
   if (imm_check_cmd->parsed()) return railcheck::cli::cmd_imm_check(imm);
   if (imm_transfer_cmd->parsed()) return railcheck::cli::cmd_imm_transfer(imm);
-  return 2;
+  return kExitBadInput;
 }
+
+}  // namespace

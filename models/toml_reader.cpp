@@ -183,7 +183,8 @@ std::optional<double> TomlTable::number(std::string_view key, Bounds b) {
   std::optional<double> v;
   if (auto i = n->value_exact<std::int64_t>()) v = static_cast<double>(*i);  // 5 where 5.0 is meant is fine
   if (auto d = n->value_exact<double>()) v = *d;
-  if (!v || !(*v >= b.lo && *v <= b.hi)) {  // also rejects nan
+  // Also rejects nan, and inf even where the range is open above: a finite number is meant.
+  if (!v || !std::isfinite(*v) || !(*v >= b.lo && *v <= b.hi)) {
     fail(key, describe_bounds(b, false), describe_value(*n));
     return std::nullopt;
   }
@@ -194,7 +195,7 @@ std::optional<double> TomlTable::numeric(std::string_view key, std::string_view 
   const toml::node* n = node(key);
   if (n == nullptr) return std::nullopt;
   if (auto i = n->value_exact<std::int64_t>()) return static_cast<double>(*i);
-  if (auto d = n->value_exact<double>()) return *d;
+  if (auto d = n->value_exact<double>(); d && std::isfinite(*d)) return *d;  // never nan or inf
   if (auto b = n->value_exact<bool>(); b && accept_bool) return *b ? 1.0 : 0.0;
   fail(key, expected, describe_value(*n));
   return std::nullopt;
@@ -240,13 +241,18 @@ std::vector<std::uint64_t> TomlTable::whole_array(std::string_view key, Bounds e
   return out;
 }
 
+// A duration must fit Nanos (int64 ns, about 292 years) with room to add others to it.
+constexpr double kMaxDurationNs = 0x1p62;
+
 std::optional<Nanos> TomlTable::millis(std::string_view key, Bounds b) {
+  b.hi = std::min(b.hi, kMaxDurationNs / 1e6);
   auto v = number(key, b);
   if (!v) return std::nullopt;
   return Nanos{std::llround(*v * 1e6)};
 }
 
 std::optional<Nanos> TomlTable::micros(std::string_view key, Bounds b) {
+  b.hi = std::min(b.hi, kMaxDurationNs / 1e3);
   auto v = number(key, b);
   if (!v) return std::nullopt;
   return Nanos{std::llround(*v * 1e3)};

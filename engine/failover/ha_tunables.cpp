@@ -70,16 +70,18 @@ Result<bool> set_tunable(HaTunables& t, std::string_view key, double v) {
                  fmt::format("expected {} .. {} {}", info->min, info->max, info->unit)};
   if (info->unit != std::string_view{"ratio"} && v != std::floor(v))
     return Error{fmt::format("{} = {} must be a whole number", key, v), ""};
-  const auto u8 = static_cast<std::uint8_t>(v);
-  const auto u32 = static_cast<std::uint32_t>(v);
+  // Each key's range fits its field, but v is converted only for the field it sets: a value of
+  // another key converted to a narrower type is undefined behaviour.
+  const auto u8 = [v] { return static_cast<std::uint8_t>(v); };
+  const auto u32 = [v] { return static_cast<std::uint32_t>(v); };
   if (key == "qp_timeout")
-    t.qp.timeout = u8;
+    t.qp.timeout = u8();
   else if (key == "qp_retry_cnt")
-    t.qp.retry_cnt = u8;
+    t.qp.retry_cnt = u8();
   else if (key == "qp_rnr_retry")
-    t.qp.rnr_retry = u8;
+    t.qp.rnr_retry = u8();
   else if (key == "qp_min_rnr_timer")
-    t.qp.min_rnr_timer = u8;
+    t.qp.min_rnr_timer = u8();
   else if (key == "rto_ms")
     t.soft_rto = ms_of(v);
   else if (key == "rto_max_ms")
@@ -87,7 +89,7 @@ Result<bool> set_tunable(HaTunables& t, std::string_view key, double v) {
   else if (key == "rto_backoff")
     t.rto_backoff = v;
   else if (key == "false_alarm_limit")
-    t.false_alarms_to_widen = u32;
+    t.false_alarms_to_widen = u32();
   else if (key == "false_alarm_window_ms")
     t.false_alarm_window = ms_of(v);
   else if (key == "enable_backup")
@@ -95,25 +97,25 @@ Result<bool> set_tunable(HaTunables& t, std::string_view key, double v) {
   else if (key == "heartbeat_ms")
     t.heartbeat_interval = ms_of(v);
   else if (key == "heartbeat_misses")
-    t.heartbeat_misses = u32;
+    t.heartbeat_misses = u32();
   else if (key == "control_timeout_ms")
     t.control_timeout = ms_of(v);
   else if (key == "probe_delay_ms")
     t.probe_delay = ms_of(v);
   else if (key == "poll_batch")
-    t.poll_batch = u32;
+    t.poll_batch = u32();
   else if (key == "idle_spin_threshold")
-    t.idle_spin_threshold = u32;
+    t.idle_spin_threshold = u32();
   else if (key == "poll_standby_interval")
-    t.poll_standby_interval = u32;
+    t.poll_standby_interval = u32();
   else if (key == "test_max_poll")
-    t.test_max_poll = u32;
+    t.test_max_poll = u32();
   else if (key == "expected_channels")
-    t.expected_channels = u32;
+    t.expected_channels = u32();
   else if (key == "wr_per_conn")
-    t.wr_per_conn = u32;
+    t.wr_per_conn = u32();
   else if (key == "max_recvs")
-    t.max_recvs = u32;
+    t.max_recvs = u32();
   return true;
 }
 

@@ -5,18 +5,159 @@
 
 #include <map>
 #include <optional>
-#include <regex>
+#include <cctype>
+#include <charconv>
+#include <string_view>
 
+#include "engine/core/excerpt.hpp"
+#include "engine/plan/comm_shape.hpp"
 #include "engine/plan/stream_builder.hpp"
 
 namespace railcheck::plan {
 namespace {
 
-// "host:pid:tid [dev] " is optional: a per-rank log may have been stripped of it.
-const std::regex kPrefix(R"(^\s*(?:([^\s:]+):(\d+):(\d+)\s+\[(\d+)\]\s+)?NCCL INFO )");
-const std::regex kOpLine(
-    R"(^([A-Za-z]+): opCount ([0-9a-fA-Fx]+) sendbuff (\S+) recvbuff (\S+) count (\d+) datatype (-?\d+) op (-?\d+) root (-?\d+) comm (\S+) \[nranks=(\d+)\] stream (\S+)\s*$)");
-const std::regex kInitLine(R"(comm (0x[0-9a-fA-F]+) rank (\d+) nranks (\d+) .*Init COMPLETE)");
+// Hand-written matchers instead of std::regex: libstdc++'s regex recurses per character, and one
+// long line (a 200 KB line of '#') overflowed the stack. Each matcher is linear in the line.
+constexpr std::size_t kMaxLineBytes = 64 * 1024;  // an NCCL INFO line is a few hundred bytes
+constexpr std::uint64_t kMaxCount = 1ULL << 48;     // as sched_trace: count * sizeof(datatype) cannot overflow
+
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+// A cursor over one line; every take_* consumes on success only.
+struct Cursor {
+  std::string_view s;
+  std::size_t i = 0;
+
+  bool done() const { return i >= s.size(); }
+  bool lit(std::string_view w) {
+    if (s.substr(i, w.size()) != w) return false;
+    i += w.size();
+    return true;
+  }
+  std::size_t skip_spaces() {
+    const std::size_t from = i;
+    while (i < s.size() && is_space(s[i])) ++i;
+    return i - from;
+  }
+  template <typename Pred>
+  std::optional<std::string_view> take(Pred pred) {
+    std::size_t j = i;
+    while (j < s.size() && pred(s[j])) ++j;
+    if (j == i) return std::nullopt;
+    const auto out = s.substr(i, j - i);
+    i = j;
+    return out;
+  }
+  std::optional<std::string_view> digits() { return take(is_digit); }
+  std::optional<std::string_view> signed_digits() {
+    const std::size_t from = i;
+    const bool minus = lit("-");
+    if (!digits()) {
+      i = from;
+      return std::nullopt;
+    }
+    (void)minus;
+    return s.substr(from, i - from);
+  }
+  std::optional<std::string_view> non_space() { return take([](char c) { return !is_space(c); }); }
+};
+
+// "host:pid:tid [dev] " (optional) then "NCCL INFO ", after leading spaces; returns the host:pid
+// key ("" without the prefix) and the body after "NCCL INFO ", or nothing.
+struct Prefixed {
+  std::string host_pid;
+  std::string_view body;
+};
+std::optional<Prefixed> match_prefix(std::string_view line) {
+  Cursor c{line};
+  c.skip_spaces();
+  const std::size_t start = c.i;
+  if (c.lit("NCCL INFO ")) return Prefixed{"", line.substr(c.i)};
+  c.i = start;
+  const auto host = c.take([](char ch) { return !is_space(ch) && ch != ':'; });
+  if (!host || !c.lit(":")) return std::nullopt;
+  const auto pid = c.digits();
+  if (!pid || !c.lit(":") || !c.digits() || c.skip_spaces() == 0 || !c.lit("[") || !c.digits() || !c.lit("]") ||
+      c.skip_spaces() == 0 || !c.lit("NCCL INFO "))
+    return std::nullopt;
+  return Prefixed{std::string(*host) + ":" + std::string(*pid), line.substr(c.i)};
+}
+
+// "comm 0x<hex> rank <n> nranks <n> " then "Init COMPLETE" somewhere after, anywhere in the body.
+struct InitLine {
+  std::string comm;
+  std::string_view rank, nranks;
+};
+std::optional<InitLine> match_init(std::string_view body) {
+  const std::size_t complete = body.rfind("Init COMPLETE");
+  if (complete == std::string_view::npos) return std::nullopt;
+  for (std::size_t at = body.find("comm 0x"); at != std::string_view::npos && at < complete;
+       at = body.find("comm 0x", at + 1)) {
+    Cursor c{body.substr(0, complete), at + 5};
+    const std::size_t hex_from = c.i;
+    c.lit("0x");
+    const auto hex = c.take([](char ch) { return std::isxdigit(static_cast<unsigned char>(ch)) != 0; });
+    if (!hex) continue;
+    const std::string comm(body.substr(hex_from, c.i - hex_from));
+    if (!c.lit(" rank ")) continue;
+    const auto rank = c.digits();
+    if (!rank || !c.lit(" nranks ")) continue;
+    const auto nranks = c.digits();
+    if (!nranks || !c.lit(" ")) continue;
+    return InitLine{comm, *rank, *nranks};
+  }
+  return std::nullopt;
+}
+
+// The whole body: "<Op>: opCount N sendbuff P recvbuff P count N datatype N op N root N comm P
+// [nranks=N] stream P", trailing spaces allowed.
+struct OpFields {
+  std::string_view op, op_count, count, datatype, redop, root, comm, nranks;
+};
+std::optional<OpFields> match_op(std::string_view body) {
+  Cursor c{body};
+  OpFields f;
+  const auto letters = [](char ch) { return (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z'); };
+  const auto opcount = [](char ch) { return std::isxdigit(static_cast<unsigned char>(ch)) != 0 || ch == 'x'; };
+  auto op = c.take(letters);
+  if (!op || !c.lit(": opCount ")) return std::nullopt;
+  auto oc = c.take(opcount);
+  if (!oc || !c.lit(" sendbuff ") || !c.non_space() || !c.lit(" recvbuff ") || !c.non_space() || !c.lit(" count "))
+    return std::nullopt;
+  auto count = c.digits();
+  if (!count || !c.lit(" datatype ")) return std::nullopt;
+  auto dt = c.signed_digits();
+  if (!dt || !c.lit(" op ")) return std::nullopt;
+  auto ro = c.signed_digits();
+  if (!ro || !c.lit(" root ")) return std::nullopt;
+  auto root = c.signed_digits();
+  if (!root || !c.lit(" comm ")) return std::nullopt;
+  auto comm = c.non_space();
+  if (!comm || !c.lit(" [nranks=")) return std::nullopt;
+  auto nr = c.digits();
+  if (!nr || !c.lit("] stream ") || !c.non_space()) return std::nullopt;
+  c.skip_spaces();
+  if (!c.done()) return std::nullopt;
+  f.op = *op;
+  f.op_count = *oc;
+  f.count = *count;
+  f.datatype = *dt;
+  f.redop = *ro;
+  f.root = *root;
+  f.comm = *comm;
+  f.nranks = *nr;
+  return f;
+}
+
+// A decimal field of a line; out of range of T is an error, never a wrap or an exception.
+template <typename T>
+std::optional<T> number_of(std::string_view text) {
+  T v{};
+  const auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc{} || p != text.data() + text.size()) return std::nullopt;
+  return v;
+}
 
 struct OpLine {
   std::string process;  // "file|host:pid", or the file name when lines have no prefix
@@ -56,33 +197,56 @@ class Importer {
     std::size_t pos = 0;
     while (pos < f.text.size()) {
       const auto end = std::min(f.text.find('\n', pos), f.text.size());
-      const std::string line = f.text.substr(pos, end - pos);
+      const std::string_view line = std::string_view(f.text).substr(pos, end - pos);
       pos = end + 1;
       ++line_no;
-      std::smatch pre;
-      if (!std::regex_search(line, pre, kPrefix)) continue;
+      if (line.size() > kMaxLineBytes) {
+        if (line.find("NCCL INFO") == std::string::npos) continue;  // not ours, however long
+        return at(f, line_no, fmt::format("line of {} bytes is longer than {} bytes", line.size(), kMaxLineBytes),
+                  "an NCCL INFO line is a few hundred bytes; is this file an NCCL log?");
+      }
+      const auto pre = match_prefix(line);
+      if (!pre) continue;
       // The file is part of the key: two per-rank logs may reuse a pid on different hosts.
-      const std::string process = pre[1].matched ? f.name + "|" + pre[1].str() + ":" + pre[2].str() : f.name;
-      const std::string body = pre.suffix().str();
-      std::smatch m;
-      if (std::regex_search(body, m, kInitLine)) {
-        init_rank_[{process, m[1].str()}] = static_cast<std::uint32_t>(std::stoul(m[2].str()));
+      const std::string process = pre->host_pid.empty() ? f.name : f.name + "|" + pre->host_pid;
+      const std::string_view body = pre->body;
+      if (const auto init = match_init(body)) {
+        const auto rank = number_of<std::uint32_t>(init->rank);
+        const auto nranks = number_of<std::uint32_t>(init->nranks);
+        if (!nranks || *nranks == 0 || *nranks > kMaxRanks)
+          return at(f, line_no, fmt::format("Init line: nranks {} is outside [1, {}]", escaped_excerpt(init->nranks, 24), kMaxRanks));
+        if (!rank || *rank >= *nranks)
+          return at(f, line_no, fmt::format("Init line: rank {} is outside [0, {})", escaped_excerpt(init->rank, 24), *nranks));
+        init_rank_[{process, init->comm}] = *rank;
         continue;
       }
       if (body.find(": opCount ") == std::string::npos) continue;
-      if (!std::regex_match(body, m, kOpLine))
-        return at(f, line_no, "malformed NCCL COLL line: " + body.substr(0, 100),
+      const auto m = match_op(body);
+      if (!m)
+        return at(f, line_no, "malformed NCCL COLL line: " + escaped_excerpt(body),
                   "expected '<Op>: opCount N sendbuff P recvbuff P count N datatype N op N root N comm P "
                   "[nranks=N] stream P'");
+      const auto count = number_of<std::uint64_t>(m->count);
+      const auto datatype = number_of<std::int64_t>(m->datatype);
+      const auto redop = number_of<std::int64_t>(m->redop);
+      const auto root = number_of<std::int64_t>(m->root);
+      const auto nranks = number_of<std::uint32_t>(m->nranks);
+      if (!count || *count > kMaxCount)
+        return at(f, line_no, fmt::format("count {} is beyond what the model takes ({})", escaped_excerpt(m->count, 24), kMaxCount));
+      if (!datatype) return at(f, line_no, fmt::format("unknown datatype code {}", escaped_excerpt(m->datatype, 24)));
+      if (!redop) return at(f, line_no, fmt::format("unknown reduction op code {}", escaped_excerpt(m->redop, 24)));
+      if (!root) return at(f, line_no, fmt::format("root {} is out of range", escaped_excerpt(m->root, 24)));
+      if (!nranks || *nranks > kMaxRanks)
+        return at(f, line_no, fmt::format("nranks={} is outside [1, {}]", escaped_excerpt(m->nranks, 24), kMaxRanks));
       OpLine op{process,
-                m[9].str(),
-                m[1].str(),
-                m[2].str(),
-                std::stoull(m[5].str()),
-                std::stoll(m[6].str()),
-                std::stoll(m[7].str()),
-                std::stoll(m[8].str()),
-                static_cast<std::uint32_t>(std::stoul(m[10].str())),
+                std::string(m->comm),
+                std::string(m->op),
+                std::string(m->op_count),
+                *count,
+                *datatype,
+                *redop,
+                *root,
+                *nranks,
                 fi,
                 line_no};
       if (auto ok = check(op); !ok) return ok;

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "engine/core/excerpt.hpp"
 #include "engine/plan/stream_builder.hpp"
 
 namespace railcheck::plan {
@@ -176,9 +177,14 @@ Result<SchedInput> parse_sched_trace(std::string_view text, const std::string& f
     const auto first = line.find_first_not_of(" \t\r");
     if (first == std::string_view::npos || line[first] == '#') continue;
     const std::string where = fmt::format("{}:{}", file, line_no);
+    // A trace line is one flat object of a few fields: bound it before parsing.
+    constexpr std::size_t kMaxLineBytes = 64 * 1024;
+    if (line.size() > kMaxLineBytes)
+      return Error{fmt::format("{}: line of {} bytes is longer than {} bytes", where, line.size(), kMaxLineBytes),
+                   "one JSON object of a few fields per line"};
     json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
     if (j.is_discarded() || !j.is_object())
-      return Error{fmt::format("{}: not a JSON object: {}", where, line.substr(0, 80)), "one JSON object per line"};
+      return Error{fmt::format("{}: not a JSON object: {}", where, escaped_excerpt(line)), "one JSON object per line"};
     LineReader in(j, where);
     auto ev = in.text("ev", true);
     if (in.error()) return *in.error();
@@ -195,6 +201,9 @@ Result<SchedInput> parse_sched_trace(std::string_view text, const std::string& f
       return Error{fmt::format("{}: rank {} is outside the communicator of {} ranks", where, *rank, shape->nranks), ""};
     if (!read_event(in, *ev, static_cast<std::uint32_t>(*rank), line_no, builder)) return *in.error();
   }
+  if (builder.max_rank_plus_one() == 0)
+    return Error{file + ": no events: the trace is empty or holds only comments and a \"comm\" line",
+                 "one JSON object per line: {\"rank\":0,\"ev\":\"coll\",...} (docs/plan.md)"};
   out.shape = shape.value_or(CommShape{});
   if (!shape) out.shape.nranks = std::max<std::uint32_t>(1, builder.max_rank_plus_one());
   auto ranks = builder.finish(out.shape.nranks);

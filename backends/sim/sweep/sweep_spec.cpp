@@ -24,7 +24,9 @@ void expand_range(TomlTable& r, toml::array& out) {
   if (!from || !to || !step) return;
   if (*to < *from) return r.fail("to", fmt::format("a number >= from ({})", *from), fmt::format("{}", *to));
   if ((*to - *from) / *step >= kMaxAxisValues) return r.fail("step", "fewer than 100000 values", "too small a step");
-  const bool whole = *from == std::floor(*from) && *step == std::floor(*step);
+  // Integers only where every value fits one exactly (a double past 2^53 is not a whole count).
+  const bool whole = *from == std::floor(*from) && *step == std::floor(*step) && std::abs(*from) < 0x1p53 &&
+                     std::abs(*to) < 0x1p53;
   const auto n = static_cast<std::size_t>(std::floor((*to - *from) / *step + 1e-9)) + 1;
   for (std::size_t i = 0; i < n; ++i) {
     const double v = *from + static_cast<double>(i) * *step;
@@ -51,7 +53,7 @@ void expand_log_range(TomlTable& r, toml::array& out) {
     const double v = *from * std::pow(ratio, i);
     const double scale = std::pow(10.0, 2 - std::floor(std::log10(v)));
     const double rounded = std::round(v * scale) / scale;
-    if (rounded == std::floor(rounded)) {
+    if (rounded == std::floor(rounded) && std::abs(rounded) < 0x1p53) {
       out.push_back(static_cast<std::int64_t>(rounded));
     } else {
       out.push_back(rounded);

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Runs every libFuzzer target for a bounded time over a corpus seeded from the shipped files
+# (scenarios/, verify/models/, sweeps/, scenarios/routing/, scenarios/sched/) and the bad-input
+# reproducers (tests/data/fuzz-repro/), and prints the executions each ran clean.
+#   fuzz/run.sh BUILD_DIR SECONDS_PER_TARGET [WORK_DIR] [JOBS]
+# With KEEP_GOING=1 a target goes on after a finding (libFuzzer's fork mode), for long campaigns.
+# BUILD_DIR was configured with CC=clang CXX=clang++ -DRAILCHECK_FUZZ=ON (docs/fuzzing.md).
+# Exit 1 if a target found a crash, a leak, a timeout or an out-of-memory input: the input is in
+# WORK_DIR/artifacts/<target>/, and `BUILD_DIR/fuzz/<target> <input>` replays it.
+set -euo pipefail
+build=${1:?usage: fuzz/run.sh BUILD_DIR SECONDS_PER_TARGET [WORK_DIR] [JOBS]}
+secs=${2:?seconds per target}
+work=${3:-$build/fuzz-work}
+jobs=${4:-1}
+src=${RAILCHECK_SRC:-$(cd "$(dirname "$0")/.." && pwd)}
+repro=$src/tests/data/fuzz-repro
+
+seeds() {  # target -> seed files
+  case $1 in
+    fuzz_scenario) ls "$src"/scenarios/*.toml "$src"/sweeps/*.scenario.toml "$repro"/*.toml ;;
+    fuzz_check_spec) ls "$src"/verify/models/*.toml ;;
+    fuzz_trace) ls "$repro"/*.json ;;
+    fuzz_sweep_spec) ls "$src"/sweeps/*.toml "$repro"/hang-sweep-*.toml ;;
+    fuzz_route_spec) ls "$src"/scenarios/routing/*.toml ;;
+    fuzz_nccl_log) ls "$src"/scenarios/sched/*.log "$repro"/*.log ;;
+    fuzz_sched_trace) ls "$src"/scenarios/sched/*.jsonl ;;
+    fuzz_sched_scenario) ls "$src"/scenarios/sched/*.toml ;;
+    fuzz_wire_codecs) ls "$src"/fuzz/seeds/wire/* 2>/dev/null || true ;;
+  esac
+}
+
+targets=(fuzz_scenario fuzz_check_spec fuzz_trace fuzz_sweep_spec fuzz_route_spec fuzz_nccl_log
+         fuzz_sched_trace fuzz_sched_scenario fuzz_wire_codecs)
+failed=0
+printf '%-22s %12s %8s  %s\n' target executions seconds result
+for t in "${targets[@]}"; do
+  exe=$build/fuzz/$t
+  [ -x "$exe" ] || { echo "missing $exe (build the railcheck_fuzz target)" >&2; exit 2; }
+  corpus=$work/corpus/$t
+  art=$work/artifacts/$t/
+  mkdir -p "$corpus" "$art"
+  for f in $(seeds "$t"); do cp -f "$f" "$corpus/seed-$(basename "$f")"; done
+  log=$work/$t.log
+  # -timeout: one input taking 10 s is a hang; -rss_limit_mb: a memory bomb is a finding.
+  # Small inputs keep the loaders honest about their own limits (max_len 64 KiB, the long-line
+  # reproducer is 200 KB and runs as a regression test instead).
+  set +e
+  if [ "$jobs" -gt 1 ] || [ "${KEEP_GOING:-0}" = 1 ]; then
+    "$exe" "$corpus" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
+      -artifact_prefix="$art" -print_final_stats=1 -fork="$jobs" -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 >"$log" 2>&1
+  else
+    "$exe" "$corpus" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
+      -artifact_prefix="$art" -print_final_stats=1 >"$log" 2>&1
+  fi
+  rc=$?
+  set -e
+  execs=$(grep -oE 'stat::number_of_executed_units: *[0-9]+' "$log" | tail -1 | grep -oE '[0-9]+$' || true)
+  [ -n "$execs" ] || execs=$(grep -oE '#[0-9]+' "$log" | tail -1 | tr -d '#' || true)
+  found=$(ls "$art" | wc -l)
+  if [ "$rc" -ne 0 ] || [ "$found" -ne 0 ]; then
+    result="FOUND ($found in $art, log $log)"
+    failed=1
+  else
+    result=clean
+  fi
+  printf '%-22s %12s %8s  %s\n' "$t" "${execs:-?}" "$secs" "$result"
+done
+exit $failed
