@@ -169,7 +169,8 @@ int cmd_budget(const BudgetOptions& o) {
     if (!o.json_path.empty()) {
       std::ofstream out(o.json_path);
       out << to_json(caps, usage, b.value(), fill).dump(2) << "\n";
-      if (!out) return bad_input({fmt::format("cannot write {}", o.json_path), {}});
+      out.close();
+      if (out.fail()) return bad_input({fmt::format("cannot write {}", o.json_path), {}});
     }
   }
   // The budget over-promises when the device cannot hold what it would report to NCCL.

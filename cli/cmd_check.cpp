@@ -29,7 +29,8 @@ bool write_text(const std::string& path, const std::string& text) {
   }
   std::ofstream f(path);
   f << text;
-  return static_cast<bool>(f);
+  f.close();  // flushes: a full disk shows here, not as a silently short file
+  return !f.fail();
 }
 
 }  // namespace
@@ -122,7 +123,7 @@ int cmd_check(const CheckOptions& o) {
     rc = kExitViolation;
   } else if (st.exhausted) {
     fmt::print("bound exhausted: no invariant violated\n");
-  } else if (spec.limits.mode == SearchMode::Random) {
+  } else if (spec.limits.mode == SearchMode::Random && st.truncated_by != "max_states") {
     fmt::print("no violation in {} random walks (sampled, not exhaustive)\n", spec.limits.walks);
   } else {
     fmt::print("NOT exhausted: stopped at {} (raise it with --max-states / --max-depth); no violation so far\n",

@@ -107,7 +107,8 @@ int cmd_conform(const ConformOptions& o) {
     } else {
       std::ofstream out(o.json_path);
       out << j.dump(2) << "\n";
-      if (!out) {
+      out.close();
+      if (out.fail()) {
         std::fprintf(stderr, "railcheck conform: could not write %s\n", o.json_path.c_str());
         return kExitBadInput;
       }

@@ -31,7 +31,18 @@ int cmd_imm_transfer(const ImmOptions& o) {
   if (o.mib == 0 || o.mib > (1u << 20)) return bad_input({fmt::format("--mib {}", o.mib), "use 1..1048576 (1 TiB)"});
   const std::uint64_t bytes = o.mib << 20;
   imm::WriteShape shape = imm::SingleWrite{0, 0, 0, bytes};
+  constexpr std::uint64_t kMaxPages = 1u << 16;  // one WRITE_IMM piece each: bounded before allocating
   if (o.page_kib > 0) {
+    if (o.page_kib > (o.mib << 10))
+      return bad_input({fmt::format("--page-kib {} is larger than the transfer (--mib {})", o.page_kib, o.mib),
+                        "use a page no larger than the transfer"});
+    if ((o.mib << 10) % o.page_kib != 0)
+      return bad_input({fmt::format("--page-kib {} does not divide the transfer (--mib {})", o.page_kib, o.mib),
+                        "use a page size that divides the transfer, e.g. a power of two"});
+    if ((o.mib << 10) / o.page_kib > kMaxPages)
+      return bad_input({fmt::format("--mib {} --page-kib {} makes {} pages, more than {}", o.mib, o.page_kib,
+                                    (o.mib << 10) / o.page_kib, kMaxPages),
+                        "use larger pages or a smaller transfer"});
     // Pages in order on the source, reversed on the destination (a KV cache's scattered blocks).
     const std::uint64_t page = o.page_kib << 10, pages = bytes / page;
     imm::PagedWrite w{0, page, {}};

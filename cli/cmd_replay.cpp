@@ -6,6 +6,8 @@
 #include "verify/failover_invariants.hpp"
 #include "verify/trace_to_scenario.hpp"
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 
 namespace railcheck::cli {
@@ -45,7 +47,12 @@ int cmd_replay(const ReplayOptions& o) {
   // The same rail faults, at the same times, on the SimGrid driver.
   const auto sc = trace_to_scenario(t);
   const std::string path = o.sim_scenario.empty() ? o.trace + ".scenario.toml" : o.sim_scenario;
-  std::ofstream(path) << sc.toml;
+  std::ofstream f(path);
+  if (!f || !(f << sc.toml) || !f.flush()) {
+    fmt::print(stderr, "railcheck replay: cannot write {}: {}\n", path, std::strerror(errno));
+    return kExitBadInput;
+  }
+  f.close();
   fmt::print("\nwrote {} ({} timed fault(s); {} loss(es) have no timed equivalent)\n", path, sc.faults, sc.left_out);
   if (!o.sim) return rc;
   fmt::print("running it on the SimGrid driver:\n");

@@ -18,8 +18,8 @@ int run_script(const std::vector<std::string>& argv) {
     fmt::print(stderr, "railcheck: {}\n", ran.error().message());
     return kExitBadInput;
   }
-  // The scripts exit 2 on malformed input with their own message; anything else is a failure of them.
-  return code == 0 ? kExitOk : kExitBadInput;
+  // The scripts exit 2 on malformed input and 70 on their own bug, each with one line.
+  return code == 0 ? kExitOk : code == kExitInternal ? kExitInternal : kExitBadInput;
 }
 
 }  // namespace

@@ -52,7 +52,7 @@ int write_json(const std::string& path, const json& j) {
     return kExitOk;
   }
   std::ofstream f(path);
-  if (!f || !(f << text)) {
+  if (!f || !(f << text) || !f.flush()) {
     fmt::print(stderr, "railcheck: cannot write {}\n", path);
     return kExitBadInput;
   }
@@ -158,6 +158,8 @@ int cmd_route_moe(const RouteOptions& o) {
   if (!spec) return bad_input(o.spec, spec.error());
   const sim::MoeSpec& s = spec.value();
   const routing::MoeCluster cluster{s.ranks, s.fabric.gpus_per_node, static_cast<std::uint32_t>(s.model.experts)};
+  if (o.moe_rank && *o.moe_rank >= s.ranks)
+    return bad_input(o.spec, Error{fmt::format("--rank {} but there are {} ranks", *o.moe_rank, s.ranks), ""});
   SeededRng rng(o.seed.value_or(s.seed));
   auto assignment = routing::draw_token_assignment(s.model, cluster, s.tokens_per_rank, rng);
   if (!assignment) return bad_input(o.spec, assignment.error());

@@ -45,7 +45,7 @@ int cmd_run(const RunOptions& o) {
   fmt::print("{}", sim::to_text(out.summary));
   if (!o.trace_path.empty()) {
     std::ofstream f(o.trace_path);
-    if (!f || !(f << sim::timeline_json(sc, out).dump() << "\n")) {
+    if (!f || !(f << sim::timeline_json(sc, out).dump() << "\n") || !f.flush()) {
       fmt::print(stderr, "railcheck: cannot write {}\n", o.trace_path);
       return kExitBadInput;
     }
@@ -56,7 +56,7 @@ int cmd_run(const RunOptions& o) {
       std::cout << text;
     } else {
       std::ofstream f(o.json_path);
-      if (!f || !(f << text)) {
+      if (!f || !(f << text) || !f.flush()) {
         fmt::print(stderr, "railcheck: cannot write {}\n", o.json_path);
         return kExitBadInput;
       }

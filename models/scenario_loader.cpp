@@ -23,6 +23,9 @@ namespace {
 constexpr double kMaxMillis = 1e9;  // about 11.6 simulated days
 // One message is one WR with one SGE, and ibv_sge.length is 32 bits.
 constexpr double kMaxMessageBytes = 4294967295.0;
+constexpr double kMaxRanks = 1024;
+constexpr double kMaxRails = 16;
+constexpr double kMaxRankRails = 4096;
 
 std::string in_quotes(std::string_view s) { return fmt::format("\"{}\"", s); }
 
@@ -30,8 +33,13 @@ Topology read_topology(TomlTable t) {
   t.allow_only({"ranks", "rails", "paths_per_conn", "nic", "link_gbps", "link_latency_us", "mtu"});
   Topology topo;
   topo.nic = *find_nic_preset("cx7-400g");
-  topo.ranks = t.whole<std::uint32_t>("ranks", {2}).value_or(topo.ranks);
-  topo.rails = t.whole<std::uint32_t>("rails", {1}).value_or(topo.rails);
+  // Upper bounds: the simulated platform holds ranks x rails hosts, each with its links and
+  // actors; past these it runs out of memory or time long before it says anything useful.
+  topo.ranks = t.whole<std::uint32_t>("ranks", {2, kMaxRanks}).value_or(topo.ranks);
+  topo.rails = t.whole<std::uint32_t>("rails", {1, kMaxRails}).value_or(topo.rails);
+  if (static_cast<double>(topo.ranks) * topo.rails > kMaxRankRails)
+    t.fail("rails", fmt::format("at most {} ranks x rails in all", kMaxRankRails),
+           fmt::format("{} ranks x {} rails", topo.ranks, topo.rails));
   // Absent, it follows rails down: a one-rail topology gets one path, not an error.
   topo.paths_per_conn =
       t.whole<std::uint32_t>("paths_per_conn", {1}).value_or(std::min(topo.paths_per_conn, topo.rails));
@@ -65,7 +73,7 @@ Workload read_workload(TomlTable t, const Topology& topo, const HaTunables& engi
   w.message_bytes = t.byte_size("message_bytes", {0, kMaxMessageBytes}).value_or(w.message_bytes);
   w.messages = t.whole<std::uint32_t>("messages", {1}).value_or(w.messages);
   w.window = t.whole<std::uint32_t>("window", {1}).value_or(w.window);
-  w.channels = t.whole<std::uint32_t>("channels", {1}).value_or(w.channels);
+  w.channels = t.whole<std::uint32_t>("channels", {1, 64}).value_or(w.channels);
   w.recv_group = t.whole<std::uint32_t>("recv_group", {1, 8}).value_or(w.recv_group);
   // NCCL never groups more receives than the plugin's maxRecvs says it can take.
   if (w.recv_group > engine.max_recvs)

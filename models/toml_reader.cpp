@@ -8,6 +8,8 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <fcntl.h>
+#include <unistd.h>
 #include <fstream>
 #include <sstream>
 
@@ -272,18 +274,39 @@ std::optional<std::uint64_t> TomlTable::byte_size(std::string_view key, Bounds b
 }
 
 Result<std::string> read_text_file(const std::string& path, std::string_view what, std::string_view hint) {
+  // Every input railcheck reads is text of a few megabytes at most; a bigger one is refused
+  // before it is read, and an empty one is an error rather than "every default".
+  constexpr std::size_t kMaxInputBytes = 256ull << 20;
   std::error_code ec;
   const auto status = std::filesystem::status(path, ec);
   if (!std::filesystem::exists(status))
     return Error{fmt::format("cannot open {} {}: no such file", what, path), std::string(hint)};
   if (std::filesystem::is_directory(status))
     return Error{fmt::format("cannot open {} {}: it is a directory", what, path), std::string(hint)};
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return Error{fmt::format("cannot open {} {}: {}", what, path, std::strerror(errno)), std::string(hint)};
-  std::ostringstream text;
-  text << f.rdbuf();
-  if (f.bad()) return Error{fmt::format("cannot read {} {}: {}", what, path, std::strerror(errno)), std::string(hint)};
-  return text.str();
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Error{fmt::format("cannot open {} {}: {}", what, path, std::strerror(errno)), std::string(hint)};
+  std::string text;
+  char buf[65536];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      ::close(fd);
+      return Error{fmt::format("cannot read {} {}: {}", what, path, std::strerror(err)), std::string(hint)};
+    }
+    if (n == 0) break;
+    if (text.size() + static_cast<std::size_t>(n) > kMaxInputBytes) {
+      ::close(fd);
+      return Error{fmt::format("cannot read {} {}: larger than {} MiB", what, path, kMaxInputBytes >> 20),
+                   std::string(hint)};
+    }
+    text.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos)
+    return Error{fmt::format("{} {} is empty", what, path), std::string(hint)};
+  return text;
 }
 
 Result<toml::table> parse_toml(std::string_view text, const std::string& file, std::string_view docs_hint) {

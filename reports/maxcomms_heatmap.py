@@ -99,4 +99,10 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except OSError as e:
+        fail(f"{e.filename or ''}: {e.strerror}")
+    except Exception as e:  # never a traceback: one line, and the internal-error code
+        print(f"maxcomms_heatmap: internal error: {type(e).__name__}: {e}", file=sys.stderr)
+        sys.exit(70)

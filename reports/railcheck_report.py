@@ -30,6 +30,9 @@ METRICS = [
     ("lost", "messages lost (count)", lambda r: r.get("lost")),
 ]
 REQUIRED = ("point", "params", "seed", "outcome")
+# Row keys the metrics compute with: each a number (or null) when present.
+NUMERIC = ("failovers", "false_alarms", "detected_ms", "fault_ms", "switched_ms", "end_ms", "lost")
+MAX_LINE = 1 << 20
 
 
 class BadInput(Exception):
@@ -40,18 +43,28 @@ def read_rows(path):
     if os.path.isdir(path):
         path = os.path.join(path, "results.jsonl")
     try:
-        with open(path, encoding="utf-8") as f:
-            lines = f.readlines()
+        with open(path, "rb") as f:
+            raw = f.readlines()
     except OSError as e:
         raise BadInput(f"{path}: cannot read: {e.strerror}")
+    lines = []
+    for n, b in enumerate(raw, 1):
+        try:
+            lines.append(b.decode("utf-8"))
+        except UnicodeDecodeError as e:
+            raise BadInput(f"{path}:{n}: not UTF-8 text (byte {e.start + 1} of the line)")
     rows = []
     for n, line in enumerate(lines, 1):
         if not line.strip():
             continue
+        if len(line) > MAX_LINE:
+            raise BadInput(f"{path}:{n}: line of {len(line)} characters; a sweep row is under {MAX_LINE}")
         try:
             row = json.loads(line)
         except json.JSONDecodeError as e:
             raise BadInput(f"{path}:{n}: not JSON ({e.msg}); expected one sweep row per line")
+        except RecursionError:
+            raise BadInput(f"{path}:{n}: JSON nested too deeply; a sweep row is one flat object")
         if not isinstance(row, dict):
             raise BadInput(f"{path}:{n}: expected a JSON object, got {type(row).__name__}")
         missing = [k for k in REQUIRED if k not in row]
@@ -59,6 +72,17 @@ def read_rows(path):
             raise BadInput(f"{path}:{n}: missing {', '.join(missing)}; is this a railcheck sweep results.jsonl?")
         if not isinstance(row["params"], dict):
             raise BadInput(f"{path}:{n}: params: expected an object")
+        for k, v in row["params"].items():
+            if not isinstance(v, (str, int, float, bool)):
+                raise BadInput(f"{path}:{n}: params.{k}: expected a number, string or boolean, got {type(v).__name__}")
+        if not isinstance(row["seed"], int) or isinstance(row["seed"], bool):
+            raise BadInput(f"{path}:{n}: seed: expected an integer, got {type(row['seed']).__name__}")
+        if not isinstance(row["outcome"], str):
+            raise BadInput(f"{path}:{n}: outcome: expected a string, got {type(row['outcome']).__name__}")
+        for k in NUMERIC:
+            v = row.get(k)
+            if v is not None and (not isinstance(v, (int, float)) or isinstance(v, bool)):
+                raise BadInput(f"{path}:{n}: {k}: expected a number, got {type(v).__name__}")
         rows.append(row)
     if not rows:
         raise BadInput(f"{path}: no rows; run `railcheck sweep` first")
@@ -125,6 +149,23 @@ def plot_metric(plt, rows, x_key, line_key, metric, ylabel, value_of, fixed_text
 
 
 def main(argv):
+    try:
+        return report(argv)
+    except BadInput as e:
+        print(f"railcheck report: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:
+        print(f"railcheck report: {e.filename or ''}: {e.strerror}", file=sys.stderr)
+        return 2
+    except MemoryError:
+        print("railcheck report: out of memory", file=sys.stderr)
+        return 2
+    except Exception as e:  # never a traceback: one line, and the internal-error code
+        print(f"railcheck report: internal error: {type(e).__name__}: {e}", file=sys.stderr)
+        return 70
+
+
+def report(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("results", help="sweep output folder or its results.jsonl")
     ap.add_argument("--out", help="folder for the PNGs and report.html (default: <results>/report)")

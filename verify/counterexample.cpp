@@ -1,5 +1,7 @@
 #include "verify/counterexample.hpp"
 
+#include "engine/core/excerpt.hpp"
+
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
@@ -86,7 +88,7 @@ Result<FailoverTrace> read_trace_json(std::string_view text, const std::string& 
   try {
     doc = json::parse(text);
   } catch (const json::parse_error& e) {
-    return Error{fmt::format("{}: not JSON: {}", name_for_errors, e.what()), hint};
+    return Error{fmt::format("{}: not JSON: {}", name_for_errors, escaped_excerpt(e.what(), 200)), hint};
   }
   try {
     if (doc.value("railcheck_trace", 0) != 1 || doc.value("world", "") != "failover")
@@ -98,13 +100,17 @@ Result<FailoverTrace> read_trace_json(std::string_view text, const std::string& 
     for (const auto& s : doc.at("steps")) {
       const auto text_step = s.get<std::string>();
       auto c = parse_choice(text_step);
-      if (!c) return Error{fmt::format("{}: step {}: cannot read \"{}\"", name_for_errors, i, text_step), hint};
+      if (!c)
+        return Error{fmt::format("{}: step {}: cannot read \"{}\"", name_for_errors, i, escaped_excerpt(text_step)),
+                     hint};
       t.steps.push_back(*c);
       ++i;
     }
+    // Replaying nothing proves nothing: "no invariant violated" would be a false success.
+    if (t.steps.empty()) return Error{fmt::format("{}: the trace has no steps", name_for_errors), hint};
     return t;
   } catch (const json::exception& e) {
-    return Error{fmt::format("{}: malformed trace: {}", name_for_errors, e.what()), hint};
+    return Error{fmt::format("{}: malformed trace: {}", name_for_errors, escaped_excerpt(e.what(), 200)), hint};
   }
 }
 

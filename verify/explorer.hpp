@@ -106,11 +106,18 @@ SearchResult<World> explore(const World& root, std::span<const Invariant<World>>
   };
 
   if (lim.mode == SearchMode::Random) {
-    for (std::uint64_t k = 0; k < lim.walks && !result.violation; ++k) {
+    // max_states bounds random mode too, counted as states visited (walks do not dedupe): with
+    // a huge --walks the run still ends, inconclusive.
+    bool capped = false;
+    for (std::uint64_t k = 0; k < lim.walks && !result.violation && !capped; ++k) {
       SeededRng rng = SeededRng(lim.seed).fork(k);
       World w = root;
       std::vector<Choice> path;
       for (;;) {
+        if (st.states >= lim.max_states) {
+          capped = true;
+          break;
+        }
         ++st.states;
         tick();
         const auto options = w.choices();
@@ -130,7 +137,7 @@ SearchResult<World> explore(const World& root, std::span<const Invariant<World>>
       }
     }
     st.distinct = 0;
-    st.truncated_by = "random walks";
+    st.truncated_by = capped ? "max_states" : "random walks";
     st.seconds = detail::since(t0);
     return result;
   }

@@ -287,12 +287,21 @@ TEST_CASE("a value of the wrong type names the key, the line and what was expect
 }
 
 TEST_CASE("out-of-range and impossible values are rejected", "[scenario]") {
-  CHECK(error_of("[topology]\nranks = 1\n") == "t.toml:2: topology.ranks: expected an integer >= 2, got 1");
-  CHECK(error_of("[topology]\nrails = 0\n") == "t.toml:2: topology.rails: expected a positive integer, got 0");
+  CHECK(error_of("[topology]\nranks = 1\n") == "t.toml:2: topology.ranks: expected an integer in [2, 1024], got 1");
+  CHECK(error_of("[topology]\nrails = 0\n") == "t.toml:2: topology.rails: expected an integer in [1, 16], got 0");
   CHECK(error_of("[topology]\nrails = 2\npaths_per_conn = 3\n") ==
         "t.toml:3: topology.paths_per_conn: expected at most topology.rails = 2 (each path uses its own rail), got 3");
   CHECK(error_of("[topology]\nranks = 5000000000\n") ==
-        "t.toml:2: topology.ranks: expected an integer in [2, 4294967295], got 5000000000");
+        "t.toml:2: topology.ranks: expected an integer in [2, 1024], got 5000000000");
+  CHECK(error_of("[topology]\nranks = 1024\nrails = 8\n") ==
+        "t.toml:3: topology.rails: expected at most 4096 ranks x rails in all, got 1024 ranks x 8 rails");
+  // A finite number is meant: inf passed "a number >= 0.001" and SimGrid aborted on it.
+  CHECK(error_of("[topology]\nlink_gbps = inf\n") ==
+        "t.toml:2: topology.link_gbps: expected a number >= 0.001, got inf");
+  CHECK(error_of("[topology]\nlink_gbps = nan\n") ==
+        "t.toml:2: topology.link_gbps: expected a number >= 0.001, got nan");
+  CHECK(error_of("[workload]\nstart_ms = 1e300\n").find("workload.start_ms: expected a number in [0,") !=
+        std::string::npos);
   CHECK(error_of("[workload]\nwindow = 0\n") == "t.toml:2: workload.window: expected a positive integer, got 0");
   CHECK(error_of("[workload]\nrecv_group = 9\n") ==
         "t.toml:2: workload.recv_group: expected an integer in [1, 8], got 9");

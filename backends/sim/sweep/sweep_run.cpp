@@ -68,7 +68,8 @@ Result<SweepTally> run_sweep(const SweepSpec& spec, const SweepConfig& cfg) {
     if (!text) return text.error();
     const std::string name = fmt::format("p{:06}", p.index);
     const fs::path scenario = points_dir / (name + ".toml");
-    std::ofstream(scenario) << text.value();
+    if (std::ofstream f(scenario); !(f << text.value()) || !f.flush())
+      return Error{fmt::format("cannot write {}", scenario.string()), "check that the output folder is writable"};
     // Named by the written file, so the loader's file:line points at a line one can open.
     if (auto sc = load_scenario_string(text.value(), scenario.string()); !sc)
       return Error{fmt::format("{}: point {} ({}): {}", spec.source_path, p.index, p.id, sc.error().what),
