@@ -2,7 +2,8 @@
 # railcheck quickstart: install what is missing, build, and run.
 #   ./quickstart.sh run    build, then run the default scenario (scenarios/primary-dies.toml)
 #   ./quickstart.sh test   build, then run the whole test suite, plus an ASan+UBSan build of it and
-#                          a TSan build of the tests with railcheck's own threads
+#                          a TSan build of the tests with railcheck's own threads, and every
+#                          libFuzzer target (fuzz/) for a few seconds each
 # Works on a fresh Debian 12 machine as root; safe to run again (installs only what is missing).
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -53,5 +54,16 @@ if [ "${#tsan_tests[@]}" -gt 0 ]; then
     echo "== TSan: $t"
     TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 "build-tsan/tests/$t"
   done
+fi
+
+# libFuzzer targets (clang; docs/fuzzing.md): only the decoders and loaders and the libraries they
+# need, each run for a few seconds over the shipped files and the bad-input reproducers. A
+# finding fails the run and leaves its input in build-fuzz/fuzz-work/artifacts/.
+if command -v clang++-14 >/dev/null; then
+  phase "fuzz build and short fuzz run"
+  CC=clang-14 CXX=clang++-14 cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=Debug -DRAILCHECK_FUZZ=ON \
+    -DRAILCHECK_BUILD_TESTS=OFF -DRAILCHECK_BUILD_BENCH=OFF >/dev/null
+  cmake --build build-fuzz -j "$jobs" --target railcheck_fuzz
+  fuzz/run.sh build-fuzz "${RAILCHECK_FUZZ_SECONDS:-8}"
 fi
 phase "done"

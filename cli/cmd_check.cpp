@@ -66,6 +66,16 @@ int cmd_check(const CheckOptions& o) {
   if (o.max_depth) spec.limits.max_depth = *o.max_depth;
   if (o.walks) spec.limits.walks = *o.walks;
   if (o.seed) spec.limits.seed = *o.seed;
+  // Options a dfs/bfs search cannot use are refused, not ignored.
+  if ((o.walks || o.seed) && spec.limits.mode != SearchMode::Random) {
+    fmt::print(stderr, "railcheck check: {} applies to --mode random only (this search is {})\n",
+               o.walks ? "--walks" : "--seed", to_string(spec.limits.mode));
+    return kExitBadInput;
+  }
+  if (o.max_states && *o.max_states == 0) {
+    fmt::print(stderr, "railcheck check: --max-states 0 explores nothing; give at least 1\n");
+    return kExitBadInput;
+  }
 
   std::vector<std::string> unknown;
   const auto invariants = select_invariants<FailoverWorld>(failover_invariants(), spec.invariants, unknown);

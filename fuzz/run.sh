@@ -38,6 +38,7 @@ for t in "${targets[@]}"; do
   [ -x "$exe" ] || { echo "missing $exe (build the railcheck_fuzz target)" >&2; exit 2; }
   corpus=$work/corpus/$t
   art=$work/artifacts/$t/
+  rm -rf "$art"
   mkdir -p "$corpus" "$art"
   for f in $(seeds "$t"); do cp -f "$f" "$corpus/seed-$(basename "$f")"; done
   log=$work/$t.log

@@ -17,6 +17,7 @@ packages=(
   libibverbs-dev librdmacm-dev  # backends/hw/verbs: builds and links against rdma-core
   openmpi-bin libopenmpi-dev    # sweeps under mpirun (issue 6)
   iproute2                  # conformance: network namespaces and veth pairs for the failover cut
+  clang-14 libclang-rt-14-dev  # fuzz/: libFuzzer targets (quickstart.sh test runs them briefly)
 )
 
 missing=()

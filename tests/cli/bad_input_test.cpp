@@ -140,6 +140,9 @@ TEST_CASE("no false success: empty traces, unwritten files, ignored options, unb
   // F12: --rank past the ranks printed no table and exited 0.
   bad_input("route moe '" + std::string(RAILCHECK_SOURCE_DIR) + "/scenarios/routing/deepseek-v3-moe-decode.toml' --rank 100000",
             "--rank 100000");
+  // An option the search cannot use is refused, not ignored.
+  bad_input("check '" + std::string(RAILCHECK_SOURCE_DIR) + "/verify/models/standard-naive.toml' --mode dfs --walks 5",
+            "--walks applies to --mode random only");
   // F8: random mode ignored --max-states; 2^64-1 walks now stop there, inconclusive (exit 3).
   const Ran f8 = railcheck("check '" + std::string(RAILCHECK_SOURCE_DIR) +
                            "/verify/models/standard-naive.toml' --mode random --walks 18446744073709551615 "
