@@ -16,6 +16,9 @@ two nodes. The two processes time-slice the GPU: bandwidth then says little, cor
 
 Usage: nccl_ops_check.py --label plugin --json OUT.json [--min-bytes 8] [--max-bytes 268435456]
                          [--one-gpu]
+       nccl_ops_check.py --count-collectives [--min-bytes 8] [--max-bytes N]
+           prints how many collectives one run issues (no GPU, no torch): the fault threshold
+           of nccl_plugin_conformance.sh is derived from it, so the fault is sure to fire.
 """
 import argparse
 import json
@@ -23,9 +26,12 @@ import os
 import sys
 import time
 
-import torch
-import torch.distributed as dist
-import torch.multiprocessing as mp
+try:
+    import torch
+    import torch.distributed as dist
+    import torch.multiprocessing as mp
+except ImportError:  # --count-collectives needs no torch
+    torch = dist = mp = None
 
 WORLD = 2
 OPS = ["all_reduce", "all_gather", "reduce_scatter", "send_recv"]
@@ -39,6 +45,24 @@ def sizes(min_bytes, max_bytes):
     if out[-1] != max_bytes:
         out.append(max_bytes)
     return out
+
+
+def iterations(nbytes):
+    """Timed iterations per size; every size also runs 2 warm-ups, one checked run, one flag all_reduce."""
+    return 20 if nbytes <= (1 << 20) else (5 if nbytes <= (64 << 20) else 2)
+
+
+def collectives_per_run(min_bytes, max_bytes):
+    """A lower bound on the collectives one rank issues in a run (send/recv not counted: NCCL may
+    map p2p to other channels). Each collective puts at least one message on the send comm of
+    channel 0, so a per-comm message threshold below this count is sure to be reached."""
+    total = 0
+    for op in OPS:
+        for nbytes in sizes(min_bytes, max_bytes):
+            total += 1  # the all_reduce of the correctness flags
+            if op != "send_recv":
+                total += 1 + 2 + iterations(nbytes)  # checked run, warm-ups, timed iterations
+    return total
 
 
 def bus_factor(op):
@@ -137,7 +161,7 @@ def worker(rank, args, queue):
             ok, _ = run_op(op, rank, nbytes, device, salt=len(rows))
             ok_all = torch.tensor([1 if ok else 0], device=device)
             dist.all_reduce(ok_all)
-            iters = 20 if nbytes <= (1 << 20) else (5 if nbytes <= (64 << 20) else 2)
+            iters = iterations(nbytes)
             elapsed, algbw, busbw = time_op(op, rank, nbytes, device, iters)
             rows.append({"op": op, "bytes": nbytes, "correct": int(ok_all.item()) == WORLD,
                          "time_us": elapsed * 1e6, "algbw_gbs": algbw, "busbw_gbs": busbw})
@@ -149,12 +173,22 @@ def worker(rank, args, queue):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--label", required=True)
-    ap.add_argument("--json", required=True)
+    ap.add_argument("--label")
+    ap.add_argument("--json")
+    ap.add_argument("--count-collectives", action="store_true",
+                    help="print the lower bound on collectives per run and exit (no GPU needed)")
     ap.add_argument("--min-bytes", type=int, default=8)
     ap.add_argument("--max-bytes", type=int, default=256 << 20)
     ap.add_argument("--one-gpu", action="store_true", help="both ranks on GPU 0, one NCCL_HOSTID each")
     args = ap.parse_args()
+    if args.count_collectives:
+        print(collectives_per_run(args.min_bytes, args.max_bytes))
+        return 0
+    if not args.label or not args.json:
+        ap.error("--label and --json are required for a run")
+    if torch is None:
+        print("nccl_ops_check: needs PyTorch with CUDA", file=sys.stderr)
+        return 2
     if torch.cuda.device_count() < (1 if args.one_gpu else WORLD):
         print(f"nccl_ops_check: needs {WORLD} GPUs, found {torch.cuda.device_count()}", file=sys.stderr)
         return 2

@@ -17,10 +17,19 @@
 #                             (default: build*/backends/hw/nccl/libnccl-net-railcheck.so)
 #   RAILCHECK_HWLIBS          folder of the plugin's shared-library dependencies (libfabric and
 #                             what it needs) carried from the build machine (default: .hwlibs)
-#   RAILCHECK_NCCL_FAULT      the injected fault (default: cut-primary-after-msgs=2000)
+#   RAILCHECK_NCCL_FAULT      the injected fault (default: cut-primary-after-msgs=N, N half the
+#                             collectives one run issues at MAX_BYTES (nccl_ops_check.py
+#                             --count-collectives); each collective puts at least one message on
+#                             channel 0's send comm, so the fault is sure to fire mid-run)
 #   OUT                       where the JSON, logs and table go (default: ./nccl-conformance-out)
-#   MAX_BYTES                 largest size (default: 268435456)
-#   RUN_TIMEOUT               seconds each of the three runs may take (default: 900)
+#   MAX_BYTES                 largest size (default: 268435456; on one H100 the three runs then
+#                             take about 1 minute in all, 2026-11-24, well inside the device
+#                             tool's 10-minute command)
+#   RUNS                      which runs, of "plugin failover socket" (default: all three). A table
+#                             too large for one call is split: RUNS=plugin, then RUNS="failover
+#                             socket" with the same OUT; the table covers every run's JSON in OUT.
+#   RUN_TIMEOUT               seconds each run may take (default: 180 with 1 GPU, where a run took
+#                             18 s; 900 with 2). A run past it fails the script with its log tail.
 #   HA_NCCL_PROVIDER          libfabric provider under the plugin (default: shm, which joins the
 #                             two ranks of this host; tcp;ofi_rxm works too)
 #   RAILCHECK_SEGV_PRELOAD    LD_PRELOAD library that prints where a SIGSEGV happened (default:
@@ -31,8 +40,6 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 out="${OUT:-$PWD/nccl-conformance-out}"
-max_bytes="${MAX_BYTES:-268435456}"
-fault="${RAILCHECK_NCCL_FAULT:-cut-primary-after-msgs=2000}"
 mkdir -p "$out"
 
 die() { echo "nccl_plugin_conformance: $*" >&2; exit 1; }
@@ -55,6 +62,18 @@ case "$gpus" in
   0) die "no GPU visible to PyTorch" ;;
   1) one_gpu=(--one-gpu); echo "nccl_plugin_conformance: 1 GPU: both ranks on it, one NCCL_HOSTID each" >&2 ;;
 esac
+max_bytes="${MAX_BYTES:-268435456}"
+run_timeout="${RUN_TIMEOUT:-900}"
+[[ ${#one_gpu[@]} -gt 0 ]] && run_timeout="${RUN_TIMEOUT:-180}"
+collectives="$(python3 "$here/nccl_ops_check.py" --count-collectives --max-bytes "$max_bytes")" ||
+  die "cannot count the run's collectives"
+fault="${RAILCHECK_NCCL_FAULT:-cut-primary-after-msgs=$((collectives / 2))}"
+runs="${RUNS:-plugin failover socket}"
+for r in $runs; do
+  case "$r" in plugin|failover|socket) ;; *) die "RUNS: unknown run '$r' (plugin, failover, socket)" ;; esac
+done
+echo "nccl_plugin_conformance: runs '$runs', up to $max_bytes B, fault '$fault' (a run issues" \
+  ">= $collectives collectives), $run_timeout s per run" >&2
 # A crash must say where it happened: segv_report.so (built here when a C compiler exists).
 segv="${RAILCHECK_SEGV_PRELOAD:-}"
 if [[ -z "$segv" ]] && command -v cc >/dev/null; then
@@ -68,52 +87,39 @@ common=(NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_NVLS_ENABLE=0 NCCL_DEBUG=INFO
 
 run() {  # label, extra env...
   local label="$1"; shift
+  local start=$SECONDS
   echo "== $label" >&2
-  if ! env "${common[@]}" "${preload[@]}" "$@" timeout "${RUN_TIMEOUT:-900}" python3 "$here/nccl_ops_check.py" \
+  if ! env "${common[@]}" "${preload[@]}" "$@" timeout "$run_timeout" python3 "$here/nccl_ops_check.py" \
       --label "$label" --json "$out/$label.json" --max-bytes "$max_bytes" "${one_gpu[@]}" >"$out/$label.log" 2>&1; then
     tail -n 40 "$out/$label.log" >&2
-    die "run '$label' failed (full log: $out/$label.log)"
+    die "run '$label' failed after $((SECONDS - start)) s (full log: $out/$label.log)"
   fi
+  echo "== $label: $((SECONDS - start)) s" >&2
 }
 
 expect_log() {  # label, pattern, what it proves
   grep -q -E "$2" "$out/$1.log" || die "run '$1': NCCL's log does not show $3 (no line matching '$2'; see $out/$1.log)"
 }
 
-run plugin NCCL_NET_PLUGIN=railcheck
-expect_log plugin "NET/Plugin: Loaded net plugin railcheck" "our plugin loaded"
-expect_log plugin "Using network railcheck" "our plugin in use"
-expect_log plugin "NET/railcheck railcheck0" "the plugin's device properties"
+wants() { [[ " $runs " == *" $1 "* ]]; }
+if wants plugin; then
+  run plugin NCCL_NET_PLUGIN=railcheck
+  expect_log plugin "NET/Plugin: Loaded net plugin railcheck" "our plugin loaded"
+  expect_log plugin "Using network railcheck" "our plugin in use"
+  expect_log plugin "NET/railcheck railcheck0" "the plugin's device properties"
+fi
+if wants failover; then
+  run failover NCCL_NET_PLUGIN=railcheck RAILCHECK_NCCL_FAULT="$fault"
+  expect_log failover "Using network railcheck" "our plugin in use"
+  expect_log failover "fault injected" "the injected fault"
+  expect_log failover "failover [0-9]+ done" "a completed failover"
+  echo "$fault" >"$out/fault.txt"
+  grep -c -E "failover [0-9]+ done" "$out/failover.log" >"$out/failover.count"
+fi
+if wants socket; then
+  run socket NCCL_NET=Socket
+  expect_log socket "Using network Socket" "NCCL's Socket transport"
+fi
 
-run failover NCCL_NET_PLUGIN=railcheck RAILCHECK_NCCL_FAULT="$fault"
-expect_log failover "Using network railcheck" "our plugin in use"
-expect_log failover "fault injected" "the injected fault"
-expect_log failover "failover [0-9]+ done" "a completed failover"
-
-run socket NCCL_NET=Socket
-expect_log socket "Using network Socket" "NCCL's Socket transport"
-
-python3 - "$out" <<'EOF'
-import json, sys
-out = sys.argv[1]
-runs = {name: json.load(open(f"{out}/{name}.json")) for name in ("plugin", "failover", "socket")}
-key = lambda r: (r["op"], r["bytes"])
-rows = {name: {key(r): r for r in run["rows"]} for name, run in runs.items()}
-table = []
-print(f"GPU {runs['plugin']['gpu']} x{runs['plugin']['world']}, NCCL {runs['plugin']['nccl']}, torch {runs['plugin']['torch']}")
-print(f"{'op':>14} {'bytes':>10}  plugin failover socket  busbw plugin  busbw socket  ratio")
-for k in sorted(rows["plugin"], key=lambda k: (k[0], k[1])):
-    p, f, s = rows["plugin"][k], rows["failover"].get(k), rows["socket"].get(k)
-    ratio = p["busbw_gbs"] / s["busbw_gbs"] if s and s["busbw_gbs"] > 0 else None
-    ok = lambda r: "ok" if r and r["correct"] else "BAD"
-    print(f"{k[0]:>14} {k[1]:>10}  {ok(p):>6} {ok(f):>8} {ok(s):>6}  {p['busbw_gbs']:9.3f} GB/s "
-          f"{s['busbw_gbs'] if s else float('nan'):9.3f} GB/s  {ratio if ratio else float('nan'):5.2f}")
-    table.append({"op": k[0], "bytes": k[1], "plugin_ok": p["correct"], "failover_ok": bool(f and f["correct"]),
-                  "socket_ok": bool(s and s["correct"]), "busbw_plugin_gbs": p["busbw_gbs"],
-                  "busbw_socket_gbs": s["busbw_gbs"] if s else None, "ratio": ratio})
-json.dump({"gpu": runs["plugin"]["gpu"], "nccl": runs["plugin"]["nccl"], "torch": runs["plugin"]["torch"],
-           "table": table}, open(f"{out}/summary.json", "w"), indent=1)
-bad = [t for t in table if not (t["plugin_ok"] and t["failover_ok"] and t["socket_ok"])]
-sys.exit(1 if bad else 0)
-EOF
+python3 "$here/nccl_conformance_table.py" "$out" | tee "$out/table.txt"
 echo "nccl_plugin_conformance: all results correct; JSON in $out" >&2
