@@ -245,7 +245,9 @@ int dispatch(int argc, char** argv) {
       "conform", "Hardware conformance suite between two processes (exit 1: a case failed, 77: skipped, no RDMA device or no netns)");
   conform_cmd->add_option("--transport", conform.transport, "fabric (libfabric) or verbs");
   conform_cmd->add_option("--provider", conform.provider, "libfabric provider: tcp;ofi_rxm, shm, efa");
-  conform_cmd->add_option("--sizes", conform.sizes, "Send/recv sizes in bytes (default 0 1 4096 65536 1048576 67108864)");
+  conform_cmd
+      ->add_option("--sizes", conform.sizes, "Send/recv sizes in bytes (default 0 1 4096 65536 1048576 67108864)")
+      ->check(CLI::Range(std::size_t{0}, std::size_t{1} << 30));  // each buffer is allocated: at most 1 GiB
   conform_cmd->add_option("--seed", conform.seed, "Seed of the message sizes and contents");
   conform_cmd->add_option("--json", conform.json_path, "Also write the results as JSON to this file ('-' for stdout)");
   conform_cmd->add_flag("--netns", conform.netns,

@@ -10,6 +10,7 @@
 set -euo pipefail
 build=${1:?usage: fuzz/run.sh BUILD_DIR SECONDS_PER_TARGET [WORK_DIR] [JOBS]}
 secs=${2:?seconds per target}
+[ "$secs" -gt 0 ] || { echo "SECONDS_PER_TARGET must be positive (libFuzzer reads 0 as: forever)" >&2; exit 2; }
 work=${3:-$build/fuzz-work}
 jobs=${4:-1}
 src=${RAILCHECK_SRC:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -25,12 +26,12 @@ seeds() {  # target -> seed files
     fuzz_nccl_log) ls "$src"/scenarios/sched/*.log "$repro"/*.log ;;
     fuzz_sched_trace) ls "$src"/scenarios/sched/*.jsonl ;;
     fuzz_sched_scenario) ls "$src"/scenarios/sched/*.toml ;;
-    fuzz_wire_codecs) ls "$src"/fuzz/seeds/wire/* 2>/dev/null || true ;;
+    fuzz_wire_codecs|fuzz_text_fields) ;;
   esac
 }
 
 targets=(fuzz_scenario fuzz_check_spec fuzz_trace fuzz_sweep_spec fuzz_route_spec fuzz_nccl_log
-         fuzz_sched_trace fuzz_sched_scenario fuzz_wire_codecs)
+         fuzz_sched_trace fuzz_sched_scenario fuzz_wire_codecs fuzz_text_fields)
 failed=0
 printf '%-22s %12s %8s  %s\n' target executions seconds result
 for t in "${targets[@]}"; do

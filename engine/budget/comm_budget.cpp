@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <tuple>
 
 namespace railcheck::budget {
 
@@ -43,6 +44,21 @@ Result<bool> check_inputs(const BudgetCaps& caps, const BudgetUsage& u) {
     if (v == 0)
       return Error{fmt::format("{} is 0", name),
                    "every usage count and the device's max_qp, max_cqe and max_qp_wr must be positive"};
+  // Upper bounds far past any real NIC or NCCL setting, low enough that no product below can
+  // wrap a uint64 (a per-connection CQE count of 2^64 - 1 + 1 would read as a small number).
+  const std::tuple<std::string_view, std::uint64_t, std::uint64_t> bounded[] = {
+      {"channels", u.channels, 1024},
+      {"wr_per_conn", u.wr_per_conn, 1u << 20},
+      {"max_recvs", u.max_recvs, 64},
+      {"paths", u.paths, 16},
+      {"two_sided_qps_per_path", u.two_sided_qps_per_path, 16},
+      {"one_sided_qps_per_path", u.one_sided_qps_per_path, 16},
+      {"max_qp", caps.max_qp, 1ull << 40},
+      {"max_cqe", caps.max_cqe, 1ull << 40},
+      {"max_qp_wr", caps.max_qp_wr, 1ull << 40},
+      {"max_cq", caps.max_cq, 1ull << 40}};
+  for (const auto& [name, v, hi] : bounded)
+    if (v > hi) return Error{fmt::format("{} is {}, above {}", name, v, hi), "no device or NCCL setting comes near it"};
   return true;
 }
 

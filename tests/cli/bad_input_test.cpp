@@ -100,6 +100,8 @@ TEST_CASE("option errors are one line and exit 2, never CLI11's own codes", "[cl
   bad_input("budget --paths 1 --paths 2 --preset cx7-400g", "--paths");    // F13: was 114
   bad_input("budget --preset cx7-400g --max-cqe -1", "--max-cqe");         // F11: was 2^64-1, exit 0
   bad_input("conform --sizes -1", "--sizes");                              // F4: was std::length_error
+  bad_input("conform --sizes 18446744073709551615", "--sizes");            // was std::length_error, exit 70
+  bad_input("budget --preset cx7-400g --channels 4294967295", "channels"); // products wrapped, exit 0
   bad_input("imm transfer --page-kib 18014398509481984", "--page-kib");    // F3: was SIGFPE
   bad_input("imm transfer --mib 1 --page-kib 2048", "--page-kib 2048");    // F15: was "write of 0 bytes"
   bad_input("imm transfer --mib 1000000 --page-kib 1", "65536", "ulimit -v 6291456;");  // F6: was bad_alloc
