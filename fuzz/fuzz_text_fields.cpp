@@ -15,7 +15,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string_view text = railcheck::fuzz::as_text(data + 1, size - 1);
   switch (data[0] % 5) {
     case 0:
-      if (auto p = railcheck::nccl::parse_fault_plan(text); p && p.value()) (void)railcheck::nccl::describe(**p);
+      if (auto p = railcheck::nccl::parse_fault_plan(text); p && p.value()) (void)railcheck::nccl::describe(*p.value());
       break;
     case 1:
       (void)railcheck::hw::parse_socket_address(text);

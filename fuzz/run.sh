@@ -41,7 +41,10 @@ for t in "${targets[@]}"; do
   art=$work/artifacts/$t/
   rm -rf "$art"
   mkdir -p "$corpus" "$art"
-  for f in $(seeds "$t"); do cp -f "$f" "$corpus/seed-$(basename "$f")"; done
+  # Inputs the campaigns found (tests/data/fuzz-found/<target>-*) stay in every corpus.
+  for f in $(seeds "$t") $(ls "$src"/tests/data/fuzz-found/"$t"-* 2>/dev/null); do
+    cp -f "$f" "$corpus/seed-$(basename "$f")"
+  done
   log=$work/$t.log
   # -timeout: one input taking 10 s is a hang; -rss_limit_mb: a memory bomb is a finding.
   # Small inputs keep the loaders honest about their own limits (max_len 64 KiB, the long-line

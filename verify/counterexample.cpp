@@ -87,7 +87,7 @@ Result<FailoverTrace> read_trace_json(std::string_view text, const std::string& 
   json doc;
   try {
     doc = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number like 1E444
     return Error{fmt::format("{}: not JSON: {}", name_for_errors, escaped_excerpt(e.what(), 200)), hint};
   }
   try {
