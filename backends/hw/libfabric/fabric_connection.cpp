@@ -197,6 +197,8 @@ ConnectionStats FabricConnection::stats() const {
   return st;
 }
 
+std::uint32_t FabricConnection::failovers() const { return s_->engine->failovers(); }
+
 const std::string& FabricConnection::provider() const { return s_->options.provider; }
 
 }  // namespace railcheck

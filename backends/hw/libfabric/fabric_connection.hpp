@@ -126,6 +126,9 @@ class FabricConnection {
   void cut_rail(PathIndex rail);
 
   ConnectionStats stats() const;
+  // Failovers completed so far: stats().failovers without building the per-rail table (the NCCL
+  // plugin asks after every progress call).
+  std::uint32_t failovers() const;
   const std::string& provider() const;
 
  private:

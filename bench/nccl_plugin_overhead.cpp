@@ -1,0 +1,206 @@
+// What the NCCL net plugin costs on top of the transport it wraps (issue 17 item 4). The same
+// messages, side by side in one run, through
+//   bare     a FabricConnection pair (the plugin's transport: the HA engine on libfabric,
+//            two rails, delivery acks as the provider needs them), driven directly;
+//   plugin   libnccl-net-railcheck.so loaded with dlopen and driven through its ncclNet_v11
+//            table as NCCL's proxy drives it: listen, connect/accept until both return a comm,
+//            regMr, isend / irecv (one buffer, tag 0), test polling (the harness of
+//            tests/backends/hw/nccl).
+// Both ends live in one process on loopback, driven from one thread (bench/message_pair.hpp:
+// rate with a window of requests in flight, latency isend to the sender's completion). The
+// plugin reads its settings once per process, so each provider runs in its own forked child.
+//   build/bench/nccl_plugin_overhead [--quick]
+#include <fmt/format.h>
+#include <rdma/fabric.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "backends/hw/libfabric/provider_query.hpp"
+#include "bench/machine_line.hpp"
+#include "bench/message_pair.hpp"
+#include "tests/backends/hw/nccl/plugin_harness.hpp"
+
+using namespace railcheck;
+using bench::Figures;
+using bench::Load;
+
+namespace {
+
+namespace harness = railcheck::nccl_harness;
+namespace abi = railcheck::nccl_abi;
+
+// One send comm and one receive comm of the plugin, connected to each other in this process.
+class PluginPair {
+ public:
+  PluginPair() : plugin_(RAILCHECK_NCCL_PLUGIN_PATH, 11) {}
+  PluginPair(const PluginPair&) = delete;
+  PluginPair& operator=(const PluginPair&) = delete;
+  ~PluginPair() {
+    if (sc_ != nullptr) {
+      if (smh_ != nullptr) plugin_.dereg_mr(sc_, smh_);
+      plugin_.close_send(sc_);
+    }
+    if (rc_ != nullptr) {
+      if (rmh_ != nullptr) plugin_.dereg_mr(rc_, rmh_);
+      plugin_.close_recv(rc_);
+    }
+    if (lc_ != nullptr) plugin_.close_listen(lc_);
+  }
+
+  std::string open(std::size_t size) {
+    if (plugin_.init() != 0) return "init failed:\n" + harness::log_text();
+    char handle[abi::kHandleMaxSize] = {};
+    if (plugin_.listen(0, handle, &lc_) != 0) return "listen failed";
+    const auto t0 = bench::Clock::now();
+    // NCCL calls connect and accept again until each hands back a comm.
+    while (sc_ == nullptr || rc_ == nullptr) {
+      if (sc_ == nullptr && plugin_.connect(0, handle, &sc_) != 0) return "connect failed";
+      if (rc_ == nullptr && plugin_.accept(lc_, &rc_) != 0) return "accept failed";
+      if (bench::seconds_since(t0) > 30) return "connect/accept never finished";
+    }
+    src_.assign(std::max<std::size_t>(size, 1), 0x5a);
+    dst_.assign(std::max<std::size_t>(size, 1), 0);
+    size_ = size;
+    if (plugin_.reg_mr(sc_, src_.data(), src_.size(), abi::kPtrHost, &smh_) != 0 ||
+        plugin_.reg_mr(rc_, dst_.data(), dst_.size(), abi::kPtrHost, &rmh_) != 0)
+      return "regMr failed";
+    return "";
+  }
+
+  // A NULL request means "not now" (NCCL tries again on its next proxy step).
+  bool post_send() {
+    void* req = nullptr;
+    while (req == nullptr)
+      if (plugin_.isend(sc_, src_.data(), size_, 0, smh_, &req) != 0) return false;
+    sends_.push_back(req);
+    return true;
+  }
+  bool post_recv() {
+    void* data[] = {dst_.data()};
+    std::size_t sizes[] = {dst_.size()};
+    int tags[] = {0};
+    void* mhs[] = {rmh_};
+    void* req = nullptr;
+    while (req == nullptr)
+      if (plugin_.irecv(rc_, 1, data, sizes, tags, mhs, &req) != 0) return false;
+    recvs_.push_back(req);
+    return true;
+  }
+  // test() is the plugin's only progress call, as in NCCL: poll the oldest request of each comm.
+  bool reap() {
+    if (!reap_one(sends_, sent)) return false;
+    return reap_one(recvs_, received);
+  }
+  std::size_t sends_in_flight() const { return sends_.size(); }
+  std::size_t recvs_in_flight() const { return recvs_.size(); }
+
+  std::uint64_t sent = 0, received = 0;
+
+ private:
+  bool reap_one(std::deque<void*>& reqs, std::uint64_t& count) {
+    while (!reqs.empty()) {
+      int done = 0;
+      int sizes[1] = {-1};
+      if (plugin_.test(reqs.front(), &done, sizes) != 0) return false;
+      if (!done) break;
+      reqs.pop_front();
+      ++count;
+    }
+    return true;
+  }
+
+  harness::Plugin plugin_;
+  void* lc_ = nullptr;
+  void* sc_ = nullptr;
+  void* rc_ = nullptr;
+  void* smh_ = nullptr;
+  void* rmh_ = nullptr;
+  std::vector<std::uint8_t> src_, dst_;
+  std::size_t size_ = 0;
+  std::deque<void*> sends_, recvs_;
+};
+
+Figures run_bare(const std::string& provider, const Load& l) {
+  FabricOptions o;
+  o.provider = provider;
+  o.rails = 2;  // the plugin's default HA_NCCL_RAILS_PER_GROUP
+  o.rail_addresses.assign(2, "127.0.0.1");
+  bench::FabricPair p;
+  if (auto ok = p.open(o, l.size); !ok) return {0, 0, ok.error().message()};
+  return bench::measure(p, l);
+}
+
+Figures run_plugin(const Load& l) {
+  PluginPair p;
+  if (auto err = p.open(l.size); !err.empty()) return {0, 0, err};
+  return bench::measure(p, l);
+}
+
+// One provider's rows; runs in a child of its own (the plugin's settings are per process).
+int run_provider(const std::string& provider, bool quick) {
+  ::setenv("HA_NCCL_PROVIDER", provider.c_str(), 1);
+  ::setenv("HA_NCCL_RAIL_ADDRS", "127.0.0.1", 1);
+  if (auto ok = fabric::query_provider(provider, "127.0.0.1"); !ok) {
+    fmt::print("| {} | not usable here: {} |\n", provider, ok.error().message());
+    return 0;
+  }
+  const std::uint64_t q = quick ? 10 : 1;
+  // Windows of 16: under the plugin's 32 requests per comm (HA_NCCL_MAX_REQUESTS).
+  const std::vector<Load> loads = {
+      {64, 20000 / q, 16, 2000 / q},
+      {4096, 10000 / q, 16, 1000 / q},
+      {64 << 10, 2000 / q, 16, 500 / q},
+  };
+  // One plugin instance for the whole child: NCCL loads a plugin once per process.
+  int rc = 0;
+  for (const Load& l : loads) {
+    const Figures bare = run_bare(provider, l);
+    const Figures plug = run_plugin(l);
+    const std::string label = l.size >= 1024 ? fmt::format("{} KiB", l.size >> 10) : fmt::format("{} B", l.size);
+    if (!bare.error.empty() || !plug.error.empty()) {
+      fmt::print("| {} | {} | failed: bare '{}', plugin '{}' |\n", provider, label, bare.error, plug.error);
+      rc = 1;
+      continue;
+    }
+    fmt::print("| {} | {} | {:.0f} | {:.0f} | {:.2f} | {:.1f} | {:.1f} | {:.2f} |\n", provider, label, bare.msgs_per_s,
+               plug.msgs_per_s, plug.msgs_per_s / bare.msgs_per_s, bare.lat_us, plug.lat_us, plug.lat_us / bare.lat_us);
+    std::fflush(stdout);
+  }
+  return rc;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+  fmt::print("nccl_plugin_overhead: {} | libfabric {}.{}\n", bench::machine_summary(), FI_MAJOR(fi_version()),
+             FI_MINOR(fi_version()));
+  fmt::print("both ends in one process on loopback, one thread; latency = isend to the sender's completion\n\n");
+  fmt::print(
+      "| provider | size | msgs/s bare | msgs/s plugin | plugin/bare | lat us bare | lat us plugin | plugin/bare |\n"
+      "|---|---|---|---|---|---|---|---|\n");
+  std::fflush(stdout);
+  int rc = 0;
+  for (const std::string provider : {"tcp;ofi_rxm"}) {
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      const int r = run_provider(provider, quick);
+      std::fflush(stdout);
+      std::_Exit(r);
+    }
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      fmt::print("| {} | the run failed (status {:#x}) |\n", provider, status);
+      rc = 1;
+    }
+  }
+  return rc;
+}
