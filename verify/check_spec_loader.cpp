@@ -13,6 +13,8 @@
 namespace railcheck::verify {
 namespace {
 
+constexpr std::string_view kOrderedAssumption =
+    "true: the failover engine assumes in-order delivery on each path (RC, or FI_ORDER_SAS on libfabric)";
 constexpr std::string_view kDocs = "see docs/verify.md for the model file format";
 
 constexpr std::array<std::pair<SearchMode, std::string_view>, 3> kModes = {
@@ -38,6 +40,12 @@ void read_world(TomlTable t, FailoverModel& m) {
     t.fail("recv_group", fmt::format("a divisor of messages = {}", m.messages), fmt::format("{}", m.recv_group));
   m.bidirectional = flag(t, "bidirectional").value_or(m.bidirectional);
   m.ordered = flag(t, "ordered").value_or(m.ordered);
+  // The failover engine assumes each path delivers in order (RC, or FI_ORDER_SAS on the
+  // libfabric backend): its receiver treats an out-of-order message as a sequence gap and fails
+  // the connection. An unordered world would report that assumption, not a bug (docs/verify.md).
+  if (!m.ordered)
+    t.fail("ordered", std::string(kOrderedAssumption), "false",
+           "the engine is not built for an unordered transport; keep ordered = true");
   m.delay_recv_completions = flag(t, "delay_recv_completions").value_or(m.delay_recv_completions);
   m.interleave_user_calls = flag(t, "interleave_user_calls").value_or(m.interleave_user_calls);
   m.faults_during_handshake = flag(t, "faults_during_handshake").value_or(m.faults_during_handshake);

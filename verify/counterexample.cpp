@@ -55,6 +55,10 @@ Result<FailoverModel> model_from_json(const json& j) {
   if (m.paths < 1 || m.paths > 8 || m.messages < 1 || m.messages > 64 || m.recv_group < 1 ||
       m.messages % m.recv_group != 0)
     return Error{"model out of range (paths 1..8, messages 1..64, recv_group dividing messages)", ""};
+  if (!m.ordered)
+    return Error{"ordered = false: the failover engine assumes in-order delivery on each path (RC, or "
+                 "FI_ORDER_SAS on libfabric)",
+                 "docs/verify.md, \"What the world cannot model\""};
   const auto mutation = parse_mutation(j.at("mutation").get<std::string>());
   if (!mutation) return Error{fmt::format("unknown mutation \"{}\"", j.at("mutation").get<std::string>()),
                               fmt::format("one of {}", mutation_names())};

@@ -15,7 +15,6 @@ invariants = ["exactly-once-in-order", "no-deadlock"]
 paths = 4
 messages = 4
 recv_group = 2
-ordered = false
 [bounds]
 link_failures = 3
 losses = 0
@@ -33,7 +32,7 @@ heartbeat_ms = 250
   const CheckSpec& s = spec.value();
   CHECK(s.model.paths == 4);
   CHECK(s.model.recv_group == 2);
-  CHECK_FALSE(s.model.ordered);
+  CHECK(s.model.ordered);
   CHECK(s.model.link_failures == 3);
   CHECK(s.model.losses == 0);
   CHECK(s.model.horizon == ms(5000));
@@ -53,6 +52,11 @@ TEST_CASE("bad model files name the file, the line and the key") {
   CHECK_THAT(err("mutation = \"chaos\"\n"), Catch::Contains("mutation") && Catch::Contains("replay-swapped"));
   CHECK_THAT(err("invariants = [\"always-fine\"]\n"), Catch::Contains("exactly-once-in-order"));
   CHECK_THAT(err("[engine]\nqp_timeout = 99\n"), Catch::Contains("engine.qp_timeout"));
+  // The engine assumes RC / FI_ORDER_SAS delivery: an unordered world is refused, naming that.
+  CHECK_THAT(err("[world]\nordered = false\n"),
+             Catch::Contains("world.ordered") && Catch::Contains("in-order delivery") &&
+                 Catch::Contains("FI_ORDER_SAS"));
+  CHECK(load_check_spec_string("[world]\nordered = true\n", "ok.toml"));
   CHECK_THAT(err("[world\n"), Catch::Contains("bad.toml:1: TOML syntax error"));
   CHECK_THAT(load_check_spec_file("/nonexistent/model.toml").error().what, Catch::Contains("no such file"));
 }
