@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
+#include <ctime>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -32,6 +34,14 @@ bool write_text(const std::string& path, const std::string& text) {
   f.close();  // flushes: a full disk shows here, not as a silently short file
   return !f.fail();
 }
+
+// The figures a progress line and the final line share (and --json holds under the same names).
+std::string figures(const SearchStats& s) {
+  return fmt::format("{} states ({} distinct), depth {}, {:.2f} s, {:.0f} states/s ({:.0f} distinct/s)", s.states,
+                     s.distinct, s.max_depth, s.seconds, s.states_per_second(), s.distinct_per_second());
+}
+
+double cpu_seconds() { return static_cast<double>(std::clock()) / CLOCKS_PER_SEC; }
 
 }  // namespace
 
@@ -95,14 +105,16 @@ int cmd_check(const CheckOptions& o) {
     const auto now = std::chrono::steady_clock::now();
     if (now - last < std::chrono::seconds(2)) return;
     last = now;
-    fmt::print(stderr, "  ... {} states ({} distinct), depth {}, {:.0f} states/s, {:.1f} s\n", s.states, s.distinct,
-               s.max_depth, s.states_per_second(), s.seconds);
+    const double cap = s.seconds_to_cap(spec.limits.max_states);
+    fmt::print(stderr, "  ... {}; {} pending, --max-states {} in at most {}\n", figures(s), s.pending,
+               spec.limits.max_states, std::isfinite(cap) ? fmt::format("{:.0f} s", cap) : std::string("?"));
   };
+  const double cpu0 = cpu_seconds();
   const FailoverWorld root(spec.model);
   const auto result = explore<FailoverWorld>(root, invariants, spec.limits, progress);
   const SearchStats& st = result.stats;
-  fmt::print("explored {} states ({} distinct, {} end states), max depth {}, {:.2f} s, {:.0f} states/s\n", st.states,
-             st.distinct, st.end_states, st.max_depth, st.seconds, st.states_per_second());
+  const double cpu = cpu_seconds() - cpu0;
+  fmt::print("explored {}, {} end states, {:.2f} s CPU\n", figures(st), st.end_states, cpu);
 
   nlohmann::json j{{"model", spec.model.name},
                    {"description", describe(spec.model)},
@@ -113,6 +125,8 @@ int cmd_check(const CheckOptions& o) {
                    {"max_depth", st.max_depth},
                    {"seconds", st.seconds},
                    {"states_per_second", st.states_per_second()},
+                   {"distinct_per_second", st.distinct_per_second()},
+                   {"cpu_seconds", cpu},
                    {"exhausted", st.exhausted}};
   int rc = kExitOk;
   if (result.violation) {

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <span>
 #include <string>
@@ -43,10 +44,19 @@ struct SearchStats {
   std::uint64_t distinct = 0;     // distinct fingerprints
   std::uint64_t end_states = 0;   // states with no step left
   std::uint32_t max_depth = 0;
+  std::uint64_t pending = 0;      // steps known but not yet taken (dfs stack / bfs frontier); in progress reports
   double seconds = 0;
   bool exhausted = false;         // every state within the bound was explored
   std::string truncated_by;       // why not, when not: "max_states", "max_depth", "random walks"
   double states_per_second() const { return seconds > 0 ? static_cast<double>(states) / seconds : 0; }
+  double distinct_per_second() const { return seconds > 0 ? static_cast<double>(distinct) / seconds : 0; }
+  // Seconds until `max_states` distinct states at the rate so far: an upper bound on the run
+  // left (a run that exhausts its bound ends sooner), infinity before any rate is known.
+  double seconds_to_cap(std::uint64_t max_states) const {
+    const double rate = distinct_per_second();
+    if (rate <= 0) return std::numeric_limits<double>::infinity();
+    return max_states > distinct ? static_cast<double>(max_states - distinct) / rate : 0.0;
+  }
 };
 
 template <typename World>
@@ -90,9 +100,11 @@ SearchResult<World> explore(const World& root, std::span<const Invariant<World>>
   SearchStats& st = result.stats;
   const auto t0 = std::chrono::steady_clock::now();
   bool truncated = false;
+  std::function<std::uint64_t()> count_pending;  // set by each mode; only called for a report
   auto tick = [&] {
     if (lim.progress_every != 0 && progress && st.states % lim.progress_every == 0) {
       st.seconds = detail::since(t0);
+      st.pending = count_pending ? count_pending() : 0;
       progress(st);
     }
   };
@@ -153,6 +165,11 @@ SearchResult<World> explore(const World& root, std::span<const Invariant<World>>
     };
     std::vector<Frame> stack;
     std::vector<Choice> path;
+    count_pending = [&] {
+      std::uint64_t n = 0;
+      for (const Frame& f : stack) n += f.options.size() - f.next;
+      return n;
+    };
     auto enter = [&](World w) {
       ++st.states;
       tick();
@@ -203,6 +220,9 @@ SearchResult<World> explore(const World& root, std::span<const Invariant<World>>
     std::vector<Node> nodes;
     std::vector<std::pair<World, std::uint64_t>> frontier;  // world, node index (~0: root)
     constexpr std::uint64_t kRoot = ~0ULL;
+    std::uint64_t frontier_left = 0;  // frontier worlds not yet expanded at this level
+    const std::vector<std::pair<World, std::uint64_t>>* next_ptr = nullptr;
+    count_pending = [&] { return frontier_left + (next_ptr != nullptr ? next_ptr->size() : 0); };
     auto path_to = [&](std::uint64_t n) {
       std::vector<Choice> p;
       for (; n != kRoot; n = nodes[n].parent) p.push_back(nodes[n].via);
@@ -226,7 +246,10 @@ SearchResult<World> explore(const World& root, std::span<const Invariant<World>>
         break;
       }
       std::vector<std::pair<World, std::uint64_t>> next_level;
+      next_ptr = &next_level;
+      frontier_left = frontier.size();
       for (auto& [w, id] : frontier) {
+        --frontier_left;
         const auto options = w.choices();
         if (options.empty()) ++st.end_states;
         for (const auto& c : options) {
@@ -249,11 +272,13 @@ SearchResult<World> explore(const World& root, std::span<const Invariant<World>>
         }
         if (result.violation || truncated) break;
       }
+      next_ptr = nullptr;
       if (truncated) break;
       st.max_depth = depth + 1;
       frontier = std::move(next_level);
     }
   }
+  count_pending = nullptr;
   st.exhausted = !truncated && !result.violation;
   st.seconds = detail::since(t0);
   return result;

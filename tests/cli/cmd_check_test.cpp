@@ -54,6 +54,14 @@ TEST_CASE("railcheck check: resync exhausts the bound, exits 0 and says so in JS
   CHECK(j.at("exhausted") == true);
   CHECK(j.at("distinct_states").get<std::uint64_t>() > 1000);
   CHECK_FALSE(j.contains("violation"));
+  // The figures of the final line, under the same names.
+  const double secs = j.at("seconds").get<double>();
+  REQUIRE(secs > 0);
+  CHECK(j.at("distinct_per_second").get<double>() ==
+        Approx(static_cast<double>(j.at("distinct_states").get<std::uint64_t>()) / secs));
+  CHECK(j.at("states_per_second").get<double>() ==
+        Approx(static_cast<double>(j.at("states").get<std::uint64_t>()) / secs));
+  CHECK(j.at("cpu_seconds").get<double>() > 0);
 }
 
 TEST_CASE("railcheck check: a state limit is inconclusive (exit 3), bad input exits 2", "[cli]") {

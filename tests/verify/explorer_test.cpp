@@ -2,6 +2,7 @@
 // checked against hand-computed answers.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <string>
 
 #include "verify/explorer.hpp"
@@ -92,4 +93,34 @@ TEST_CASE("random walks are reproducible from the seed and name the walk that fa
   CHECK(a.violation->walk == b.violation->walk);
   CHECK(a.violation->steps == b.violation->steps);
   CHECK_FALSE(a.stats.exhausted);
+}
+
+TEST_CASE("progress reports carry the running figures and the work still pending") {
+  for (const auto mode : {SearchMode::Dfs, SearchMode::Bfs}) {
+    SearchLimits lim;
+    lim.mode = mode;
+    lim.progress_every = 1;
+    std::vector<SearchStats> seen;
+    const auto r = explore<GridWorld>(GridWorld{}, kNothing, lim, [&](const SearchStats& s) { seen.push_back(s); });
+    REQUIRE(r.stats.exhausted);
+    REQUIRE(seen.size() == r.stats.states - (mode == SearchMode::Bfs ? 1 : 0));
+    bool any_pending = false;
+    for (std::size_t i = 1; i < seen.size(); ++i) {
+      CHECK(seen[i].states == seen[i - 1].states + 1);
+      CHECK(seen[i].distinct >= seen[i - 1].distinct);
+      CHECK(seen[i].distinct <= 25);
+      any_pending = any_pending || seen[i].pending > 0;
+    }
+    CHECK(any_pending);
+    // The distinct states reached before the last report, plus at most the pending steps,
+    // cover the grid: nothing is reached that was not pending.
+    CHECK(seen.back().distinct + seen.back().pending >= 25);
+  }
+  SearchStats s;
+  s.distinct = 100;
+  s.seconds = 2;
+  CHECK(s.distinct_per_second() == 50);
+  CHECK(s.seconds_to_cap(1100) == 20);
+  CHECK(s.seconds_to_cap(50) == 0);
+  CHECK(std::isinf(SearchStats{}.seconds_to_cap(10)));
 }
