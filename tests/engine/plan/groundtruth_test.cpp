@@ -1,0 +1,106 @@
+// The recordings of real NCCL 2.28.9 (scenarios/groundtruth/) read back and held against
+// themselves: every rank's profiler trace is complete, its kernel-channel events agree with the
+// TUNING lines NCCL printed for the same collectives, and the two ranks agree op by op.
+#include "engine/plan/groundtruth.hpp"
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+
+#include "tests/engine/plan/shipped_file.hpp"
+
+using namespace railcheck::plan;
+namespace fs = std::filesystem;
+
+namespace {
+
+const char* kTrace =
+    R"({"ev":"comm","format":"railcheck-nccl-profiler","version":1,"profiler_api":5,"comm_id":"1","rank":0,"nranks":2,"nnodes":2}
+{"ev":"plan","id":4}
+{"ev":"coll","id":5,"parent":2,"plan":4,"seq":0,"func":"AllReduce","count":8192,"dtype":"ncclFloat32","root":0,"nchannels":2,"nwarps":3,"algo":"RING","proto":"LL"}
+{"ev":"kernel_ch","id":6,"parent":5,"channel":0}
+{"ev":"kernel_ch","id":7,"parent":5,"channel":1}
+{"ev":"end","dropped_events":0,"dropped_lines":0}
+)";
+
+}  // namespace
+
+TEST_CASE("groundtruth: a trace and its TUNING line agree, and a wrong range is caught", "[plan][groundtruth]") {
+  auto t = parse_truth_trace(kTrace, "t.jsonl");
+  REQUIRE(t.ok());
+  REQUIRE(t->ops.size() == 1);
+  CHECK(t->ops[0].channels == std::set<int>{0, 1});
+  CHECK(t->plans == 1);
+  auto good = parse_tuning_lines(
+      "vm:1:1 [0] NCCL INFO AllReduce: 32768 Bytes -> Algo RING proto LL channel{Lo..Hi}={0..1}\n", "l");
+  REQUIRE(good.ok());
+  auto c = check_tuning_against_trace(t.value(), good.value());
+  CHECK(c.matched == 1);
+  CHECK(c.first_mismatch.empty());
+  auto bad = parse_tuning_lines(
+      "vm:1:1 [0] NCCL INFO AllReduce: 32768 Bytes -> Algo RING proto LL channel{Lo..Hi}={0..0}\n", "l");
+  REQUIRE(bad.ok());
+  auto d = check_tuning_against_trace(t.value(), bad.value());
+  CHECK(d.matched == 0);
+  CHECK(d.first_mismatch.find("channels {0,1}") != std::string::npos);
+}
+
+TEST_CASE("groundtruth: bad input names the line", "[plan][groundtruth]") {
+  auto no_end = parse_truth_trace(std::string(kTrace).substr(0, std::string(kTrace).rfind("{\"ev\":\"end\"")), "t");
+  REQUIRE_FALSE(no_end.ok());
+  CHECK(no_end.error().what.find("no end line") != std::string::npos);
+  auto garbage = parse_truth_trace("{\"ev\":\"comm\",\"rank\":0,\"nranks\":2}\n{\"ev\":\"warp\"}\n", "t");
+  REQUIRE_FALSE(garbage.ok());
+  CHECK(garbage.error().what.find("t:2:") != std::string::npos);
+  auto range = parse_tuning_lines("x NCCL INFO AllReduce: 8 Bytes -> Algo RING proto LL channel{Lo..Hi}={3..1}\n", "l");
+  REQUIRE_FALSE(range.ok());
+  CHECK(range.error().what.find("l:1:") != std::string::npos);
+}
+
+TEST_CASE("groundtruth: every committed recording is complete and self-consistent", "[plan][groundtruth]") {
+  fs::path root = fs::path(RAILCHECK_SOURCE_DIR) / "scenarios" / "groundtruth";
+  int workloads = 0;
+  int colls = 0;
+  for (const auto& dir : fs::directory_iterator(root)) {
+    if (!dir.is_directory()) continue;
+    ++workloads;
+    std::string name = dir.path().filename().string();
+    INFO(name);
+    std::vector<TruthTrace> ranks(2);
+    for (const auto& f : fs::directory_iterator(dir.path())) {
+      std::string fname = f.path().filename().string();
+      if (fname.rfind("railcheck-prof-", 0) != 0) continue;
+      auto rel = fs::relative(f.path(), RAILCHECK_SOURCE_DIR).string();
+      auto t = parse_truth_trace(shipped_file(rel), rel);
+      REQUIRE(t.ok());
+      REQUIRE((t->rank == 0 || t->rank == 1));
+      ranks[static_cast<std::size_t>(t->rank)] = t.value();
+    }
+    for (int r = 0; r < 2; ++r) {
+      const auto& t = ranks[static_cast<std::size_t>(r)];
+      REQUIRE(t.rank == r);
+      CHECK(!t.ops.empty());
+      auto rel = "scenarios/groundtruth/" + name + "/rank" + std::to_string(r) + ".log";
+      auto tuning = parse_tuning_lines(shipped_file(rel), rel);
+      REQUIRE(tuning.ok());
+      // NCCL prints TUNING lines on rank 0 only (src/enqueue.cc, scheduleCollTasksToPlan:
+      // `if (comm->rank == 0) INFO(NCCL_TUNING, ...)`); rank 1's channels are held by the
+      // cross-rank check below.
+      if (r != 0) {
+        CHECK(tuning->empty());
+        continue;
+      }
+      auto c = check_tuning_against_trace(t, tuning.value());
+      INFO(c.first_mismatch);
+      CHECK(c.matched == c.compared);
+      CHECK(c.first_mismatch.empty());
+      colls += c.compared;
+      for (const auto& op : t.ops) CHECK(static_cast<int>(op.channels.size()) >= 1);
+    }
+    auto agree = check_ranks_agree(ranks[0], ranks[1]);
+    INFO(agree.first_mismatch);
+    CHECK(agree.matched == agree.compared);
+    CHECK(agree.first_mismatch.empty());
+  }
+  CHECK(workloads >= 12);
+  CHECK(colls >= 450);
+}
