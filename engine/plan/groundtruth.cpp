@@ -198,3 +198,15 @@ TruthCheck check_ranks_agree(const TruthTrace& a, const TruthTrace& b) {
 }
 
 }  // namespace railcheck::plan
+
+namespace railcheck::plan {
+
+int ring_tree_channels_2_28(std::uint64_t nbytes, int comm_channels, int max_threads, int thread_threshold) {
+  int nc = comm_channels < 1 ? 1 : comm_channels;
+  const auto per_channel = static_cast<std::uint64_t>(max_threads < 0 ? 0 : max_threads) *
+                           static_cast<std::uint64_t>(thread_threshold < 0 ? 0 : thread_threshold);
+  while (nc >= 2 && nbytes < static_cast<std::uint64_t>(nc) * per_channel) --nc;
+  return nc;
+}
+
+}  // namespace railcheck::plan

@@ -66,3 +66,12 @@ TruthCheck check_tuning_against_trace(const TruthTrace& trace, const std::vector
 TruthCheck check_ranks_agree(const TruthTrace& a, const TruthTrace& b);
 
 }  // namespace railcheck::plan
+
+namespace railcheck::plan {
+
+// NCCL 2.28.9's channel count for a Ring or Tree collective (src/enqueue.cc topoGetAlgoInfo,
+// "Ring/Tree channel tuning"): start from the communicator's channels and drop one while
+// nBytes < nc * maxThreads[algo][proto] * threadThresholds[algo][proto], never below 1.
+int ring_tree_channels_2_28(std::uint64_t nbytes, int comm_channels, int max_threads, int thread_threshold);
+
+}  // namespace railcheck::plan

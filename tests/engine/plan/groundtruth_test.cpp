@@ -4,7 +4,11 @@
 #include "engine/plan/groundtruth.hpp"
 
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <filesystem>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <map>
 
 #include "tests/engine/plan/shipped_file.hpp"
 
@@ -103,4 +107,82 @@ TEST_CASE("groundtruth: every committed recording is complete and self-consisten
   }
   CHECK(workloads >= 12);
   CHECK(colls >= 450);
+}
+
+namespace {
+
+// The numbers after `key` on the first line holding it, separators ('|', '/', spaces) skipped.
+std::vector<int> numbers_after(const std::string& text, const std::string& key) {
+  std::vector<int> out;
+  auto at = text.find(key);
+  if (at == std::string::npos) return out;
+  auto end = text.find('\n', at);
+  std::string line = text.substr(at + key.size(), end - at - key.size());
+  int v = 0;
+  bool in = false;
+  for (char ch : line) {
+    if (ch >= '0' && ch <= '9') {
+      v = v * 10 + (ch - '0');
+      in = true;
+    } else if (in) {
+      out.push_back(v);
+      v = 0;
+      in = false;
+    }
+  }
+  if (in) out.push_back(v);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("groundtruth: NCCL 2.28's channel-count rule against every collective alone in its plan",
+          "[plan][groundtruth]") {
+  CHECK(ring_tree_channels_2_28(16383, 2, 512, 16) == 1);
+  CHECK(ring_tree_channels_2_28(16384, 2, 512, 16) == 2);
+  CHECK(ring_tree_channels_2_28(8, 4, 512, 16) == 1);
+  fs::path root = fs::path(RAILCHECK_SOURCE_DIR) / "scenarios" / "groundtruth";
+  int compared = 0;
+  std::vector<std::string> misses;
+  for (const auto& dir : fs::directory_iterator(root)) {
+    if (!dir.is_directory()) continue;
+    std::string name = dir.path().filename().string();
+    std::string log = shipped_file("scenarios/groundtruth/" + name + "/rank0.log");
+    auto chans = numbers_after(log, "NCCL INFO Channel 00/");
+    auto thresholds = numbers_after(log, "threadThresholds ");  // Tree LL/LL128/Simple | Ring LL/LL128/Simple | ..
+    auto threads = numbers_after(log, "Max NThreads |");        // Tree LL/LL128/Simple, Ring LL/LL128/Simple, ..
+    REQUIRE(chans.size() >= 1);
+    REQUIRE(thresholds.size() >= 6);
+    REQUIRE(threads.size() >= 6);
+    for (const auto& f : fs::directory_iterator(dir.path())) {
+      std::string fname = f.path().filename().string();
+      if (fname.rfind("railcheck-prof-", 0) != 0 || fname.find("-r0.jsonl") == std::string::npos) continue;
+      auto rel = fs::relative(f.path(), RAILCHECK_SOURCE_DIR).string();
+      auto t = parse_truth_trace(shipped_file(rel), rel);
+      REQUIRE(t.ok());
+      std::map<int, int> per_plan;
+      for (const auto& op : t->ops) per_plan[op.plan] += op.is_coll ? 1 : 2;
+      for (const auto& op : t->ops) {
+        if (!op.is_coll || per_plan[op.plan] != 1) continue;
+        const std::map<std::string, std::uint64_t> sizes{{"ncclInt8", 1},    {"ncclUint8", 1},   {"ncclFloat16", 2},
+                                                         {"ncclBfloat16", 2}, {"ncclInt32", 4},   {"ncclFloat32", 4},
+                                                         {"ncclInt64", 8},    {"ncclFloat64", 8}};
+        REQUIRE(sizes.count(op.dtype) == 1);
+        std::uint64_t bytes = op.count * sizes.at(op.dtype) * ((op.func == "AllGather" || op.func == "ReduceScatter") ? 2 : 1);
+        std::size_t p = op.proto == "LL" ? 0 : op.proto == "LL128" ? 1 : 2;
+        std::size_t a = op.algo == "TREE" ? 0 : 3;
+        REQUIRE((op.algo == "TREE" || op.algo == "RING"));
+        int nc = ring_tree_channels_2_28(bytes, chans[0], threads[a + p], thresholds[a + p]);
+        ++compared;
+        if (nc != op.nchannels) {
+          misses.push_back(fmt::format("{} {} {} {} {}: NCCL {}, rule {}", name, op.func, op.count, op.algo, op.proto,
+                                       op.nchannels, nc));
+        }
+      }
+    }
+  }
+  std::sort(misses.begin(), misses.end());
+  INFO(fmt::format("{}", fmt::join(misses, "; ")));
+  CHECK(compared == 84);  // every collective alone in its plan, over the 15 workloads
+  CHECK(misses.empty());
 }
