@@ -19,7 +19,6 @@
 #include <optional>
 #include <span>
 #include <string>
-#include <unordered_set>
 #include <vector>
 
 #include "engine/core/rng.hpp"
@@ -77,6 +76,53 @@ template <typename World>
 using ProgressFn = std::function<void(const SearchStats&)>;
 
 namespace detail {
+
+// The visited set: 64-bit fingerprints in one open-addressing table (linear probing, grown at
+// half full), no allocation per state as a node-based set has. Fingerprint 0 is kept aside.
+class FingerprintSet {
+ public:
+  explicit FingerprintSet(std::size_t capacity_pow2 = 1 << 16) : slots_(capacity_pow2, 0) {}
+  // True when `fp` was not in the set (and now is).
+  bool insert(std::uint64_t fp) {
+    if (fp == 0) {
+      if (has_zero_) return false;
+      has_zero_ = true;
+      ++size_;
+      return true;
+    }
+    if (2 * (used_ + 1) > slots_.size()) grow();
+    if (!place(slots_, fp)) return false;
+    ++used_;
+    ++size_;
+    return true;
+  }
+  std::size_t size() const { return size_; }
+
+ private:
+  static std::size_t slot_of(std::uint64_t fp, std::size_t mask) {
+    return static_cast<std::size_t>((fp * 0x9E3779B97F4A7C15ULL) >> 17) & mask;
+  }
+  static bool place(std::vector<std::uint64_t>& t, std::uint64_t fp) {
+    const std::size_t mask = t.size() - 1;
+    for (std::size_t i = slot_of(fp, mask);; i = (i + 1) & mask) {
+      if (t[i] == fp) return false;
+      if (t[i] == 0) {
+        t[i] = fp;
+        return true;
+      }
+    }
+  }
+  void grow() {
+    std::vector<std::uint64_t> bigger(slots_.size() * 2, 0);
+    for (const std::uint64_t fp : slots_)
+      if (fp != 0) place(bigger, fp);
+    slots_.swap(bigger);
+  }
+  std::vector<std::uint64_t> slots_;
+  std::size_t used_ = 0;  // non-zero fingerprints held
+  std::size_t size_ = 0;
+  bool has_zero_ = false;
+};
 
 template <typename World>
 std::optional<std::pair<std::string, std::string>> check_all(const World& w, std::span<const Invariant<World>> invs,
@@ -154,8 +200,7 @@ SearchResult<World> explore(const World& root, std::span<const Invariant<World>>
     return result;
   }
 
-  std::unordered_set<std::uint64_t> seen;
-  seen.reserve(1 << 16);
+  detail::FingerprintSet seen;
 
   if (lim.mode == SearchMode::Dfs) {
     struct Frame {
@@ -173,7 +218,7 @@ SearchResult<World> explore(const World& root, std::span<const Invariant<World>>
     auto enter = [&](World w) {
       ++st.states;
       tick();
-      if (!seen.insert(w.fingerprint()).second) return;  // explored already, through another path
+      if (!seen.insert(w.fingerprint())) return;  // explored already, through another path
       ++st.distinct;
       auto options = w.choices();
       if (judge(w, path, options.empty())) return;
@@ -257,7 +302,7 @@ SearchResult<World> explore(const World& root, std::span<const Invariant<World>>
           n.apply(c);
           ++st.states;
           tick();
-          if (!seen.insert(n.fingerprint()).second) continue;
+          if (!seen.insert(n.fingerprint())) continue;
           ++st.distinct;
           nodes.push_back(Node{id, c});
           const std::uint64_t nid = nodes.size() - 1;

@@ -124,3 +124,13 @@ TEST_CASE("progress reports carry the running figures and the work still pending
   CHECK(s.seconds_to_cap(50) == 0);
   CHECK(std::isinf(SearchStats{}.seconds_to_cap(10)));
 }
+
+TEST_CASE("the visited set keeps each fingerprint once, zero included, across growth") {
+  detail::FingerprintSet set(4);
+  CHECK(set.insert(0));
+  CHECK_FALSE(set.insert(0));
+  for (std::uint64_t i = 1; i <= 10000; ++i) REQUIRE(set.insert(i * 0x10000));  // same low bits
+  for (std::uint64_t i = 1; i <= 10000; ++i) REQUIRE_FALSE(set.insert(i * 0x10000));
+  CHECK(set.insert(~0ULL));
+  CHECK(set.size() == 10002);
+}
