@@ -10,7 +10,7 @@
 
 #include "backends/sim/sweep/device_fill.hpp"
 #include "cli/commands.hpp"
-#include "engine/budget/preset_caps.hpp"
+#include "models/preset_caps.hpp"
 #include "models/scenario.hpp"
 
 namespace railcheck::cli {

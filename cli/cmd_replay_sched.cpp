@@ -7,7 +7,7 @@
 #include "cli/commands.hpp"
 #include "engine/plan/nccl_log_import.hpp"
 #include "engine/plan/sched_replay.hpp"
-#include "engine/plan/sched_scenario.hpp"
+#include "models/sched_scenario.hpp"
 #include "models/toml_reader.hpp"
 
 namespace railcheck::cli {

@@ -1,5 +1,5 @@
-// Scheduling scenarios (scenarios/sched/*.toml, engine/plan/sched_scenario.hpp).
-#include "engine/plan/sched_scenario.hpp"
+// Scheduling scenarios (scenarios/sched/*.toml, models/sched_scenario.hpp).
+#include "models/sched_scenario.hpp"
 #include "fuzz/fuzz_input.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -6,7 +6,7 @@
 #include <limits>
 
 #include "backends/hw/nccl/net_abi.hpp"
-#include "engine/budget/preset_caps.hpp"
+#include "models/preset_caps.hpp"
 #include "models/nic_preset.hpp"
 
 namespace railcheck::nccl {

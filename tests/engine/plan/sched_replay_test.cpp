@@ -4,7 +4,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "engine/plan/sched_scenario.hpp"
+#include "models/sched_scenario.hpp"
 #include "tests/engine/plan/shipped_file.hpp"
 
 namespace railcheck::plan {

@@ -4,7 +4,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "engine/budget/preset_caps.hpp"
+#include "models/preset_caps.hpp"
 
 using namespace railcheck;
 using namespace railcheck::budget;

@@ -1,5 +1,5 @@
 // Scheduling scenario loader (sched_scenario.hpp).
-#include "engine/plan/sched_scenario.hpp"
+#include "models/sched_scenario.hpp"
 
 #include <fmt/format.h>
 

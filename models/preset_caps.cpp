@@ -1,4 +1,4 @@
-#include "engine/budget/preset_caps.hpp"
+#include "models/preset_caps.hpp"
 
 namespace railcheck::budget {
 

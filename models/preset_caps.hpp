@@ -1,5 +1,6 @@
 #pragma once
-// Budget inputs from what a driver already has: a NIC preset (models/) or the HA tunables.
+// Budget inputs from what a driver already has: a NIC preset or the HA tunables. Here in
+// models/, not engine/budget: the engine never sees a preset, only the caps drawn from it.
 #include "engine/budget/comm_budget.hpp"
 #include "engine/failover/ha_tunables.hpp"
 #include "models/nic_preset.hpp"
