@@ -5,6 +5,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <cctype>
 #include <charconv>
 #include <string_view>
@@ -82,6 +83,21 @@ std::optional<Prefixed> match_prefix(std::string_view line) {
       c.skip_spaces() == 0 || !c.lit("NCCL INFO "))
     return std::nullopt;
   return Prefixed{std::string(*host) + ":" + std::string(*pid), line.substr(c.i)};
+}
+
+// The channel count of a communicator, from its ring lines at init (src/graph/connect.cc,
+// ncclTopoPreset/ncclTopoPostset: INFO(NCCL_INIT, "Channel %02d/%02d : %s", c, nChannels, ranks)):
+//   "Channel 00/02 : 0 1"
+// The transport lines that follow look alike but name a connection, not the count
+// ("Channel 00/0 : 1[0] -> 0[0] [receive] via NET/Socket/0"); they carry "->" and are skipped.
+constexpr std::uint32_t kMaxChannels = 64;  // NCCL's MAXCHANNELS
+std::optional<std::string_view> match_ring_channels(std::string_view body) {
+  constexpr std::string_view kChannel = "Channel ";
+  if (!body.starts_with(kChannel) || body.find("->") != std::string_view::npos) return std::nullopt;
+  const std::size_t slash = body.find('/');
+  const std::size_t colon = body.find(" : ");
+  if (slash == std::string_view::npos || colon == std::string_view::npos || colon < slash) return std::nullopt;
+  return body.substr(slash + 1, colon - slash - 1);
 }
 
 // "comm 0x<hex> rank <n> nranks <n> " then "Init COMPLETE" somewhere after, anywhere in the body.
@@ -220,6 +236,14 @@ class Importer {
         init_rank_[{process, init->comm}] = *rank;
         continue;
       }
+      if (const auto channels = match_ring_channels(body)) {
+        const auto n = number_of<std::uint32_t>(*channels);
+        if (!n || *n == 0 || *n > kMaxChannels)
+          return at(f, line_no, fmt::format("ring line: channel count {} is outside [1, {}]",
+                                            escaped_excerpt(*channels, 24), kMaxChannels));
+        ring_channels_.insert(*n);
+        continue;
+      }
       if (body.find(": opCount ") == std::string::npos) continue;
       const auto m = match_op(body);
       if (!m)
@@ -339,6 +363,22 @@ class Importer {
       if (auto ok = builder.group_end(rank, false); !ok) return ok.error();
     out.input.source = "nccl log";
     out.input.shape.nranks = nranks;
+    // The communicator's channel count, as NCCL printed it at init; without ring lines the
+    // model's default stands, and the report says so (NCCL_DEBUG_SUBSYS must include INIT).
+    if (ring_channels_.size() == 1) {
+      out.input.shape.coll_channels = *ring_channels_.begin();
+      out.notes.push_back(fmt::format("collectives may use {} channels (the log's INIT ring lines)",
+                                      out.input.shape.coll_channels));
+    } else if (ring_channels_.empty()) {
+      out.notes.push_back(fmt::format("no INIT ring lines ('Channel 00/NN : ...'): assuming {} channels for "
+                                      "collectives; log with NCCL_DEBUG_SUBSYS=INIT,COLL or pass --coll-channels",
+                                      out.input.shape.coll_channels));
+    } else {
+      out.input.shape.coll_channels = *ring_channels_.rbegin();
+      out.notes.push_back(fmt::format("the INIT ring lines disagree on the channel count ({} to {}): using {}",
+                                      *ring_channels_.begin(), *ring_channels_.rbegin(),
+                                      out.input.shape.coll_channels));
+    }
     auto streams = builder.finish(nranks);
     if (!streams) return streams.error();
     out.input.ranks = std::move(streams).value();
@@ -356,6 +396,7 @@ class Importer {
   const std::vector<LogFile>& files_;
   std::vector<OpLine> ops_;
   std::map<std::pair<std::string, std::string>, std::uint32_t> init_rank_;
+  std::set<std::uint32_t> ring_channels_;  // every channel count the INIT ring lines name
 };
 
 }  // namespace

@@ -30,7 +30,36 @@ TEST_CASE("a merged real-format COLL log imports ranks from its Init lines and g
   CHECK(g.colls[0].dtype == DataType::Bfloat16);
   CHECK(g.colls[0].count == 1048576);
   CHECK(g.colls[0].source_line == 12);
-  CHECK(log->notes.empty());
+  // No INIT ring lines in this log: the model's default channel count stands, and it says so.
+  REQUIRE(log->notes.size() == 1);
+  CHECK_THAT(log->notes[0], Catch::Contains("no INIT ring lines") && Catch::Contains("assuming 4 channels"));
+}
+
+TEST_CASE("the channel count comes from the INIT ring lines, not the transport lines", "[plan][log]") {
+  const std::string ring = "vm:1:1 [0] NCCL INFO Channel 00/02 : 0\nvm:1:1 [0] NCCL INFO Channel 01/02 : 0\n";
+  const std::string transport = "vm:1:1 [0] NCCL INFO Channel 00/0 : 1[0] -> 0[0] [receive] via NET/Socket/0\n";
+  auto log = import_nccl_logs({LogFile{"r0.log", ring + transport + kOpLine}});
+  REQUIRE(log.ok());
+  CHECK(log->input.shape.coll_channels == 2);
+  REQUIRE(log->notes.size() == 1);
+  CHECK_THAT(log->notes[0], Catch::Contains("2 channels"));
+
+  auto bad = import_nccl_logs({LogFile{"r0.log", std::string("vm:1:1 [0] NCCL INFO Channel 00/99 : 0\n") + kOpLine}});
+  REQUIRE_FALSE(bad.ok());
+  CHECK_THAT(bad.error().what, Catch::StartsWith("r0.log:1: ring line: channel count 99 is outside [1, 64]"));
+}
+
+TEST_CASE("real NCCL 2.28.9 logs give the channel count NCCL chose", "[plan][log][groundtruth]") {
+  // Recorded on one H100 (scenarios/groundtruth/README.md): NCCL chose 2 channels by default,
+  // 1 under NCCL_MAX_NCHANNELS=1 and 4 under NCCL_MIN_NCHANNELS=4.
+  for (const auto& [workload, channels] : {std::pair{"single_ops", 2u}, {"maxnch1", 1u}, {"minnch4", 4u}}) {
+    INFO("workload " << workload);
+    const std::string dir = std::string("scenarios/groundtruth/") + workload + "/";
+    auto log = import_nccl_logs({LogFile{"rank0.log", shipped_file(dir + "rank0.log")},
+                                 LogFile{"rank1.log", shipped_file(dir + "rank1.log")}});
+    REQUIRE(log.ok());
+    CHECK(log->input.shape.coll_channels == channels);
+  }
 }
 
 TEST_CASE("per-rank logs without Init lines take the rank from the file's position", "[plan][log]") {
@@ -48,8 +77,8 @@ TEST_CASE("ranks with no lines in the log are named in a note", "[plan][log]") {
   text.replace(text.find("nranks=1"), 8, "nranks=4");
   auto log = import_nccl_logs({LogFile{"r0.log", text}});
   REQUIRE(log.ok());
-  REQUIRE(log->notes.size() == 2);  // numbered by appearance, and three silent ranks
-  CHECK_THAT(log->notes[1], Catch::Contains("3 of 4 ranks") && Catch::Contains("rank 1"));
+  REQUIRE(log->notes.size() == 3);  // numbered by appearance, no ring lines, three silent ranks
+  CHECK_THAT(log->notes[2], Catch::Contains("3 of 4 ranks") && Catch::Contains("rank 1"));
 }
 
 TEST_CASE("a COLL line with a missing field is rejected with its file and line", "[plan][log]") {
