@@ -74,6 +74,7 @@ int cmd_check(const CheckOptions& o) {
   }
   if (o.max_states) spec.limits.max_states = *o.max_states;
   if (o.max_depth) spec.limits.max_depth = *o.max_depth;
+  if (o.max_seconds) spec.limits.max_seconds = *o.max_seconds;
   if (o.walks) spec.limits.walks = *o.walks;
   if (o.seed) spec.limits.seed = *o.seed;
   // Options a dfs/bfs search cannot use are refused, not ignored.
@@ -128,6 +129,7 @@ int cmd_check(const CheckOptions& o) {
                    {"distinct_per_second", st.distinct_per_second()},
                    {"cpu_seconds", cpu},
                    {"exhausted", st.exhausted}};
+  if (!st.exhausted && !result.violation) j["stopped_by"] = st.truncated_by;
   int rc = kExitOk;
   if (result.violation) {
     const auto& v = *result.violation;
@@ -147,10 +149,11 @@ int cmd_check(const CheckOptions& o) {
     rc = kExitViolation;
   } else if (st.exhausted) {
     fmt::print("bound exhausted: no invariant violated\n");
-  } else if (spec.limits.mode == SearchMode::Random && st.truncated_by != "max_states") {
+  } else if (spec.limits.mode == SearchMode::Random && st.truncated_by == "random walks") {
     fmt::print("no violation in {} random walks (sampled, not exhaustive)\n", spec.limits.walks);
   } else {
-    fmt::print("NOT exhausted: stopped at {} (raise it with --max-states / --max-depth); no violation so far\n",
+    fmt::print("NOT exhausted: stopped at {} (raise it with --max-states / --max-depth / --max-seconds); no "
+               "violation so far\n",
                st.truncated_by);
     rc = kExitInconclusive;
   }

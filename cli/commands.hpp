@@ -39,6 +39,7 @@ struct CheckOptions {
   std::optional<std::uint32_t> max_depth;
   std::optional<std::uint64_t> walks;
   std::optional<std::uint64_t> seed;
+  std::optional<double> max_seconds;  // wall-time bound in every mode (exit 3 when hit)
   std::string trace_path = "counterexample.trace.json";
   std::string json_path;
   bool list_invariants = false;

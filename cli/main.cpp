@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <vector>
 #include <exception>
@@ -83,6 +84,23 @@ const CLI::Validator kNotNegative(
     },
     "", "not negative");
 
+// A wall-time bound: a finite number of seconds in (0, 1e9]. CLI::Range alone lets "nan" through,
+// since every comparison with NaN is false.
+const CLI::Validator kSeconds(
+    [](const std::string& v) -> std::string {
+      double d = 0;
+      try {
+        std::size_t used = 0;
+        d = std::stod(v, &used);
+        if (used != v.size()) return "must be a number of seconds, got " + v;
+      } catch (const std::exception&) {
+        return "must be a number of seconds, got " + v;
+      }
+      if (!std::isfinite(d) || d <= 0 || d > 1e9) return "must be a finite number of seconds in (0, 1e9], got " + v;
+      return {};
+    },
+    "SECONDS", "seconds");
+
 int dispatch(int argc, char** argv);
 
 }  // namespace
@@ -143,6 +161,8 @@ int dispatch(int argc, char** argv) {
   check_cmd->add_option("--max-states", check.max_states, "Stop after this many distinct states (exit 3)");
   check_cmd->add_option("--max-depth", check.max_depth, "Longest path explored, in steps");
   check_cmd->add_option("--walks", check.walks, "Random mode: number of walks");
+  check_cmd->add_option("--max-seconds", check.max_seconds, "Stop after this much wall time, in any mode (exit 3)")
+      ->check(kSeconds);
   check_cmd->add_option("--seed", check.seed, "Random mode: seed of the walks");
   check_cmd->add_option("--trace", check.trace_path, "Where to write a counterexample (default counterexample.trace.json)");
   check_cmd->add_option("--json", check.json_path, "Also write the result as JSON to this file ('-' for stdout)");

@@ -34,6 +34,7 @@ struct SearchLimits {
   std::uint32_t max_depth = 400;          // steps from the initial state
   std::uint64_t walks = 1000;             // random mode
   std::uint64_t seed = 1;                 // random mode
+  double max_seconds = 0;                 // wall-time bound in every mode; 0: none. Hitting it is inconclusive
   // Called every `progress_every` states with the running statistics (stderr progress line).
   std::uint64_t progress_every = 0;
 };
@@ -146,8 +147,12 @@ SearchResult<World> explore(const World& root, std::span<const Invariant<World>>
   SearchStats& st = result.stats;
   const auto t0 = std::chrono::steady_clock::now();
   bool truncated = false;
+  // The wall clock is read every 1024 states, so the bound costs nothing per state and is
+  // overshot by at most 1024 states' work.
+  bool out_of_time = false;
   std::function<std::uint64_t()> count_pending;  // set by each mode; only called for a report
   auto tick = [&] {
+    if (lim.max_seconds > 0 && st.states % 1024 == 0 && detail::since(t0) >= lim.max_seconds) out_of_time = true;
     if (lim.progress_every != 0 && progress && st.states % lim.progress_every == 0) {
       st.seconds = detail::since(t0);
       st.pending = count_pending ? count_pending() : 0;
@@ -172,7 +177,7 @@ SearchResult<World> explore(const World& root, std::span<const Invariant<World>>
       World w = root;
       std::vector<Choice> path;
       for (;;) {
-        if (st.states >= lim.max_states) {
+        if (st.states >= lim.max_states || out_of_time) {
           capped = true;
           break;
         }
@@ -195,7 +200,7 @@ SearchResult<World> explore(const World& root, std::span<const Invariant<World>>
       }
     }
     st.distinct = 0;
-    st.truncated_by = capped ? "max_states" : "random walks";
+    st.truncated_by = out_of_time ? "max_seconds" : capped ? "max_states" : "random walks";
     st.seconds = detail::since(t0);
     return result;
   }
@@ -241,6 +246,11 @@ SearchResult<World> explore(const World& root, std::span<const Invariant<World>>
     enter(root);
     while (!stack.empty() && !result.violation) {
       if (seen.size() >= lim.max_states) break;
+      if (out_of_time) {
+        truncated = true;
+        st.truncated_by = "max_seconds";
+        break;
+      }
       Frame& top = stack.back();
       if (top.next == top.options.size()) {
         stack.pop_back();
@@ -297,6 +307,11 @@ SearchResult<World> explore(const World& root, std::span<const Invariant<World>>
         --frontier_left;
         const auto options = w.choices();
         if (options.empty()) ++st.end_states;
+        if (out_of_time) {
+          truncated = true;
+          st.truncated_by = "max_seconds";
+          break;
+        }
         for (const auto& c : options) {
           World n = w;
           n.apply(c);

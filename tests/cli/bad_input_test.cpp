@@ -150,6 +150,18 @@ TEST_CASE("no false success: empty traces, unwritten files, ignored options, unb
                            "/verify/models/standard-naive.toml' --mode random --walks 18446744073709551615 "
                            "--max-depth 5 --max-states 1000 --trace ce.json");
   CHECK(f8.code == 3);
+  // A wall-time bound holds in every search mode: inconclusive (exit 3), and it says which bound.
+  for (const char* mode : {"dfs", "bfs", "random --walks 18446744073709551615"}) {
+    INFO("mode " << mode);
+    const Ran timed = railcheck("check '" + std::string(RAILCHECK_SOURCE_DIR) + "/verify/models/stress-resync.toml' --mode " +
+                                mode + " --max-seconds 0.001 --trace ce.json");
+    CHECK(timed.code == 3);
+    CHECK_THAT(timed.out, Catch::Contains("stopped at max_seconds"));
+  }
+  bad_input("check '" + std::string(RAILCHECK_SOURCE_DIR) + "/verify/models/standard-naive.toml' --max-seconds nan",
+            "--max-seconds");
+  bad_input("check '" + std::string(RAILCHECK_SOURCE_DIR) + "/verify/models/standard-naive.toml' --max-seconds 0",
+            "--max-seconds");
 }
 
 TEST_CASE("inputs the fuzz campaigns found (tests/data/fuzz-found/)", "[cli]") {
