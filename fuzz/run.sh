@@ -26,11 +26,28 @@ seeds() {  # target -> seed files
     fuzz_nccl_log) ls "$src"/scenarios/sched/*.log "$repro"/*.log ;;
     fuzz_sched_trace) ls "$src"/scenarios/sched/*.jsonl ;;
     fuzz_sched_scenario) ls "$src"/scenarios/sched/*.toml ;;
+    fuzz_groundtruth) groundtruth_seeds ;;
     fuzz_wire_codecs|fuzz_text_fields) ;;
   esac
 }
 
-targets=(fuzz_scenario fuzz_check_spec fuzz_trace fuzz_sweep_spec fuzz_route_spec fuzz_nccl_log
+# Ground-truth recordings: a profiler trace is seeded as "0<trace>", a NCCL log as "1<log>" (the
+# first byte picks the parser, fuzz/fuzz_groundtruth.cpp). Written under WORK, listed here.
+groundtruth_seeds() {
+  local d=$work/seeds/fuzz_groundtruth n=0
+  mkdir -p "$d"
+  for f in "$src"/scenarios/groundtruth/*/railcheck-prof-*-r0.jsonl; do
+    [ -f "$f" ] || continue
+    { printf 0; head -c 60000 "$f"; } >"$d/trace-$n"; n=$((n + 1))
+  done
+  for f in "$src"/scenarios/groundtruth/*/rank0.log; do
+    [ -f "$f" ] || continue
+    { printf 1; head -c 60000 "$f"; } >"$d/log-$n"; n=$((n + 1))
+  done
+  ls "$d"/* 2>/dev/null || true
+}
+
+targets=(fuzz_groundtruth fuzz_scenario fuzz_check_spec fuzz_trace fuzz_sweep_spec fuzz_route_spec fuzz_nccl_log
          fuzz_sched_trace fuzz_sched_scenario fuzz_wire_codecs fuzz_text_fields)
 failed=0
 printf '%-22s %12s %8s  %s\n' target executions seconds result

@@ -1,5 +1,7 @@
 #include "verify/counterexample.hpp"
 
+#include "engine/core/json_integer.hpp"
+
 #include "engine/core/excerpt.hpp"
 
 #include <fmt/format.h>
@@ -39,19 +41,19 @@ json model_json(const FailoverModel& m) {
 Result<FailoverModel> model_from_json(const json& j) {
   FailoverModel m;
   m.name = j.value("name", m.name);
-  m.paths = j.at("paths").get<std::uint32_t>();
-  m.messages = j.at("messages").get<std::uint32_t>();
+  m.paths = json_integer_at<std::uint32_t>(j, "paths");
+  m.messages = json_integer_at<std::uint32_t>(j, "messages");
   m.bidirectional = j.at("bidirectional").get<bool>();
-  m.recv_group = j.at("recv_group").get<std::uint32_t>();
+  m.recv_group = json_integer_at<std::uint32_t>(j, "recv_group");
   m.ordered = j.at("ordered").get<bool>();
   m.delay_recv_completions = j.at("delay_recv_completions").get<bool>();
   m.interleave_user_calls = j.at("interleave_user_calls").get<bool>();
   m.faults_during_handshake = j.at("faults_during_handshake").get<bool>();
-  m.link_failures = j.at("link_failures").get<std::uint32_t>();
-  m.link_repairs = j.at("link_repairs").get<std::uint32_t>();
-  m.losses = j.at("losses").get<std::uint32_t>();
-  m.timer_races = j.at("timer_races").get<std::uint32_t>();
-  m.horizon = Nanos{j.at("horizon_ns").get<std::int64_t>()};
+  m.link_failures = json_integer_at<std::uint32_t>(j, "link_failures");
+  m.link_repairs = json_integer_at<std::uint32_t>(j, "link_repairs");
+  m.losses = json_integer_at<std::uint32_t>(j, "losses");
+  m.timer_races = json_integer_at<std::uint32_t>(j, "timer_races");
+  m.horizon = Nanos{json_integer_at<std::int64_t>(j, "horizon_ns")};
   if (m.paths < 1 || m.paths > 8 || m.messages < 1 || m.messages > 64 || m.recv_group < 1 ||
       m.messages % m.recv_group != 0)
     return Error{"model out of range (paths 1..8, messages 1..64, recv_group dividing messages)", ""};
@@ -95,7 +97,8 @@ Result<FailoverTrace> read_trace_json(std::string_view text, const std::string& 
     return Error{fmt::format("{}: not JSON: {}", name_for_errors, escaped_excerpt(e.what(), 200)), hint};
   }
   try {
-    if (doc.value("railcheck_trace", 0) != 1 || doc.value("world", "") != "failover")
+    const auto version = doc.find("railcheck_trace");
+    if (version == doc.end() || *version != 1 || doc.value("world", "") != "failover")
       return Error{fmt::format("{}: not a railcheck failover trace (version 1)", name_for_errors), hint};
     auto model = model_from_json(doc.at("model"));
     if (!model) return Error{fmt::format("{}: model: {}", name_for_errors, model.error().what), model.error().hint};
@@ -114,6 +117,8 @@ Result<FailoverTrace> read_trace_json(std::string_view text, const std::string& 
     if (t.steps.empty()) return Error{fmt::format("{}: the trace has no steps", name_for_errors), hint};
     return t;
   } catch (const json::exception& e) {
+    return Error{fmt::format("{}: malformed trace: {}", name_for_errors, escaped_excerpt(e.what(), 200)), hint};
+  } catch (const std::out_of_range& e) {  // json_integer: a number that is not an integer of the field's type
     return Error{fmt::format("{}: malformed trace: {}", name_for_errors, escaped_excerpt(e.what(), 200)), hint};
   }
 }

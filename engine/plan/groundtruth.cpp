@@ -1,5 +1,7 @@
 #include "engine/plan/groundtruth.hpp"
 
+#include "engine/core/json_integer.hpp"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -44,40 +46,42 @@ Result<TruthTrace> parse_truth_trace(std::string_view text, std::string_view ori
       const std::string ev = j["ev"].get<std::string>();
       if (ev == "comm") {
         saw_comm = true;
-        t.rank = j.at("rank").get<int>();
-        t.nranks = j.at("nranks").get<int>();
+        t.rank = json_integer_at<int>(j, "rank");
+        t.nranks = json_integer_at<int>(j, "nranks");
       } else if (ev == "plan") {
         int n = t.plans++;
-        plan_index[j.at("id").get<std::uint64_t>()] = n;
+        plan_index[json_integer_at<std::uint64_t>(j, "id")] = n;
       } else if (ev == "coll" || ev == "p2p") {
         TruthOp op;
         op.is_coll = ev == "coll";
         op.func = j.at("func").get<std::string>();
-        op.count = j.at("count").get<std::uint64_t>();
+        op.count = json_integer_at<std::uint64_t>(j, "count");
         op.dtype = j.at("dtype").get<std::string>();
-        op.root_or_peer = j.at(op.is_coll ? "root" : "peer").get<int>();
-        op.nchannels = j.at("nchannels").get<int>();
+        op.root_or_peer = json_integer_at<int>(j, op.is_coll ? "root" : "peer");
+        op.nchannels = json_integer_at<int>(j, "nchannels");
         if (op.is_coll) {
           op.algo = j.at("algo").get<std::string>();
           op.proto = j.at("proto").get<std::string>();
         }
-        auto p = plan_index.find(j.at("plan").get<std::uint64_t>());
+        auto p = plan_index.find(json_integer_at<std::uint64_t>(j, "plan"));
         if (p == plan_index.end()) return line_error(origin, lineno, "task names a plan never started");
         op.plan = p->second;
-        task[j.at("id").get<std::uint64_t>()] = t.ops.size();
+        task[json_integer_at<std::uint64_t>(j, "id")] = t.ops.size();
         t.ops.push_back(std::move(op));
       } else if (ev == "kernel_ch") {
-        auto it = task.find(j.at("parent").get<std::uint64_t>());
+        auto it = task.find(json_integer_at<std::uint64_t>(j, "parent"));
         if (it == task.end()) return line_error(origin, lineno, "kernel channel of an unknown task");
-        t.ops[it->second].channels.insert(j.at("channel").get<int>());
+        t.ops[it->second].channels.insert(json_integer_at<int>(j, "channel"));
       } else if (ev == "end") {
         saw_end = true;
-        t.dropped = j.at("dropped_events").get<std::uint64_t>() + j.at("dropped_lines").get<std::uint64_t>();
+        t.dropped = json_integer_at<std::uint64_t>(j, "dropped_events") + json_integer_at<std::uint64_t>(j, "dropped_lines");
       } else if (ev != "group_api" && ev != "coll_api" && ev != "p2p_api" && ev != "kernel_launch" &&
                  ev != "proxy_op" && ev != "stop") {
         return line_error(origin, lineno, fmt::format("unknown event '{}'", ev));
       }
     } catch (const nlohmann::json::exception& e) {
+      return line_error(origin, lineno, fmt::format("bad field: {}", e.what()));
+    } catch (const std::out_of_range& e) {  // json_integer: not an integer of the field's type
       return line_error(origin, lineno, fmt::format("bad field: {}", e.what()));
     }
   }

@@ -168,6 +168,10 @@ TEST_CASE("inputs the fuzz campaigns found (tests/data/fuzz-found/)", "[cli]") {
   const fs::path found = fs::path(RAILCHECK_SOURCE_DIR) / "tests/data/fuzz-found";
   // A number past double's range made nlohmann throw out_of_range, which nothing caught.
   bad_input("replay '" + (found / "fuzz_trace-number-overflow.json").string() + "'", "not JSON");
+  // A float where an integer belongs: nlohmann's get<int>() cast 1.1e22 to int (undefined
+  // behaviour, UBSan in fuzz_trace); json_integer refuses it, naming the field.
+  bad_input("replay '" + (found / "fuzz_trace-float-integer.json").string() + "'", "paths: expected an integer");
+  bad_input("replay '" + (found / "fuzz_trace-float-version.json").string() + "'", "not a railcheck failover trace");
 }
 
 TEST_CASE("railcheck report: one line, never a Python traceback", "[cli]") {
