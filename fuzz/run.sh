@@ -3,7 +3,8 @@
 # (scenarios/, verify/models/, sweeps/, scenarios/routing/, scenarios/sched/) and the bad-input
 # reproducers (tests/data/fuzz-repro/), and prints the executions each ran clean.
 #   fuzz/run.sh BUILD_DIR SECONDS_PER_TARGET [WORK_DIR] [JOBS]
-# With KEEP_GOING=1 a target goes on after a finding (libFuzzer's fork mode), for long campaigns.
+# With KEEP_GOING=1 a target goes on after a finding (libFuzzer's fork mode), for long campaigns;
+# FUZZ_TARGETS (space-separated) picks a subset.
 # BUILD_DIR was configured with CC=clang CXX=clang++ -DRAILCHECK_FUZZ=ON (docs/fuzzing.md).
 # Exit 1 if a target found a crash, a leak, a timeout or an out-of-memory input: the input is in
 # WORK_DIR/artifacts/<target>/, and `BUILD_DIR/fuzz/<target> <input>` replays it.
@@ -47,8 +48,10 @@ groundtruth_seeds() {
   ls "$d"/* 2>/dev/null || true
 }
 
-targets=(fuzz_groundtruth fuzz_scenario fuzz_check_spec fuzz_trace fuzz_sweep_spec fuzz_route_spec fuzz_nccl_log
-         fuzz_sched_trace fuzz_sched_scenario fuzz_wire_codecs fuzz_text_fields)
+all_targets=(fuzz_groundtruth fuzz_scenario fuzz_check_spec fuzz_trace fuzz_sweep_spec fuzz_route_spec fuzz_nccl_log
+             fuzz_sched_trace fuzz_sched_scenario fuzz_wire_codecs fuzz_text_fields)
+# FUZZ_TARGETS="fuzz_trace fuzz_nccl_log" runs only those (e.g. one target per core in a campaign).
+read -r -a targets <<<"${FUZZ_TARGETS:-${all_targets[*]}}"
 failed=0
 printf '%-22s %12s %8s  %s\n' target executions seconds result
 for t in "${targets[@]}"; do
