@@ -64,6 +64,15 @@ int cmd_replay_sched(const ReplaySchedOptions& o) {
   if (policies.empty())
     for (const auto& p : plan::all_policies()) policies.emplace_back(p.name);
   for (const auto& note : loaded->notes) fmt::print("note: {}\n", note);
+  plan::NcclVersion nccl = loaded->input.nccl.value_or(plan::NcclVersion::V2_28);
+  if (o.nccl) {
+    auto v = plan::nccl_version_from_name(*o.nccl);
+    if (!v) {
+      fmt::print(stderr, "railcheck replay-sched: --nccl {}: expected 2.18 or 2.28\n", *o.nccl);
+      return kExitBadInput;
+    }
+    nccl = *v;
+  }
 
   bool violation = false;
   for (const auto& name : policies) {
@@ -72,7 +81,7 @@ int cmd_replay_sched(const ReplaySchedOptions& o) {
       fmt::print(stderr, "railcheck replay-sched: {}\n", policy.error().message());
       return kExitBadInput;
     }
-    auto result = plan::replay(loaded->input, policy.value());
+    auto result = plan::replay(loaded->input, policy.value(), nccl);
     if (!result) {
       fmt::print(stderr, "railcheck replay-sched: {}\n", result.error().message());
       return kExitBadInput;

@@ -90,10 +90,19 @@ struct ReplaySchedOptions {
   std::vector<std::string> policies;  // default: the scenario's, else every policy
   std::optional<std::uint32_t> coll_channels;
   std::optional<std::uint32_t> work_fifo_depth;
+  std::optional<std::string> nccl;  // "2.18" | "2.28"; default: the scenario's, else 2.28
   std::uint32_t max_ranks = 16;  // columns of the channel table
   std::uint32_t max_rows = 64;   // rows of the channel table
 };
 int cmd_replay_sched(const ReplaySchedOptions& o);
+
+// railcheck align: the NCCL 2.28 scheduling model against recorded runs (engine/plan/alignment.hpp).
+struct AlignOptions {
+  std::vector<std::string> inputs;  // ground-truth folders (scenarios/groundtruth or one workload), or files
+  bool json = false;
+  std::uint32_t max_mismatches = 1;  // mismatches printed in full
+};
+int cmd_align(const AlignOptions& o);
 
 // railcheck sweep: every point of a sweep file, each as a `railcheck run` child (backends/sim/sweep/).
 struct SweepOptions {

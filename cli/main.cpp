@@ -205,8 +205,17 @@ int dispatch(int argc, char** argv) {
   sched_cmd->add_option("--policy", sched.policies, "Scheduling policy, repeatable: nccl, passsm, p2p_first");
   sched_cmd->add_option("--coll-channels", sched.coll_channels, "Override the collective channel count");
   sched_cmd->add_option("--work-fifo-depth", sched.work_fifo_depth, "Override NCCL_WORK_FIFO_DEPTH");
+  sched_cmd->add_option("--nccl", sched.nccl, "NCCL rules to follow: 2.18 or 2.28 (default: the scenario's, else 2.28)");
   sched_cmd->add_option("--max-ranks", sched.max_ranks, "Ranks shown in the channel table (default 16)");
   sched_cmd->add_option("--max-rows", sched.max_rows, "Collectives shown in the channel table (default 64)");
+
+  railcheck::cli::AlignOptions align;
+  auto* align_cmd = app.add_subcommand(
+      "align", "Hold the NCCL 2.28 scheduling model against recorded NCCL runs, op by op (exit 1 on a mismatch)");
+  align_cmd->add_option("inputs", align.inputs, "Ground-truth folders (e.g. scenarios/groundtruth) or trace and log files")
+      ->required();
+  align_cmd->add_flag("--json", align.json, "Print the alignment as one JSON object");
+  align_cmd->add_option("--mismatches", align.max_mismatches, "Mismatches printed in full (default 1)");
 
   railcheck::cli::SweepOptions sweep;
   auto* sweep_cmd = app.add_subcommand("sweep", "Run every point of a sweep file in parallel; rows go to CSV and JSON lines");
@@ -311,6 +320,7 @@ int dispatch(int argc, char** argv) {
   if (weights_cmd->parsed()) return railcheck::cli::cmd_route_weights(route);
   if (moe_cmd->parsed()) return railcheck::cli::cmd_route_moe(route);
   if (sched_cmd->parsed()) return railcheck::cli::cmd_replay_sched(sched);
+  if (align_cmd->parsed()) return railcheck::cli::cmd_align(align);
   if (sweep_cmd->parsed()) return railcheck::cli::cmd_sweep(sweep);
   if (report_cmd->parsed()) return railcheck::cli::cmd_report(report);
   if (budget_cmd->parsed()) return railcheck::cli::cmd_budget(budget);

@@ -74,10 +74,14 @@ Result<SchedScenario> load_sched_scenario(std::string_view toml_text, const std:
   if (!doc) return doc.error();
   TomlReader reader(file);
   TomlTable root(reader, &doc.value(), "");
-  root.allow_only({"name", "description", "policies", "comm", "workload"});
+  root.allow_only({"name", "description", "nccl", "policies", "comm", "workload"});
   SchedScenario sc;
   sc.name = root.text("name").value_or(std::filesystem::path(file).stem().string());
   sc.description = root.text("description").value_or("");
+  if (auto v = root.text("nccl")) {
+    sc.input.nccl = nccl_version_from_name(*v);
+    if (!sc.input.nccl) root.fail("nccl", "\"2.18\" or \"2.28\"", *v);
+  }
   if (const auto* arr = doc.value()["policies"].as_array()) {
     for (const auto& node : *arr) {
       auto name = node.value<std::string>();

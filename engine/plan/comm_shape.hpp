@@ -6,6 +6,7 @@
 #include <string>
 
 #include "engine/core/result.hpp"
+#include "engine/plan/nccl228_params.hpp"
 
 namespace railcheck::plan {
 
@@ -20,6 +21,7 @@ struct CommShape {
   std::uint32_t work_fifo_depth = 64 * 1024;   // NCCL_WORK_FIFO_DEPTH default
   std::uint64_t p2p_chunk_bytes = 512 * 1024;  // one p2p part carries at most this much
   bool persistent = false;                     // plans captured in a CUDA graph
+  Nccl228Params v228;                          // what only the 2.28 model reads
 };
 
 // Checks the relations NCCL relies on (powers of two, channel counts within MAXCHANNELS).

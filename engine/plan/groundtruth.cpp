@@ -29,6 +29,9 @@ Result<TruthTrace> parse_truth_trace(std::string_view text, std::string_view ori
   TruthTrace t;
   std::map<std::uint64_t, int> plan_index;   // plan event id -> plan number
   std::map<std::uint64_t, std::size_t> task;  // coll/p2p event id -> index in ops
+  std::map<std::uint64_t, std::size_t> call;  // coll_api/p2p_api event id -> index in calls
+  std::map<int, int> in_plan;                 // plan number -> tasks so far
+  bool calls_open = false;                    // calls recorded since the last kernel launch
   bool saw_comm = false;
   bool saw_end = false;
   std::size_t lineno = 0;
@@ -48,7 +51,23 @@ Result<TruthTrace> parse_truth_trace(std::string_view text, std::string_view ori
         saw_comm = true;
         t.rank = json_integer_at<int>(j, "rank");
         t.nranks = json_integer_at<int>(j, "nranks");
+        t.nnodes = j.contains("nnodes") ? json_integer_at<int>(j, "nnodes") : 0;
+      } else if (ev == "coll_api" || ev == "p2p_api") {
+        if (!calls_open) t.group_first_plan.push_back(-1);
+        calls_open = true;
+        TruthCall c;
+        c.is_coll = ev == "coll_api";
+        c.func = j.at("func").get<std::string>();
+        c.count = json_integer_at<std::uint64_t>(j, "count");
+        c.dtype = j.at("dtype").get<std::string>();
+        c.root = j.contains("root") ? json_integer_at<int>(j, "root") : 0;
+        c.group = static_cast<int>(t.group_first_plan.size()) - 1;
+        call[json_integer_at<std::uint64_t>(j, "id")] = t.calls.size();
+        t.calls.push_back(std::move(c));
+      } else if (ev == "kernel_launch") {
+        calls_open = false;
       } else if (ev == "plan") {
+        if (!t.group_first_plan.empty() && t.group_first_plan.back() < 0) t.group_first_plan.back() = t.plans;
         int n = t.plans++;
         plan_index[json_integer_at<std::uint64_t>(j, "id")] = n;
       } else if (ev == "coll" || ev == "p2p") {
@@ -66,6 +85,11 @@ Result<TruthTrace> parse_truth_trace(std::string_view text, std::string_view ori
         auto p = plan_index.find(json_integer_at<std::uint64_t>(j, "plan"));
         if (p == plan_index.end()) return line_error(origin, lineno, "task names a plan never started");
         op.plan = p->second;
+        op.position = in_plan[op.plan]++;
+        if (auto c = call.find(json_integer_at<std::uint64_t>(j, "parent")); c != call.end()) {
+          op.call = static_cast<int>(c->second);
+          t.calls[c->second].task = static_cast<int>(t.ops.size());
+        }
         task[json_integer_at<std::uint64_t>(j, "id")] = t.ops.size();
         t.ops.push_back(std::move(op));
       } else if (ev == "kernel_ch") {
@@ -75,8 +99,7 @@ Result<TruthTrace> parse_truth_trace(std::string_view text, std::string_view ori
       } else if (ev == "end") {
         saw_end = true;
         t.dropped = json_integer_at<std::uint64_t>(j, "dropped_events") + json_integer_at<std::uint64_t>(j, "dropped_lines");
-      } else if (ev != "group_api" && ev != "coll_api" && ev != "p2p_api" && ev != "kernel_launch" &&
-                 ev != "proxy_op" && ev != "stop") {
+      } else if (ev != "group_api" && ev != "proxy_op" && ev != "stop") {
         return line_error(origin, lineno, fmt::format("unknown event '{}'", ev));
       }
     } catch (const nlohmann::json::exception& e) {

@@ -24,15 +24,33 @@ struct TruthOp {
   std::string algo;   // collectives only
   std::string proto;  // collectives only
   int plan = 0;       // index of the kernel plan (0, 1, ...) on this rank
+  int position = 0;   // order of the task in its plan (NCCL: collectives, then p2p)
+  int call = -1;      // index in TruthTrace::calls of the user call it came from
   std::set<int> channels;  // kernel-channel events of this task
+};
+
+// One user call (coll_api / p2p_api event), in issue order, and the launch (group end) it
+// belongs to: the calls recorded since the previous kernel launch. The profiler's group_api
+// events are not launch boundaries (PyTorch's coalescing opens one per call).
+struct TruthCall {
+  bool is_coll = true;
+  std::string func;
+  std::uint64_t count = 0;
+  std::string dtype;
+  int root = 0;
+  int group = 0;    // launch index on this rank
+  int task = -1;    // index in TruthTrace::ops of its task, -1 if NCCL never scheduled it
 };
 
 struct TruthTrace {
   int rank = -1;
   int nranks = 0;
+  int nnodes = 0;
   int plans = 0;
   std::uint64_t dropped = 0;
   std::vector<TruthOp> ops;
+  std::vector<TruthCall> calls;
+  std::vector<int> group_first_plan;  // by launch: index of its first plan
 };
 
 // Parses one rank's trace. Errors name the line (1-based) of `origin`.

@@ -5,18 +5,26 @@
 
 #include <algorithm>
 
+#include "engine/plan/nccl228_scheduler.hpp"
 #include "engine/plan/rank_scheduler.hpp"
 
 namespace railcheck::plan {
 
-Result<ReplayResult> replay(const SchedInput& input, const SchedulePolicy& policy) {
+Result<ReplayResult> replay(const SchedInput& input, const SchedulePolicy& policy, NcclVersion nccl) {
   auto shape = validated(input.shape);
   if (!shape) return shape.error();
-  auto schedules = schedule_all(shape.value(), policy, input.ranks);
-  if (!schedules) return schedules.error();
   ReplayResult out;
   out.policy = policy;
-  out.schedules = std::move(schedules).value();
+  out.nccl = nccl;
+  if (nccl == NcclVersion::V2_18) {
+    auto schedules = schedule_all(shape.value(), policy, input.ranks);
+    if (!schedules) return schedules.error();
+    out.schedules = std::move(schedules).value();
+  } else {
+    auto schedules = schedule_all_2_28(shape.value(), policy, input.ranks);
+    if (!schedules) return schedules.error();
+    out.schedules = std::move(schedules->schedules);
+  }
   out.agreement = compare_channels(out.schedules);
   out.execution = execute_plans(out.schedules);
   return out;
@@ -53,8 +61,8 @@ std::string channel_table(const ReplayResult& r, std::uint32_t max_ranks, std::u
 std::string render_report(const ReplayResult& r, std::uint32_t max_ranks, std::uint32_t max_rows) {
   std::uint64_t plans = 0;
   for (const auto& s : r.schedules) plans += s.plans.size();
-  std::string out = fmt::format("policy {}: {} ({} ranks, {} kernel plans)\n", r.policy.name, r.policy.summary,
-                                r.schedules.size(), plans);
+  std::string out = fmt::format("policy {} under NCCL {} rules: {} ({} ranks, {} kernel plans)\n", r.policy.name,
+                                name(r.nccl), r.policy.summary, r.schedules.size(), plans);
   out += channel_table(r, max_ranks, max_rows);
   if (r.agreement.first) {
     out += fmt::format("DIVERGENCE in {} of {} collectives; first: {}\n", r.agreement.diverged_colls,

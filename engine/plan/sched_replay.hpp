@@ -14,6 +14,7 @@ namespace railcheck::plan {
 
 struct ReplayResult {
   SchedulePolicy policy;
+  NcclVersion nccl = NcclVersion::V2_28;
   std::vector<RankSchedule> schedules;
   AgreementReport agreement;
   ExecutionReport execution;
@@ -21,7 +22,9 @@ struct ReplayResult {
   bool violation() const { return agreement.first.has_value() || !execution.completed; }
 };
 
-Result<ReplayResult> replay(const SchedInput& input, const SchedulePolicy& policy);
+// Schedules every rank under `nccl`'s rules (rank_scheduler.hpp for 2.18, nccl228_scheduler.hpp
+// for 2.28), then compares and executes.
+Result<ReplayResult> replay(const SchedInput& input, const SchedulePolicy& policy, NcclVersion nccl);
 
 // Human-readable report: a per-collective, per-rank channel table (at most `max_ranks`
 // columns and `max_rows` rows, '!' marking a row where ranks disagree), the first divergence

@@ -62,10 +62,14 @@ class LineReader {
   std::optional<Error> error_;
 };
 
-std::optional<CommShape> read_comm(LineReader& in) {
+std::optional<CommShape> read_comm(LineReader& in, std::optional<NcclVersion>& nccl) {
   in.allow_only({"ev", "nranks", "coll_channels", "p2p_channels", "p2p_channels_per_peer", "work_fifo_depth",
-                 "p2p_chunk_bytes", "persistent"});
+                 "p2p_chunk_bytes", "persistent", "nccl"});
   CommShape s;
+  if (auto v = in.text("nccl", false)) {
+    nccl = nccl_version_from_name(*v);
+    if (!nccl) in.fail(fmt::format("'nccl' = \"{}\": expected \"2.18\" or \"2.28\"", *v));
+  }
   auto u32 = [&](std::string_view key, std::uint32_t& field) {
     if (auto v = in.whole(key, false)) {
       if (*v > UINT32_MAX) in.fail(fmt::format("'{}' = {} does not fit 32 bits", key, *v));
@@ -190,7 +194,7 @@ Result<SchedInput> parse_sched_trace(std::string_view text, const std::string& f
     if (in.error()) return *in.error();
     if (*ev == "comm") {
       if (shape) return Error{where + ": a second \"comm\" line", "give the communicator once, first"};
-      shape = read_comm(in);
+      shape = read_comm(in, out.nccl);
       if (in.error()) return *in.error();
       continue;
     }

@@ -2,7 +2,8 @@
 // The scheduling trace format: JSON lines, one event per line, each naming its rank.
 //
 //   {"ev":"comm","nranks":8,"coll_channels":4,"p2p_channels":4,"p2p_channels_per_peer":2,
-//    "work_fifo_depth":65536,"p2p_chunk_bytes":524288,"persistent":false}      (optional, first)
+//    "work_fifo_depth":65536,"p2p_chunk_bytes":524288,"persistent":false,
+//    "nccl":"2.18"}                          (optional, first; nccl: whose rules the trace follows)
 //   {"rank":0,"ev":"group_start"}
 //   {"rank":0,"ev":"coll","op":"AllReduce","count":1048576,"dtype":"bfloat16",
 //    "redop":"sum","algo":"Ring","proto":"Simple","channels":2}   (redop..channels optional)
@@ -28,6 +29,7 @@ struct SchedInput {
   CommShape shape;
   std::vector<RankStream> ranks;
   std::string source;  // "trace", "nccl log" or "scenario" for reports
+  std::optional<NcclVersion> nccl;  // the NCCL whose rules the input was written against, if it says
 };
 
 Result<SchedInput> parse_sched_trace(std::string_view text, const std::string& file);

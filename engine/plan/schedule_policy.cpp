@@ -9,7 +9,7 @@ namespace railcheck::plan {
 namespace {
 
 constexpr std::array<SchedulePolicy, 3> kPolicies = {{
-    {"nccl", DrainOrder::CollFirst, false, "collectives first, p2p once none is left (NCCL 2.18)"},
+    {"nccl", DrainOrder::CollFirst, false, "collectives first, p2p once none is left (NCCL ncclLaunchPrepare)"},
     {"passsm", DrainOrder::CollFirst, true, "p2p pre-scheduled without a kernel before the plans (seed's PassSm)"},
     {"p2p_first", DrainOrder::P2pFirst, false, "p2p drained into plans before collectives (NCCL's warning)"},
 }};

@@ -63,7 +63,7 @@ std::optional<std::string> lifecycle_violation(const ReplayResult& r) {
 
 std::optional<ChannelCounterexample> check_world(const SchedulePolicy& policy, const SchedInput& in,
                                                  std::uint32_t operations) {
-  auto r = replay(in, policy);
+  auto r = replay(in, policy, NcclVersion::V2_18);  // the bound explores 2.18's least-loaded picker
   if (!r) return ChannelCounterexample{"input", r.error().what, operations, in};
   if (r->agreement.first) return ChannelCounterexample{"agreement", r->agreement.first->explanation, operations, in};
   if (!r->execution.completed)
@@ -134,7 +134,7 @@ std::string to_trace(const SchedInput& input) {
   const auto& s = input.shape;
   std::string out = fmt::format(
       "{{\"ev\":\"comm\",\"nranks\":{},\"coll_channels\":{},\"p2p_channels\":{},\"p2p_channels_per_peer\":{},"
-      "\"work_fifo_depth\":{},\"p2p_chunk_bytes\":{},\"persistent\":{}}}\n",
+      "\"work_fifo_depth\":{},\"p2p_chunk_bytes\":{},\"persistent\":{},\"nccl\":\"2.18\"}}\n",
       s.nranks, s.coll_channels, s.p2p_channels, s.p2p_channels_per_peer, s.work_fifo_depth, s.p2p_chunk_bytes,
       s.persistent);
   for (const auto& r : input.ranks) {

@@ -16,16 +16,25 @@ std::string write(const std::string& name, const std::string& content) {
   return path;
 }
 
-int run(std::vector<std::string> inputs, std::vector<std::string> policies = {}) {
+int run(std::vector<std::string> inputs, std::vector<std::string> policies = {},
+        std::optional<std::string> nccl = std::nullopt) {
   ReplaySchedOptions o;
   o.inputs = std::move(inputs);
   o.policies = std::move(policies);
+  o.nccl = std::move(nccl);
   return cmd_replay_sched(o);
 }
 
 TEST_CASE("replay-sched: the PassSm scenario exits 1, and 0 under nccl alone", "[cli][plan]") {
   CHECK(run({source("scenarios/sched/passsm_divergence.toml")}) == kExitViolation);
   CHECK(run({source("scenarios/sched/passsm_divergence.toml")}, {"nccl"}) == kExitOk);
+}
+
+TEST_CASE("replay-sched: the PassSm scenario follows its nccl = 2.18; under --nccl 2.28 it cannot diverge",
+          "[cli][plan]") {
+  CHECK(run({source("scenarios/sched/passsm_divergence.toml")}, {"passsm"}, "2.18") == kExitViolation);
+  CHECK(run({source("scenarios/sched/passsm_divergence.toml")}, {"passsm"}, "2.28") == kExitOk);
+  CHECK(run({source("scenarios/sched/passsm_divergence.toml")}, {}, "2.19") == kExitBadInput);
 }
 
 TEST_CASE("replay-sched: the minimal PassSm trace exits 1 under passsm and 0 under nccl", "[cli][plan]") {

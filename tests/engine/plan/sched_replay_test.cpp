@@ -28,7 +28,7 @@ SchedInput self_copy_then_allreduce() {
 }
 
 ReplayResult run(const SchedInput& in, std::string_view policy) {
-  auto r = replay(in, policy_by_name(policy).value());
+  auto r = replay(in, policy_by_name(policy).value(), NcclVersion::V2_18);
   REQUIRE(r.ok());
   return std::move(r).value();
 }

@@ -1,0 +1,181 @@
+// railcheck align: the NCCL 2.28 scheduling model (engine/plan/nccl228_*) held against recorded
+// NCCL runs op by op (engine/plan/alignment.hpp). This file finds the recordings on disk and
+// prints the table; the comparison itself is pure.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.hpp"
+#include "engine/plan/alignment.hpp"
+#include "models/toml_reader.hpp"
+
+namespace railcheck::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool is_trace(const fs::path& p) {
+  const auto n = p.filename().string();
+  return n.starts_with("railcheck-prof-") && p.extension() == ".jsonl";
+}
+
+struct Workload {
+  std::string name;
+  std::vector<fs::path> traces;
+  std::vector<fs::path> logs;
+};
+
+// A folder with traces is one workload; a folder of such folders is many; files make one.
+Result<std::vector<Workload>> find_workloads(const std::vector<std::string>& inputs) {
+  std::vector<Workload> out;
+  Workload files{"files", {}, {}};
+  for (const auto& in : inputs) {
+    const fs::path p(in);
+    std::error_code ec;
+    if (fs::is_regular_file(p, ec)) {
+      (p.extension() == ".log" ? files.logs : files.traces).push_back(p);
+      continue;
+    }
+    if (!fs::is_directory(p, ec)) return Error{fmt::format("{}: no such file or folder", in), ""};
+    std::vector<fs::path> entries;
+    for (const auto& e : fs::directory_iterator(p, ec)) entries.push_back(e.path());
+    std::sort(entries.begin(), entries.end());
+    Workload here{p.filename().string(), {}, {}};
+    if (here.name.empty() || here.name == ".") here.name = fs::absolute(p).parent_path().filename().string();
+    std::vector<fs::path> subdirs;
+    for (const auto& e : entries) {
+      if (is_trace(e))
+        here.traces.push_back(e);
+      else if (e.extension() == ".log")
+        here.logs.push_back(e);
+      else if (fs::is_directory(e, ec))
+        subdirs.push_back(e);
+    }
+    if (!here.traces.empty()) {
+      out.push_back(std::move(here));
+      continue;
+    }
+    const auto before = out.size();
+    for (const auto& d : subdirs) {
+      auto sub = find_workloads({d.string()});
+      if (sub) out.insert(out.end(), sub->begin(), sub->end());
+    }
+    if (out.size() == before)
+      return Error{fmt::format("{}: no railcheck-prof-*.jsonl here or one folder down", in),
+                   "record with scripts/gpu/nccl_sched_groundtruth.sh"};
+  }
+  if (!files.traces.empty())
+    out.push_back(std::move(files));
+  else if (!files.logs.empty())
+    return Error{"logs given without profiler traces", "add the railcheck-prof-*.jsonl files"};
+  return out;
+}
+
+Result<std::vector<plan::NamedText>> read_all(const std::vector<fs::path>& paths) {
+  std::vector<plan::NamedText> out;
+  for (const auto& p : paths) {
+    auto text = read_text_file(p.string(), "recording", "a profiler trace or an NCCL log");
+    if (!text) return text.error();
+    out.push_back({p.string(), std::move(text).value()});
+  }
+  return out;
+}
+
+std::string side(const plan::OpSide& s) {
+  return fmt::format("plan {} of its launch, position {}, channels {{{}}}", s.plan, s.position,
+                     fmt::join(s.channels, ","));
+}
+
+std::string percent(const plan::Tally& t) {
+  return t.ops == 0 ? "-" : fmt::format("{:.1f}%", 100.0 * t.matched / t.ops);
+}
+
+void print_table(const plan::AlignmentReport& r, const std::vector<std::string>& notes, std::uint32_t max_mismatches) {
+  fmt::print(
+      "NCCL 2.28 scheduling model against {} recorded run{} (ops of every rank; an op matches when its channel "
+      "set, plan within its launch and place in the plan all agree)\n",
+      r.workloads.size(), r.workloads.size() == 1 ? "" : "s");
+  fmt::print("{:<20} {:>6} {:>8} {:>7}  {}\n", "workload", "ops", "matched", "", "configuration");
+  for (const auto& w : r.workloads) {
+    const auto& t = r.by_workload.at(w);
+    fmt::print("{:<20} {:>6} {:>8} {:>7}  {}\n", w, t.ops, t.matched, percent(t), r.config.at(w));
+  }
+  fmt::print("{:<20} {:>6} {:>8} {:>7}\n", "total", r.total.ops, r.total.matched, percent(r.total));
+  std::vector<std::string> funcs;
+  for (const auto& [f, t] : r.by_func) funcs.push_back(fmt::format("{} {}/{}", f, t.matched, t.ops));
+  fmt::print("by operation: {}\n", fmt::join(funcs, ", "));
+  for (const auto& n : notes) fmt::print("note: {}\n", n);
+  for (std::size_t i = 0; i < r.mismatches.size() && i < max_mismatches; ++i) {
+    const auto& m = r.mismatches[i];
+    fmt::print("{} mismatch: {} rank {} call #{} ({}):\n  NCCL:  {}\n  model: {}\n  rule:  {}\n",
+               i == 0 ? "first" : "next", m.workload, m.rank, m.call, m.what, side(m.truth), side(m.model), m.rule);
+  }
+  if (r.mismatches.size() > max_mismatches)
+    fmt::print("... {} more mismatches (--mismatches N to see them)\n", r.mismatches.size() - max_mismatches);
+  if (r.mismatches.empty()) fmt::print("every operation aligned\n");
+}
+
+nlohmann::json to_json(const plan::AlignmentReport& r, const std::vector<std::string>& notes) {
+  auto tally = [](const plan::Tally& t) { return nlohmann::json{{"ops", t.ops}, {"matched", t.matched}}; };
+  auto side_json = [](const plan::OpSide& s) {
+    return nlohmann::json{{"plan", s.plan}, {"position", s.position}, {"channels", s.channels}};
+  };
+  nlohmann::json j;
+  j["model"] = "nccl-2.28";
+  j["total"] = tally(r.total);
+  j["workloads"] = nlohmann::json::array();
+  for (const auto& w : r.workloads) {
+    auto t = tally(r.by_workload.at(w));
+    t["name"] = w;
+    t["configuration"] = r.config.at(w);
+    j["workloads"].push_back(t);
+  }
+  j["by_operation"] = nlohmann::json::object();
+  for (const auto& [f, t] : r.by_func) j["by_operation"][f] = tally(t);
+  j["mismatches"] = nlohmann::json::array();
+  for (const auto& m : r.mismatches) {
+    j["mismatches"].push_back({{"workload", m.workload},
+                               {"rank", m.rank},
+                               {"call", m.call},
+                               {"op", m.what},
+                               {"nccl", side_json(m.truth)},
+                               {"model", side_json(m.model)},
+                               {"rule", m.rule}});
+  }
+  j["notes"] = notes;
+  return j;
+}
+
+}  // namespace
+
+int cmd_align(const AlignOptions& o) {
+  auto fail = [](const Error& e) {
+    fmt::print(stderr, "railcheck align: {}\n", e.message());
+    return kExitBadInput;
+  };
+  auto workloads = find_workloads(o.inputs);
+  if (!workloads) return fail(workloads.error());
+  plan::AlignmentReport report;
+  std::vector<std::string> notes;
+  for (const auto& w : workloads.value()) {
+    auto traces = read_all(w.traces);
+    if (!traces) return fail(traces.error());
+    auto logs = read_all(w.logs);
+    if (!logs) return fail(logs.error());
+    auto run = plan::load_recorded_run(w.name, traces.value(), logs.value());
+    if (!run) return fail(run.error());
+    if (workloads->size() == 1) notes = run->notes;
+    auto ok = plan::align_run(run.value(), report);
+    if (!ok) return fail(ok.error());
+  }
+  if (o.json)
+    fmt::print("{}\n", to_json(report, notes).dump(2));
+  else
+    print_table(report, notes, o.max_mismatches);
+  return report.mismatches.empty() ? kExitOk : kExitViolation;
+}
+
+}  // namespace railcheck::cli

@@ -1,0 +1,42 @@
+#pragma once
+// NCCL 2.28.9's p2p channel rules: which peer each round pairs (src/init.cc ncclP2pSchedule),
+// which channel a round starts on (src/include/channel.h ncclP2pChannelBaseForRound, device.h
+// ncclP2pChannelForPart), and over how many channels one direction of a transfer is split
+// (src/enqueue.cc scheduleP2pTasksToPlan's nChannelsMin/Max and addP2pToPlan's part sizes).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/plan/comm_shape.hpp"
+
+namespace railcheck::plan {
+
+struct P2pRound {
+  std::uint32_t send_to = 0;
+  std::uint32_t recv_from = 0;
+};
+
+// comm->p2pSchedule of `rank`: nranks rounds. Ranks are laid out node by node, nranks/nnodes
+// per node (every recording and every trace here).
+std::vector<P2pRound> p2p_schedule_2_28(const CommShape& s, std::uint32_t rank);
+
+// The channel that part 0 of a round uses; part k uses (base + k) mod p2p_channels.
+std::uint32_t p2p_channel_base_2_28(const CommShape& s, std::uint32_t round);
+
+// nChannelsMin and nChannelsMax of scheduleP2pTasksToPlan.
+struct P2pChannelRange {
+  int min = 1;
+  int max = 1;
+};
+P2pChannelRange p2p_channel_range_2_28(const CommShape& s);
+
+// addP2pToPlan: how many channels one direction of `bytes` is split over (0 when absent), and
+// its protocol; `self` is a send to or receive from this rank itself.
+struct P2pSplit {
+  int channels = 0;
+  bool ll = false;
+  std::string rule;
+};
+P2pSplit p2p_split_2_28(const CommShape& s, P2pChannelRange range, std::int64_t bytes, bool self);
+
+}  // namespace railcheck::plan

@@ -1,0 +1,52 @@
+#pragma once
+// What NCCL 2.28.9's scheduler reads beyond CommShape, with the values NCCL prints at init
+// (INIT subsystem) as defaults: the per-(algorithm, protocol) thread tables that decide a
+// collective's channel count, the p2p chunk and LL buffer sizes that decide a p2p's, and the
+// kernel-argument and work-FIFO sizes that bound a plan. Defaults are an H100 with NCCL 2.28.9
+// over its network transport (scenarios/groundtruth/*/rank0.log).
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace railcheck::plan {
+
+// Which NCCL's enqueue path a replay follows.
+enum class NcclVersion : std::uint8_t { V2_18, V2_28 };
+std::optional<NcclVersion> nccl_version_from_name(std::string_view s);  // "2.18", "2.28"
+std::string_view name(NcclVersion v);
+
+// NCCL_ALGO_* and NCCL_PROTO_* indices (2.28.9 src/include/device.h).
+constexpr int kNumAlgorithms = 7;  // Tree, Ring, CollNetDirect, CollNetChain, NVLS, NVLSTree, PAT
+constexpr int kNumProtocols = 3;   // LL, LL128, Simple
+constexpr int kAlgoTree = 0;
+constexpr int kAlgoRing = 1;
+constexpr int kProtoLL = 0;
+constexpr int kProtoSimple = 2;
+std::optional<int> algorithm_index(std::string_view s);  // case-insensitive "RING", "Tree", "PAT", ...
+std::optional<int> protocol_index(std::string_view s);   // "LL", "LL128", "SIMPLE"
+
+using AlgoProtoTable = std::array<std::array<int, kNumProtocols>, kNumAlgorithms>;
+
+struct Nccl228Params {
+  std::uint32_t nnodes = 0;  // comm->nNodes; 0 = one rank per node (two host ids, as recorded)
+  // comm->maxThreads (src/graph/tuning.cc ncclTopoTuneModel; the INIT "Max NThreads" rows).
+  AlgoProtoTable max_threads{
+      {{512, 640, 512}, {512, 640, 256}, {0, 0, 640}, {0, 0, 640}, {0, 0, 640}, {0, 0, 640}, {0, 0, 0}}};
+  // comm->threadThresholds (tuning.cc: LL 8, LL128 8, Simple 64, Ring LL x nRanks, CollNet Simple
+  // 512; the INIT "threadThresholds" line). Ring LL is scaled by nranks when this is built.
+  AlgoProtoTable thread_thresholds{
+      {{8, 8, 64}, {8, 8, 64}, {8, 8, 512}, {8, 8, 512}, {8, 8, 64}, {8, 8, 64}, {8, 8, 64}}};
+  bool ring_ll_threshold_scaled = false;           // true once thread_thresholds came from a log (already scaled)
+  std::uint64_t p2p_chunk_bytes = 128 * 1024;      // comm->p2pChunkSize (init.cc computeBuffSizes, P2P_NET_CHUNKSIZE)
+  std::uint64_t ll_buff_bytes = 8 * 512 * 8 * 16;  // DEFAULT_LL_BUFFSIZE: LL lines/thread x threads x steps x 16 B
+  std::uint64_t p2p_ll_threshold = 16384;          // NCCL_P2P_LL_THRESHOLD (enqueue.cc)
+  std::uint64_t work_args_bytes = 4096;            // min(NCCL_WORK_ARGS_BYTES, ncclMaxKernelArgsSize()) (init.cc)
+  std::uint64_t work_fifo_bytes = 1ULL << 20;      // NCCL_WORK_FIFO_BYTES_DEFAULT (init.cc)
+
+  int threads(int algo, int proto) const { return max_threads[algo][proto]; }
+  int threshold(int algo, int proto, std::uint32_t nranks) const;
+  std::uint32_t nodes(std::uint32_t nranks) const { return nnodes == 0 ? nranks : nnodes; }
+};
+
+}  // namespace railcheck::plan

@@ -1,0 +1,132 @@
+// Reading the scheduler's inputs off NCCL 2.28 INIT lines (nccl_init_tuning.hpp).
+#include "engine/plan/nccl_init_tuning.hpp"
+
+#include <fmt/format.h>
+
+#include <charconv>
+
+namespace railcheck::plan {
+namespace {
+
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+
+// Every unsigned number in `s` that stands on its own, in order ("p2p" holds none).
+std::vector<std::uint64_t> numbers(std::string_view s) {
+  std::vector<std::uint64_t> out;
+  for (std::size_t i = 0; i < s.size();) {
+    if (!is_digit(s[i])) {
+      ++i;
+      continue;
+    }
+    if (i > 0 && is_alpha(s[i - 1])) {
+      while (i < s.size() && (is_digit(s[i]) || is_alpha(s[i]))) ++i;
+      continue;
+    }
+    std::uint64_t v = 0;
+    auto [p, ec] = std::from_chars(s.data() + i, s.data() + s.size(), v);
+    if (ec != std::errc{}) break;
+    out.push_back(v);
+    i = static_cast<std::size_t>(p - s.data());
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<InitTuning> parse_init_tuning(std::string_view text, std::string_view origin) {
+  InitTuning t;
+  std::vector<int> threads;
+  std::size_t lineno = 0;
+  while (!text.empty()) {
+    const std::size_t nl = text.find('\n');
+    const std::string_view line = text.substr(0, nl);
+    text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
+    ++lineno;
+    const std::size_t info = line.find(" NCCL INFO ");
+    if (info == std::string_view::npos) continue;
+    const std::string_view body = line.substr(info + 11);
+    auto bad = [&](std::string_view what) {
+      return Error{fmt::format("{}:{}: INIT line: {}", origin, lineno, what), "is the log from NCCL 2.28?"};
+    };
+    if (const auto at = body.find(" nNodes "); at != std::string_view::npos && body.starts_with("comm 0x")) {
+      if (t.nnodes) continue;
+      const auto n = numbers(body.substr(at));
+      if (n.empty() || n[0] == 0) return bad("no node count after nNodes");
+      t.nnodes = static_cast<std::uint32_t>(n[0]);
+    } else if (body.find(" coll channels, ") != std::string_view::npos &&
+               body.find(" p2p channels per peer") != std::string_view::npos) {
+      if (t.coll_channels) continue;
+      const auto n = numbers(body);
+      if (n.size() != 5) return bad("expected 5 channel counts");
+      t.coll_channels = static_cast<std::uint32_t>(n[0]);
+      t.p2p_channels = static_cast<std::uint32_t>(n[3]);
+      t.p2p_channels_per_peer = static_cast<std::uint32_t>(n[4]);
+    } else if (body.starts_with("P2P Chunksize set to ")) {
+      if (t.p2p_chunk_bytes) continue;
+      const auto n = numbers(body.substr(21));
+      if (n.size() != 1 || n[0] == 0) return bad("no chunk size");
+      t.p2p_chunk_bytes = n[0];
+    } else if (body.find("Max NThreads |") != std::string_view::npos) {
+      if (t.max_threads) continue;
+      for (auto v : numbers(body)) threads.push_back(static_cast<int>(v));
+      if (threads.size() == kNumAlgorithms * kNumProtocols) {
+        AlgoProtoTable table{};
+        for (int a = 0; a < kNumAlgorithms; ++a)
+          for (int p = 0; p < kNumProtocols; ++p)
+            table[static_cast<std::size_t>(a)][static_cast<std::size_t>(p)] =
+                threads[static_cast<std::size_t>(a * kNumProtocols + p)];
+        t.max_threads = table;
+      } else if (threads.size() > kNumAlgorithms * kNumProtocols) {
+        return bad("more Max NThreads values than 7 algorithms x 3 protocols");
+      }
+    } else if (body.starts_with("threadThresholds ")) {
+      if (t.thresholds) continue;
+      const auto n = numbers(body);
+      if (n.size() != 8) return bad("expected 8 thresholds (Tree x3 | Ring x3 | CollNetDirect | CollNetChain)");
+      std::array<int, 8> th{};
+      for (std::size_t i = 0; i < 8; ++i) th[i] = static_cast<int>(n[i]);
+      t.thresholds = th;
+    }
+  }
+  return t;
+}
+
+std::vector<std::string> apply_init_tuning(const InitTuning& t, CommShape& s) {
+  std::vector<std::string> notes;
+  if (t.nnodes) {
+    s.v228.nnodes = *t.nnodes;
+    notes.push_back(fmt::format("{} nodes (INIT: nNodes)", *t.nnodes));
+  }
+  if (t.coll_channels) {
+    s.coll_channels = *t.coll_channels;
+    s.p2p_channels = *t.p2p_channels;
+    s.p2p_channels_per_peer = *t.p2p_channels_per_peer;
+    notes.push_back(fmt::format("{} coll channels, {} p2p channels, {} per peer (INIT)", s.coll_channels,
+                                s.p2p_channels, s.p2p_channels_per_peer));
+  }
+  if (t.p2p_chunk_bytes) {
+    s.v228.p2p_chunk_bytes = *t.p2p_chunk_bytes;
+    notes.push_back(fmt::format("p2p chunk {} B (INIT: P2P Chunksize)", *t.p2p_chunk_bytes));
+  }
+  if (t.max_threads) {
+    s.v228.max_threads = *t.max_threads;
+    notes.push_back("thread table from INIT's Max NThreads rows");
+  }
+  if (t.thresholds) {
+    // Printed after tuning.cc scaled Ring LL by nRanks; CollNet entries are their Simple column.
+    const auto& th = *t.thresholds;
+    for (int p = 0; p < kNumProtocols; ++p) {
+      s.v228.thread_thresholds[kAlgoTree][static_cast<std::size_t>(p)] = th[static_cast<std::size_t>(p)];
+      s.v228.thread_thresholds[kAlgoRing][static_cast<std::size_t>(p)] = th[static_cast<std::size_t>(3 + p)];
+    }
+    s.v228.thread_thresholds[2][kProtoSimple] = th[6];
+    s.v228.thread_thresholds[3][kProtoSimple] = th[7];
+    s.v228.ring_ll_threshold_scaled = true;
+    notes.push_back(
+        fmt::format("thread thresholds {}/{}/{} | {}/{}/{} (INIT)", th[0], th[1], th[2], th[3], th[4], th[5]));
+  }
+  return notes;
+}
+
+}  // namespace railcheck::plan

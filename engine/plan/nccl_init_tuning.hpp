@@ -1,0 +1,39 @@
+#pragma once
+// What an NCCL 2.28 log's INIT lines say about the scheduler's inputs (NCCL_DEBUG_SUBSYS=INIT):
+//
+//   comm 0x.. rank 0 nRanks 2 nNodes 2 localRanks 1 localRank 0 MNNVL 0      (init.cc)
+//   2 coll channels, 2 collnet channels, 0 nvls channels, 2 p2p channels, 2 p2p channels per peer
+//   P2P Chunksize set to 131072                                               (init.cc)
+//    Max NThreads |  512 |  640 | ...   three rows: 7 algorithms x LL/LL128/Simple (graph/tuning.cc)
+//   threadThresholds 8/8/64 | 16/8/64 | 512 | 512                             (graph/tuning.cc)
+//
+// Each is optional; what a log holds is applied to a CommShape and named in notes.
+#include <array>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/core/result.hpp"
+#include "engine/plan/comm_shape.hpp"
+
+namespace railcheck::plan {
+
+struct InitTuning {
+  std::optional<std::uint32_t> nnodes;
+  std::optional<std::uint32_t> coll_channels;
+  std::optional<std::uint32_t> p2p_channels;
+  std::optional<std::uint32_t> p2p_channels_per_peer;
+  std::optional<std::uint64_t> p2p_chunk_bytes;
+  std::optional<AlgoProtoTable> max_threads;
+  std::optional<std::array<int, 8>> thresholds;  // Tree LL/LL128/Simple, Ring LL/LL128/Simple, CollNet x2
+};
+
+// The first communicator's lines of one rank's log. A row that starts like one of the above but
+// does not parse is an error naming the line.
+Result<InitTuning> parse_init_tuning(std::string_view text, std::string_view origin);
+
+// Applies what `t` holds; returns one note per value taken.
+std::vector<std::string> apply_init_tuning(const InitTuning& t, CommShape& shape);
+
+}  // namespace railcheck::plan

@@ -1,0 +1,78 @@
+// railcheck align (cli/cmd_align.cpp) on every committed recording of real NCCL 2.28.9
+// (scenarios/groundtruth/, issue 14): the 2.28 model must place every operation of every rank
+// on the channels, in the plan and at the place NCCL did. Also its exit codes.
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+
+#include "cli/commands.hpp"
+#include "engine/plan/alignment.hpp"
+#include "tests/engine/plan/shipped_file.hpp"
+
+namespace fs = std::filesystem;
+
+namespace railcheck::cli {
+namespace {
+
+std::string source(const std::string& rel) { return std::string(RAILCHECK_SOURCE_DIR) + "/" + rel; }
+
+int align(std::vector<std::string> inputs) {
+  AlignOptions o;
+  o.inputs = std::move(inputs);
+  return cmd_align(o);
+}
+
+}  // namespace
+
+TEST_CASE("align: every committed NCCL 2.28.9 recording aligns op by op with the 2.28 model", "[cli][plan][align]") {
+  plan::AlignmentReport report;
+  int workloads = 0;
+  for (const auto& dir : fs::directory_iterator(source("scenarios/groundtruth"))) {
+    if (!dir.is_directory()) continue;
+    ++workloads;
+    std::vector<plan::NamedText> traces, logs;
+    for (const auto& f : fs::directory_iterator(dir.path())) {
+      const auto rel = fs::relative(f.path(), RAILCHECK_SOURCE_DIR).string();
+      const auto name = f.path().filename().string();
+      if (name.starts_with("railcheck-prof-")) traces.push_back({rel, plan::shipped_file(rel)});
+      if (f.path().extension() == ".log") logs.push_back({rel, plan::shipped_file(rel)});
+    }
+    std::sort(logs.begin(), logs.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+    auto run = plan::load_recorded_run(dir.path().filename().string(), traces, logs);
+    REQUIRE(run.ok());
+    auto ok = plan::align_run(run.value(), report);
+    REQUIRE(ok.ok());
+  }
+  for (const auto& m : report.mismatches)
+    UNSCOPED_INFO(m.workload << " rank " << m.rank << " call " << m.call << " " << m.what << ": " << m.rule);
+  CHECK(workloads >= 15);
+  CHECK(report.total.ops >= 988);
+  CHECK(report.mismatches.empty());
+  CHECK(report.by_func["Send"].ops >= 38);
+  CHECK(report.by_func["AllGather"].ops >= 6);
+  CHECK(align({source("scenarios/groundtruth")}) == kExitOk);
+}
+
+TEST_CASE("align: a recording NCCL did not make is a mismatch; bad input exits 2", "[cli][plan][align]") {
+  const fs::path dir = "/tmp/railcheck-align-test";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  for (const auto& f : fs::directory_iterator(source("scenarios/groundtruth/coalesced_colls"))) {
+    const auto name = f.path().filename().string();
+    std::string text = plan::shipped_file("scenarios/groundtruth/coalesced_colls/" + name);
+    // Move rank 1's last kernel-channel event from channel 1 to channel 0.
+    if (name.ends_with("-r1.jsonl")) {
+      const auto at = text.rfind("\"channel\":1}");
+      REQUIRE(at != std::string::npos);
+      text.replace(at, 12, "\"channel\":0}");
+    }
+    std::ofstream(dir / name) << text;
+  }
+  CHECK(align({dir.string()}) == kExitViolation);
+  CHECK(align({"/nonexistent/recording"}) == kExitBadInput);
+  std::ofstream(dir / "railcheck-prof-x-r0.jsonl") << "{\"ev\":\"comm\"}\n";
+  CHECK(align({dir.string()}) == kExitBadInput);
+  fs::remove_all(dir);
+}
+
+}  // namespace railcheck::cli
