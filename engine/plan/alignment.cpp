@@ -32,7 +32,7 @@ Result<RecordedRun> load_recorded_run(const std::string& name, const std::vector
   for (const auto& f : traces) {
     auto t = parse_truth_trace(f.text, f.name);
     if (!t) return t.error();
-    if (t->nranks < 1 || t->rank < 0 || t->rank >= t->nranks)
+    if (t->nranks < 1 || t->nranks > static_cast<int>(kMaxRanks) || t->rank < 0 || t->rank >= t->nranks)
       return Error{fmt::format("{}: rank {} of {} ranks", f.name, t->rank, t->nranks), ""};
     if (by_rank.empty()) by_rank.resize(static_cast<std::size_t>(t->nranks));
     if (static_cast<int>(by_rank.size()) != t->nranks)

@@ -92,6 +92,8 @@ Result<std::uint32_t> RankScheduler228::launch(const TaskGroup& group) {
       return Error{fmt::format("rank {}: {} peer {} is outside the communicator of {} ranks", rank_,
                                t.dir == P2pDir::Send ? "send to" : "recv from", t.peer, shape_.nranks),
                    "check the trace's peer numbers"};
+    if (t.bytes > kMaxModelBytes)
+      return Error{fmt::format("rank {}: a p2p of {} bytes is beyond the 2.28 model's range", rank_, t.bytes), ""};
   }
   auto prepared = prepare_colls_2_28(shape_, group.colls);
   if (!prepared) return prepared.error();
