@@ -13,6 +13,8 @@ std::uint64_t bytes_per_channel(const CommShape& s, std::uint64_t group_coll_byt
 
 std::uint32_t coll_channel_count(const CommShape& s, const CollTask& t, std::uint64_t bytes_per_channel) {
   if (t.channels != 0) return std::min(t.channels, s.coll_channels);
+  // A logged channel range is the count NCCL really used.
+  if (t.logged_lo >= 0) return std::min(static_cast<std::uint32_t>(t.logged_hi - t.logged_lo + 1), s.coll_channels);
   const std::uint64_t n = (t.bytes() + bytes_per_channel - 1) / bytes_per_channel;
   return static_cast<std::uint32_t>(std::clamp<std::uint64_t>(n, 1, s.coll_channels));
 }

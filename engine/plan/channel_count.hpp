@@ -3,7 +3,8 @@
 // After 2.18 scheduleCollTasksToPlan without CollNet: bytePerChannel starts at
 // NCCL_AGG_CHANNEL_SIZE * min(16, nranks) and halves while the group's collective bytes would
 // not fill every channel and it is above NCCL_MIN_CHANNEL_SIZE; a collective then takes
-// divUp(bytes, bytePerChannel) channels, clamped to [1, nChannels]. It depends only on the
+// divUp(bytes, bytePerChannel) channels, clamped to [1, nChannels]. A trace's `channels` or a
+// logged TUNING range (CollTask::logged_lo/hi) takes precedence. It depends only on the
 // group's collectives, which every rank shares, so it never causes divergence by itself.
 #include <cstdint>
 

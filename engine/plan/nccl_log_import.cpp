@@ -2,16 +2,20 @@
 #include "engine/plan/nccl_log_import.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
+#include <cctype>
+#include <charconv>
 #include <map>
 #include <optional>
 #include <set>
-#include <cctype>
-#include <charconv>
 #include <string_view>
 
 #include "engine/core/excerpt.hpp"
 #include "engine/plan/comm_shape.hpp"
+#include "engine/plan/groundtruth.hpp"
+#include "engine/plan/nccl_init_tuning.hpp"
 #include "engine/plan/stream_builder.hpp"
 
 namespace railcheck::plan {
@@ -20,7 +24,7 @@ namespace {
 // Hand-written matchers instead of std::regex: libstdc++'s regex recurses per character, and one
 // long line (a 200 KB line of '#') overflowed the stack. Each matcher is linear in the line.
 constexpr std::size_t kMaxLineBytes = 64 * 1024;  // an NCCL INFO line is a few hundred bytes
-constexpr std::uint64_t kMaxCount = 1ULL << 48;     // as sched_trace: count * sizeof(datatype) cannot overflow
+constexpr std::uint64_t kMaxCount = 1ULL << 48;   // as sched_trace: count * sizeof(datatype) cannot overflow
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
@@ -61,7 +65,9 @@ struct Cursor {
     (void)minus;
     return s.substr(from, i - from);
   }
-  std::optional<std::string_view> non_space() { return take([](char c) { return !is_space(c); }); }
+  std::optional<std::string_view> non_space() {
+    return take([](char c) { return !is_space(c); });
+  }
 };
 
 // "host:pid:tid [dev] " (optional) then "NCCL INFO ", after leading spaces; returns the host:pid
@@ -187,6 +193,15 @@ struct OpLine {
   std::uint32_t nranks = 0;
   std::size_t file = 0;
   std::uint32_t line = 0;
+  std::size_t seq = 0;  // order among op and TUNING lines
+};
+
+// A TUNING line (2.28 src/enqueue.cc scheduleCollTasksToPlan, rank 0 only): printed when its
+// collective is put into a plan, so after every COLL line of its launch.
+struct TuneLine {
+  std::string process;
+  TuningLine tuning;
+  std::size_t seq = 0;
 };
 
 Error at(const LogFile& f, std::uint32_t line, std::string what, std::string hint = {}) {
@@ -230,18 +245,38 @@ class Importer {
         const auto rank = number_of<std::uint32_t>(init->rank);
         const auto nranks = number_of<std::uint32_t>(init->nranks);
         if (!nranks || *nranks == 0 || *nranks > kMaxRanks)
-          return at(f, line_no, fmt::format("Init line: nranks {} is outside [1, {}]", escaped_excerpt(init->nranks, 24), kMaxRanks));
+          return at(
+              f, line_no,
+              fmt::format("Init line: nranks {} is outside [1, {}]", escaped_excerpt(init->nranks, 24), kMaxRanks));
         if (!rank || *rank >= *nranks)
-          return at(f, line_no, fmt::format("Init line: rank {} is outside [0, {})", escaped_excerpt(init->rank, 24), *nranks));
+          return at(f, line_no,
+                    fmt::format("Init line: rank {} is outside [0, {})", escaped_excerpt(init->rank, 24), *nranks));
         init_rank_[{process, init->comm}] = *rank;
         continue;
       }
       if (const auto channels = match_ring_channels(body)) {
         const auto n = number_of<std::uint32_t>(*channels);
         if (!n || *n == 0 || *n > kMaxChannels)
-          return at(f, line_no, fmt::format("ring line: channel count {} is outside [1, {}]",
-                                            escaped_excerpt(*channels, 24), kMaxChannels));
+          return at(f, line_no,
+                    fmt::format("ring line: channel count {} is outside [1, {}]", escaped_excerpt(*channels, 24),
+                                kMaxChannels));
         ring_channels_.insert(*n);
+        continue;
+      }
+      // Transport lines: "Channel 00/0 : 1[0] -> 0[0] [receive] via NET/Socket/0".
+      if (body.starts_with("Channel ") && body.find("->") != std::string_view::npos) {
+        if (const auto via = body.find(" via "); via != std::string_view::npos) {
+          const auto kind = body.substr(via + 5, body.find_first_of("/ ", via + 5) - via - 5);
+          transports_.insert(std::string(kind));
+        }
+        continue;
+      }
+      if (body.find(" Bytes -> Algo ") != std::string_view::npos) {
+        auto t = parse_tuning_lines(std::string(line) + "\n", f.name);
+        if (!t)
+          return at(f, line_no, "malformed TUNING line: " + escaped_excerpt(body),
+                    "expected '<Func>: <bytes> Bytes -> Algo <A> proto <P> channel{Lo..Hi}={lo..hi}'");
+        for (auto& one : t.value()) tunes_.push_back(TuneLine{process, std::move(one), seq_++});
         continue;
       }
       if (body.find(": opCount ") == std::string::npos) continue;
@@ -256,7 +291,9 @@ class Importer {
       const auto root = number_of<std::int64_t>(m->root);
       const auto nranks = number_of<std::uint32_t>(m->nranks);
       if (!count || *count > kMaxCount)
-        return at(f, line_no, fmt::format("count {} is beyond what the model takes ({})", escaped_excerpt(m->count, 24), kMaxCount));
+        return at(
+            f, line_no,
+            fmt::format("count {} is beyond what the model takes ({})", escaped_excerpt(m->count, 24), kMaxCount));
       if (!datatype) return at(f, line_no, fmt::format("unknown datatype code {}", escaped_excerpt(m->datatype, 24)));
       if (!redop) return at(f, line_no, fmt::format("unknown reduction op code {}", escaped_excerpt(m->redop, 24)));
       if (!root) return at(f, line_no, fmt::format("root {} is out of range", escaped_excerpt(m->root, 24)));
@@ -272,7 +309,8 @@ class Importer {
                 *root,
                 *nranks,
                 fi,
-                line_no};
+                line_no,
+                seq_++};
       if (auto ok = check(op); !ok) return ok;
       ops_.push_back(std::move(op));
     }
@@ -329,55 +367,111 @@ class Importer {
     if (!rank_of) return rank_of.error();
     const std::uint32_t nranks = ops_.front().nranks;
     StreamBuilder builder;
-    std::map<std::uint32_t, std::string> open_count;  // rank -> opCount of its open group
+    // A launch ends where the opCount changes or, on rank 0, where a TUNING line shows its
+    // collectives were scheduled (the next operation is then a new launch whatever its opCount).
+    struct Open {
+      std::string op_count;
+      std::vector<const OpLine*> ops;
+      std::vector<const TuneLine*> tunes;
+    };
+    std::map<std::uint32_t, Open> open;
+    std::map<std::string, std::uint32_t> rank_of_process;  // TUNING lines name no comm
+    std::size_t split_by_tuning = 0, unmatched_tunes = 0;
+    auto close = [&](std::uint32_t rank) -> Result<bool> {
+      Open& o = open.at(rank);
+      builder.group_start(rank);
+      std::vector<bool> used(o.tunes.size(), false);
+      for (const OpLine* op : o.ops) {
+        const auto dtype = *datatype_from_code(op->datatype);
+        if (op->op == "Send" || op->op == "Recv") {
+          builder.add(rank, P2pTask{op->op == "Send" ? P2pDir::Send : P2pDir::Recv,
+                                    static_cast<std::uint32_t>(op->root), op->count * size_of(dtype), op->line});
+          continue;
+        }
+        CollTask t;
+        t.op = *coll_op_from_name(op->op);
+        t.count = op->count;
+        t.dtype = dtype;
+        t.redop = *redop_from_code(op->redop);
+        t.source_line = op->line;
+        // TUNING lines come in scheduling order (sorted by size), not issue order: match each
+        // collective with the first unused line of its function and byte count.
+        for (std::size_t k = 0; k < o.tunes.size(); ++k) {
+          const TuningLine& tl = o.tunes[k]->tuning;
+          if (used[k] || tl.func != op->op || tl.bytes != t.bytes()) continue;
+          used[k] = true;
+          t.algorithm = tl.algo;
+          t.protocol = tl.proto;
+          t.logged_lo = tl.lo;
+          t.logged_hi = tl.hi;
+          break;
+        }
+        builder.add(rank, t);
+      }
+      unmatched_tunes += static_cast<std::size_t>(std::count(used.begin(), used.end(), false));
+      open.erase(rank);
+      return builder.group_end(rank, false);
+    };
+    std::size_t ti = 0;
+    auto take_tunes_before = [&](std::size_t seq) {
+      for (; ti < tunes_.size() && tunes_[ti].seq < seq; ++ti) {
+        auto r = rank_of_process.find(tunes_[ti].process);
+        if (r == rank_of_process.end() || !open.count(r->second)) {
+          ++unmatched_tunes;
+          continue;
+        }
+        open.at(r->second).tunes.push_back(&tunes_[ti]);
+      }
+    };
     for (const auto& op : ops_) {
       if (op.nranks != nranks)
         return at(files_[op.file], op.line,
                   fmt::format("nranks={} differs from the first line's {}", op.nranks, nranks),
                   "the log holds several communicators; keep one communicator's lines");
+      take_tunes_before(op.seq);
       const std::uint32_t rank = rank_of.value().at({op.process, op.comm});
-      auto it = open_count.find(rank);
-      if (it != open_count.end() && it->second != op.op_count) {
-        if (auto ok = builder.group_end(rank, false); !ok) return ok.error();
-        open_count.erase(it);
+      rank_of_process[op.process] = rank;
+      if (auto it = open.find(rank); it != open.end()) {
+        const bool new_count = it->second.op_count != op.op_count;
+        if (!new_count && !it->second.tunes.empty()) ++split_by_tuning;
+        if (new_count || !it->second.tunes.empty())
+          if (auto ok = close(rank); !ok) return ok.error();
       }
-      if (!open_count.count(rank)) {
-        builder.group_start(rank);
-        open_count[rank] = op.op_count;
-      }
-      const auto dtype = *datatype_from_code(op.datatype);
-      if (op.op == "Send" || op.op == "Recv") {
-        builder.add(rank, P2pTask{op.op == "Send" ? P2pDir::Send : P2pDir::Recv, static_cast<std::uint32_t>(op.root),
-                                  op.count * size_of(dtype), op.line});
-      } else {
-        CollTask t;
-        t.op = *coll_op_from_name(op.op);
-        t.count = op.count;
-        t.dtype = dtype;
-        t.redop = *redop_from_code(op.redop);
-        t.source_line = op.line;
-        builder.add(rank, t);
-      }
+      auto& o = open[rank];
+      o.op_count = op.op_count;
+      o.ops.push_back(&op);
     }
-    for (const auto& [rank, count] : open_count)
-      if (auto ok = builder.group_end(rank, false); !ok) return ok.error();
+    take_tunes_before(seq_);
+    while (!open.empty())
+      if (auto ok = close(open.begin()->first); !ok) return ok.error();
+    note_grouping(out.notes, split_by_tuning, unmatched_tunes);
     out.input.source = "nccl log";
     out.input.shape.nranks = nranks;
     // The communicator's channel count, as NCCL printed it at init; without ring lines the
     // model's default stands, and the report says so (NCCL_DEBUG_SUBSYS must include INIT).
     if (ring_channels_.size() == 1) {
       out.input.shape.coll_channels = *ring_channels_.begin();
-      out.notes.push_back(fmt::format("collectives may use {} channels (the log's INIT ring lines)",
-                                      out.input.shape.coll_channels));
+      out.notes.push_back(
+          fmt::format("collectives may use {} channels (the log's INIT ring lines)", out.input.shape.coll_channels));
     } else if (ring_channels_.empty()) {
-      out.notes.push_back(fmt::format("no INIT ring lines ('Channel 00/NN : ...'): assuming {} channels for "
-                                      "collectives; log with NCCL_DEBUG_SUBSYS=INIT,COLL or pass --coll-channels",
-                                      out.input.shape.coll_channels));
+      out.notes.push_back(
+          fmt::format("no INIT ring lines ('Channel 00/NN : ...'): assuming {} channels for "
+                      "collectives; log with NCCL_DEBUG_SUBSYS=INIT,COLL or pass --coll-channels",
+                      out.input.shape.coll_channels));
     } else {
       out.input.shape.coll_channels = *ring_channels_.rbegin();
       out.notes.push_back(fmt::format("the INIT ring lines disagree on the channel count ({} to {}): using {}",
                                       *ring_channels_.begin(), *ring_channels_.rbegin(),
                                       out.input.shape.coll_channels));
+    }
+    // NCCL 2.28's scheduler inputs (nodes, p2p channels, chunk, thread tables) from INIT lines.
+    for (const auto& f : files_) {
+      auto init = parse_init_tuning(f.text, f.name);
+      if (!init) return init.error();
+      if (!init->coll_channels && !init->nnodes) continue;
+      auto taken = apply_init_tuning(init.value(), out.input.shape);
+      out.notes.push_back(fmt::format("NCCL 2.28 parameters from {}'s INIT lines: {}", f.name, fmt::join(taken, "; ")));
+      break;
     }
     auto streams = builder.finish(nranks);
     if (!streams) return streams.error();
@@ -393,8 +487,39 @@ class Importer {
     return out;
   }
 
+  // What the log can and cannot say about launch boundaries (NCCL 2.28: comm->opCount advances
+  // in src/proxy.cc ncclProxyStart, once per plan that has proxy ops, from the host-stream
+  // callback when one is used; P2P and SHM connections have no proxy ops).
+  void note_grouping(std::vector<std::string>& notes, std::size_t split_by_tuning, std::size_t unmatched) const {
+    std::vector<std::string> local;
+    for (const auto& t : transports_)
+      if (t != "NET" && t != "COLLNET") local.push_back(t);
+    if (transports_.empty()) {
+      notes.push_back(
+          "no INIT transport lines: launches are told apart by opCount, which NCCL 2.28 advances only for launches "
+          "with proxy ops (network transport; src/proxy.cc ncclProxyStart); add INIT to NCCL_DEBUG_SUBSYS to check");
+    } else if (!local.empty()) {
+      notes.push_back(fmt::format(
+          "this log's connections use {}: NCCL 2.28 advances opCount only for launches with proxy ops "
+          "(src/proxy.cc ncclProxyStart), so operations sharing an opCount may be several launches and the log "
+          "alone cannot tell the group boundaries; record with the profiler plugin (backends/hw/nccl_profiler) "
+          "and use railcheck align, or NCCL_DEBUG_SUBSYS=TUNING shows rank 0's collective launches",
+          fmt::join(local, ", ")));
+    }
+    if (split_by_tuning != 0)
+      notes.push_back(fmt::format("{} launch boundaries inside one opCount found from TUNING lines (rank 0 only)",
+                                  split_by_tuning));
+    if (!tunes_.empty())
+      notes.push_back(fmt::format("{} TUNING lines give NCCL's algorithm, protocol and channel range (rank 0){}",
+                                  tunes_.size() - unmatched,
+                                  unmatched ? fmt::format("; {} match no collective of their launch", unmatched) : ""));
+  }
+
   const std::vector<LogFile>& files_;
   std::vector<OpLine> ops_;
+  std::vector<TuneLine> tunes_;
+  std::set<std::string> transports_;  // "NET", "P2P", "SHM", ... from the INIT transport lines
+  std::size_t seq_ = 0;
   std::map<std::pair<std::string, std::string>, std::uint32_t> init_rank_;
   std::set<std::uint32_t> ring_channels_;  // every channel count the INIT ring lines name
 };

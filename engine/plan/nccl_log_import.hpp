@@ -7,8 +7,13 @@
 //   host:pid:tid [dev] NCCL INFO Send: opCount 3 ... count 4096 datatype 0 op 0 root 5 comm ...
 //
 // Send/Recv print the peer as `root`. datatype and op are ncclDataType_t / ncclRedOp_t codes.
-// Operations a rank issues between two launches share an opCount, so consecutive operations
-// with one opCount form one group.
+// Consecutive operations with one opCount form one group, and on rank 0 a TUNING line (2.28:
+// `AllReduce: 32768 Bytes -> Algo RING proto LL channel{Lo..Hi}={0..1}`, printed when the
+// launch is scheduled) also ends the group. NCCL 2.28 advances opCount only for launches with
+// proxy ops (src/proxy.cc ncclProxyStart): where the INIT transport lines show P2P or SHM
+// connections, or are missing, the notes say the log alone cannot tell every boundary. TUNING
+// lines give their collective's algorithm, protocol and channel range (CollTask::logged_lo/hi);
+// INIT lines give NCCL 2.28's scheduler parameters (nccl_init_tuning.hpp).
 //
 // Which rank a line belongs to: an init line ("comm 0x.. rank R nranks N ... Init COMPLETE")
 // of the same process and comm names it; else, with one log per rank, the file's position in

@@ -58,6 +58,28 @@ std::string channel_table(const ReplayResult& r, std::uint32_t max_ranks, std::u
 
 }  // namespace
 
+LoggedAgreement logged_agreement(const ReplayResult& r) {
+  LoggedAgreement a;
+  for (const auto& s : r.schedules) {
+    for (const auto& c : s.colls) {
+      if (c.task.logged_lo < 0) continue;
+      ++a.logged;
+      std::vector<std::uint32_t> want;
+      for (int ch = c.task.logged_lo; ch <= c.task.logged_hi; ++ch) want.push_back(static_cast<std::uint32_t>(ch));
+      auto got = c.channels;
+      std::sort(got.begin(), got.end());
+      if (got == want) {
+        ++a.same;
+      } else if (a.first_difference.empty()) {
+        a.first_difference = fmt::format(
+            "rank {} collective #{} ({} count {}, line {}): NCCL logged {}, replayed on {}", s.rank, c.coll_seq,
+            name(c.task.op), c.task.count, c.task.source_line, channel_set(want), channel_set(got));
+      }
+    }
+  }
+  return a;
+}
+
 std::string render_report(const ReplayResult& r, std::uint32_t max_ranks, std::uint32_t max_rows) {
   std::uint64_t plans = 0;
   for (const auto& s : r.schedules) plans += s.plans.size();
@@ -69,6 +91,11 @@ std::string render_report(const ReplayResult& r, std::uint32_t max_ranks, std::u
                        r.agreement.rows.size(), r.agreement.first->explanation);
   } else {
     out += fmt::format("channels agree on every rank for all {} collectives\n", r.agreement.rows.size());
+  }
+  if (const auto logged = logged_agreement(r); logged.logged != 0) {
+    out += fmt::format("logged channels (TUNING lines): {} of {} collectives replayed on the channels NCCL used{}\n",
+                       logged.same, logged.logged,
+                       logged.first_difference.empty() ? "" : "; first difference: " + logged.first_difference);
   }
   if (r.execution.completed) {
     out += fmt::format("execution: every plan completes ({} work items)\n", r.execution.items_done);

@@ -26,6 +26,15 @@ struct ReplayResult {
 // for 2.28), then compares and executes.
 Result<ReplayResult> replay(const SchedInput& input, const SchedulePolicy& policy, NcclVersion nccl);
 
+// The collectives whose channel range NCCL logged (TUNING lines, CollTask::logged_lo/hi) against
+// the channels the replay chose for them.
+struct LoggedAgreement {
+  int logged = 0;
+  int same = 0;
+  std::string first_difference;
+};
+LoggedAgreement logged_agreement(const ReplayResult& r);
+
 // Human-readable report: a per-collective, per-rank channel table (at most `max_ranks`
 // columns and `max_rows` rows, '!' marking a row where ranks disagree), the first divergence
 // with its loads, and the execution verdict with the hang explained.

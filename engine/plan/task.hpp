@@ -17,7 +17,11 @@ struct CollTask {
   std::string algorithm = "Ring";   // as tuned; a label here, the channel count is what matters
   std::string protocol = "Simple";  // likewise
   std::uint32_t channels = 0;       // nBid; 0 = derive from the bytes (channel_count.hpp)
-  std::uint32_t source_line = 0;    // where the trace or log said so, for reports
+  // The channel range NCCL logged for it (a 2.28 TUNING line, `channel{Lo..Hi}`), -1 = none:
+  // what real NCCL did, held against the replay's choice (sched_replay.hpp tuning_agreement).
+  int logged_lo = -1;
+  int logged_hi = -1;
+  std::uint32_t source_line = 0;  // where the trace or log said so, for reports
 
   std::uint64_t bytes() const { return count * size_of(dtype); }
 };

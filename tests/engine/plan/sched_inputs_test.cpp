@@ -30,9 +30,11 @@ TEST_CASE("a merged real-format COLL log imports ranks from its Init lines and g
   CHECK(g.colls[0].dtype == DataType::Bfloat16);
   CHECK(g.colls[0].count == 1048576);
   CHECK(g.colls[0].source_line == 12);
-  // No INIT ring lines in this log: the model's default channel count stands, and it says so.
-  REQUIRE(log->notes.size() == 1);
-  CHECK_THAT(log->notes[0], Catch::Contains("no INIT ring lines") && Catch::Contains("assuming 4 channels"));
+  // Its connections are P2P (no proxy ops, so NCCL 2.28's opCount cannot separate launches), and
+  // it has no INIT ring lines, so the model's default channel count stands; it says both.
+  REQUIRE(log->notes.size() == 2);
+  CHECK_THAT(log->notes[0], Catch::Contains("P2P") && Catch::Contains("cannot tell the group boundaries"));
+  CHECK_THAT(log->notes[1], Catch::Contains("no INIT ring lines") && Catch::Contains("assuming 4 channels"));
 }
 
 TEST_CASE("the channel count comes from the INIT ring lines, not the transport lines", "[plan][log]") {
@@ -57,8 +59,8 @@ TEST_CASE("real NCCL 2.28.9 logs give the channel count NCCL chose", "[plan][log
   for (const auto& [workload, channels] : {std::pair{"single_ops", 2u}, {"maxnch1", 1u}, {"minnch4", 4u}}) {
     INFO("workload " << workload);
     const std::string dir = std::string("scenarios/groundtruth/") + workload + "/";
-    auto log = import_nccl_logs({LogFile{"rank0.log", shipped_file(dir + "rank0.log")},
-                                 LogFile{"rank1.log", shipped_file(dir + "rank1.log")}});
+    auto log = import_nccl_logs(
+        {LogFile{"rank0.log", shipped_file(dir + "rank0.log")}, LogFile{"rank1.log", shipped_file(dir + "rank1.log")}});
     REQUIRE(log.ok());
     CHECK(log->input.shape.coll_channels == channels);
   }
@@ -79,8 +81,8 @@ TEST_CASE("ranks with no lines in the log are named in a note", "[plan][log]") {
   text.replace(text.find("nranks=1"), 8, "nranks=4");
   auto log = import_nccl_logs({LogFile{"r0.log", text}});
   REQUIRE(log.ok());
-  REQUIRE(log->notes.size() == 3);  // numbered by appearance, no ring lines, three silent ranks
-  CHECK_THAT(log->notes[2], Catch::Contains("3 of 4 ranks") && Catch::Contains("rank 1"));
+  REQUIRE(log->notes.size() == 4);  // numbered by appearance, no transport lines, no ring lines, silent ranks
+  CHECK_THAT(log->notes[3], Catch::Contains("3 of 4 ranks") && Catch::Contains("rank 1"));
 }
 
 TEST_CASE("a COLL line with a missing field is rejected with its file and line", "[plan][log]") {
