@@ -1,14 +1,9 @@
-// railcheck check: explore the failover world of a model (or scenario) file and report.
+// railcheck check: explore the world of a model (or scenario) file and report. The failover
+// world is here; the others (a model file with world = "...") are in cli/cmd_check_*.cpp, and
+// what every world shares is cli/check_search.hpp.
 #include <fmt/format.h>
-#include <unistd.h>
 
-#include <chrono>
-#include <cmath>
-#include <ctime>
-#include <cstdio>
-#include <fstream>
-#include <nlohmann/json.hpp>
-
+#include "cli/check_search.hpp"
 #include "cli/commands.hpp"
 #include "verify/check_spec.hpp"
 #include "verify/counterexample.hpp"
@@ -21,27 +16,9 @@ using namespace railcheck::verify;
 
 int list_invariants() {
   for (const auto& inv : failover_invariants()) fmt::print("{:<32} {}\n", inv.name, inv.description);
+  list_world_invariants();
   return kExitOk;
 }
-
-bool write_text(const std::string& path, const std::string& text) {
-  if (path == "-") {
-    fmt::print("{}", text);
-    return true;
-  }
-  std::ofstream f(path);
-  f << text;
-  f.close();  // flushes: a full disk shows here, not as a silently short file
-  return !f.fail();
-}
-
-// The figures a progress line and the final line share (and --json holds under the same names).
-std::string figures(const SearchStats& s) {
-  return fmt::format("{} states ({} distinct), depth {}, {:.2f} s, {:.0f} states/s ({:.0f} distinct/s)", s.states,
-                     s.distinct, s.max_depth, s.seconds, s.states_per_second(), s.distinct_per_second());
-}
-
-double cpu_seconds() { return static_cast<double>(std::clock()) / CLOCKS_PER_SEC; }
 
 }  // namespace
 
@@ -51,6 +28,7 @@ int cmd_check(const CheckOptions& o) {
     fmt::print(stderr, "railcheck check: a model or scenario file is required (see verify/models/)\n");
     return kExitBadInput;
   }
+  if (auto rc = check_named_world(o)) return *rc;
   auto loaded = load_check_spec_file(o.file);
   if (!loaded) {
     fmt::print(stderr, "railcheck check: {}\n", loaded.error().message());
@@ -65,103 +43,28 @@ int cmd_check(const CheckOptions& o) {
     }
     spec.model.tunables.replay = *p;
   }
-  if (!o.mode.empty()) {
-    if (o.mode != "dfs" && o.mode != "bfs" && o.mode != "random") {
-      fmt::print(stderr, "railcheck check: --mode {}: expected dfs, bfs or random\n", o.mode);
-      return kExitBadInput;
-    }
-    spec.limits.mode = parse_search_mode_or(o.mode, spec.limits.mode);
-  }
-  if (o.max_states) spec.limits.max_states = *o.max_states;
-  if (o.max_depth) spec.limits.max_depth = *o.max_depth;
-  if (o.max_seconds) spec.limits.max_seconds = *o.max_seconds;
-  if (o.walks) spec.limits.walks = *o.walks;
-  if (o.seed) spec.limits.seed = *o.seed;
-  // Options a dfs/bfs search cannot use are refused, not ignored.
-  if ((o.walks || o.seed) && spec.limits.mode != SearchMode::Random) {
-    fmt::print(stderr, "railcheck check: {} applies to --mode random only (this search is {})\n",
-               o.walks ? "--walks" : "--seed", to_string(spec.limits.mode));
+  if (auto bad = apply_search_options(o, spec.limits)) {
+    fmt::print(stderr, "railcheck check: {}\n", *bad);
     return kExitBadInput;
   }
-  if (o.max_states && *o.max_states == 0) {
-    fmt::print(stderr, "railcheck check: --max-states 0 explores nothing; give at least 1\n");
-    return kExitBadInput;
-  }
-
   std::vector<std::string> unknown;
   const auto invariants = select_invariants<FailoverWorld>(failover_invariants(), spec.invariants, unknown);
-  fmt::print("railcheck check {}: {}\n", spec.model.name, describe(spec.model));
-  fmt::print("search: {}, up to {} states, depth {}{}; invariants: {}\n", to_string(spec.limits.mode),
-             spec.limits.max_states, spec.limits.max_depth,
-             spec.limits.mode == SearchMode::Random
-                 ? fmt::format(", {} walks from seed {}", spec.limits.walks, spec.limits.seed)
-                 : "",
-             spec.invariants.empty() ? "all" : fmt::format("{}", fmt::join(spec.invariants, ", ")));
-
-  // Progress: a line every ~2 s of wall time when asked, or when stderr is a terminal.
-  const bool show_progress = o.progress || isatty(STDERR_FILENO) != 0;
-  spec.limits.progress_every = show_progress ? 20000 : 0;
-  auto last = std::chrono::steady_clock::now();
-  auto progress = [&](const SearchStats& s) {
-    const auto now = std::chrono::steady_clock::now();
-    if (now - last < std::chrono::seconds(2)) return;
-    last = now;
-    const double cap = s.seconds_to_cap(spec.limits.max_states);
-    fmt::print(stderr, "  ... {}; {} pending, --max-states {} in at most {}\n", figures(s), s.pending,
-               spec.limits.max_states, std::isfinite(cap) ? fmt::format("{:.0f} s", cap) : std::string("?"));
+  CheckJob<FailoverWorld> job;
+  job.world = "failover";
+  job.name = spec.model.name;
+  job.description = describe(spec.model);
+  job.limits = spec.limits;
+  job.invariant_names = spec.invariants;
+  job.invariants = invariants;
+  auto trace_of = [&](const Counterexample<FailoverWorld>& v) {
+    return FailoverTrace{spec.model, v.steps, v.invariant, v.message};
   };
-  const double cpu0 = cpu_seconds();
-  const FailoverWorld root(spec.model);
-  const auto result = explore<FailoverWorld>(root, invariants, spec.limits, progress);
-  const SearchStats& st = result.stats;
-  const double cpu = cpu_seconds() - cpu0;
-  fmt::print("explored {}, {} end states, {:.2f} s CPU\n", figures(st), st.end_states, cpu);
-
-  nlohmann::json j{{"model", spec.model.name},
-                   {"description", describe(spec.model)},
-                   {"mode", std::string(to_string(spec.limits.mode))},
-                   {"states", st.states},
-                   {"distinct_states", st.distinct},
-                   {"end_states", st.end_states},
-                   {"max_depth", st.max_depth},
-                   {"seconds", st.seconds},
-                   {"states_per_second", st.states_per_second()},
-                   {"distinct_per_second", st.distinct_per_second()},
-                   {"cpu_seconds", cpu},
-                   {"exhausted", st.exhausted}};
-  if (!st.exhausted && !result.violation) j["stopped_by"] = st.truncated_by;
-  int rc = kExitOk;
-  if (result.violation) {
-    const auto& v = *result.violation;
-    FailoverTrace trace{spec.model, v.steps, v.invariant, v.message};
-    fmt::print("VIOLATION of {}: {}\n", v.invariant, v.message);
-    if (v.walk) fmt::print("found by random walk {} of seed {}\n", *v.walk, spec.limits.seed);
-    fmt::print("counterexample, {} steps:\n", v.steps.size());
-    if (auto replayed = replay_trace(trace, invariants)) {
-      for (const auto& line : replayed.value().lines) fmt::print("{}\n", line);
-    }
-    if (write_text(o.trace_path, write_trace_json(trace))) {
-      fmt::print("trace written to {}; replay it with: railcheck replay {}\n", o.trace_path, o.trace_path);
-    } else {
-      fmt::print(stderr, "railcheck check: cannot write the trace to {}\n", o.trace_path);
-    }
-    j["violation"] = {{"invariant", v.invariant}, {"message", v.message}, {"steps", v.steps.size()}};
-    rc = kExitViolation;
-  } else if (st.exhausted) {
-    fmt::print("bound exhausted: no invariant violated\n");
-  } else if (spec.limits.mode == SearchMode::Random && st.truncated_by == "random walks") {
-    fmt::print("no violation in {} random walks (sampled, not exhaustive)\n", spec.limits.walks);
-  } else {
-    fmt::print("NOT exhausted: stopped at {} (raise it with --max-states / --max-depth / --max-seconds); no "
-               "violation so far\n",
-               st.truncated_by);
-    rc = kExitInconclusive;
-  }
-  if (!o.json_path.empty() && !write_text(o.json_path, j.dump(2) + "\n")) {
-    fmt::print(stderr, "railcheck check: cannot write {}\n", o.json_path);
-    return kExitBadInput;
-  }
-  return rc;
+  job.explain = [&](const Counterexample<FailoverWorld>& v) {
+    auto replayed = replay_trace(trace_of(v), invariants);
+    return replayed ? replayed.value().lines : std::vector<std::string>{};
+  };
+  job.trace = [&](const Counterexample<FailoverWorld>& v) { return write_trace_json(trace_of(v)); };
+  return run_check(o, std::move(job), FailoverWorld(spec.model));
 }
 
 }  // namespace railcheck::cli

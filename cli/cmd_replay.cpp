@@ -14,6 +14,7 @@ namespace railcheck::cli {
 
 int cmd_replay(const ReplayOptions& o) {
   using namespace railcheck::verify;
+  if (auto rc = replay_named_world(o)) return *rc;
   auto trace = read_trace_file(o.trace);
   if (!trace) {
     fmt::print(stderr, "railcheck replay: {}\n", trace.error().message());

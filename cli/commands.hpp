@@ -30,7 +30,7 @@ struct RunOptions {
 
 int cmd_run(const RunOptions& o);
 
-// railcheck check: model-check the failover engine (verify/).
+// railcheck check: model-check a world of verify/ (failover, plan, imm).
 struct CheckOptions {
   std::string file;  // model file or scenario file
   std::string mode;  // dfs | bfs | random (default: the file's, else dfs)
@@ -46,6 +46,10 @@ struct CheckOptions {
   bool progress = false;
 };
 int cmd_check(const CheckOptions& o);
+// The worlds a model file names with a top-level `world = "..."` (plan-channels,
+// plan-lifecycle, imm; cli/cmd_check_worlds.cpp): nothing when `o.file` names none of them.
+std::optional<int> check_named_world(const CheckOptions& o);
+void list_world_invariants();
 
 // railcheck replay: re-execute a counterexample trace through the engine.
 struct ReplayOptions {
@@ -55,6 +59,8 @@ struct ReplayOptions {
   bool sim = false;          // and run that scenario on the SimGrid driver
 };
 int cmd_replay(const ReplayOptions& o);
+// A trace of one of those worlds: nothing when `o.trace` is not one.
+std::optional<int> replay_named_world(const ReplayOptions& o);
 int cmd_tunables();
 
 // railcheck route weights|moe: routing tables from a spec (scenarios/routing/), timed on SimGrid.

@@ -154,10 +154,11 @@ int dispatch(int argc, char** argv) {
 
   railcheck::cli::CheckOptions check;
   auto* check_cmd = app.add_subcommand(
-      "check", "Model-check the failover engine: every ordering, loss and failure within a bound (exit 1: violation)");
+      "check", "Model-check a world (failover, plan-channels, plan-lifecycle, imm): everything within a bound (exit 1: violation)");
   check_cmd->add_option("file", check.file, "Model file (verify/models/*.toml) or scenario file");
   check_cmd->add_option("--mode", check.mode, "dfs (exhaustive), bfs (shortest counterexample) or random (walks)");
-  check_cmd->add_option("--policy", check.policy, "Override the replay policy: naive, probe or resync");
+  check_cmd->add_option("--policy", check.policy,
+                        "Override the model's policy: naive, probe or resync (failover, imm); nccl, passsm or p2p_first (plan-channels)");
   check_cmd->add_option("--max-states", check.max_states, "Stop after this many distinct states (exit 3)");
   check_cmd->add_option("--max-depth", check.max_depth, "Longest path explored, in steps");
   check_cmd->add_option("--walks", check.walks, "Random mode: number of walks");

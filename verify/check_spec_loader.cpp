@@ -20,16 +20,6 @@ constexpr std::string_view kDocs = "see docs/verify.md for the model file format
 constexpr std::array<std::pair<SearchMode, std::string_view>, 3> kModes = {
     {{SearchMode::Dfs, "dfs"}, {SearchMode::Bfs, "bfs"}, {SearchMode::Random, "random"}}};
 
-std::optional<bool> flag(TomlTable& t, std::string_view key) {
-  auto v = t.numeric(key, "true or false", true);
-  if (!v) return std::nullopt;
-  if (*v != 0 && *v != 1) {
-    t.fail(key, "true or false", fmt::format("{}", *v));
-    return std::nullopt;
-  }
-  return *v == 1;
-}
-
 void read_world(TomlTable t, FailoverModel& m) {
   t.allow_only({"paths", "messages", "bidirectional", "recv_group", "ordered", "delay_recv_completions",
                 "interleave_user_calls", "faults_during_handshake"});
@@ -38,17 +28,17 @@ void read_world(TomlTable t, FailoverModel& m) {
   m.recv_group = t.whole<std::uint32_t>("recv_group", {1, 8}).value_or(m.recv_group);
   if (m.messages % m.recv_group != 0)
     t.fail("recv_group", fmt::format("a divisor of messages = {}", m.messages), fmt::format("{}", m.recv_group));
-  m.bidirectional = flag(t, "bidirectional").value_or(m.bidirectional);
-  m.ordered = flag(t, "ordered").value_or(m.ordered);
+  m.bidirectional = read_flag(t, "bidirectional").value_or(m.bidirectional);
+  m.ordered = read_flag(t, "ordered").value_or(m.ordered);
   // The failover engine assumes each path delivers in order (RC, or FI_ORDER_SAS on the
   // libfabric backend): its receiver treats an out-of-order message as a sequence gap and fails
   // the connection. An unordered world would report that assumption, not a bug (docs/verify.md).
   if (!m.ordered)
     t.fail("ordered", std::string(kOrderedAssumption), "false",
            "the engine is not built for an unordered transport; keep ordered = true");
-  m.delay_recv_completions = flag(t, "delay_recv_completions").value_or(m.delay_recv_completions);
-  m.interleave_user_calls = flag(t, "interleave_user_calls").value_or(m.interleave_user_calls);
-  m.faults_during_handshake = flag(t, "faults_during_handshake").value_or(m.faults_during_handshake);
+  m.delay_recv_completions = read_flag(t, "delay_recv_completions").value_or(m.delay_recv_completions);
+  m.interleave_user_calls = read_flag(t, "interleave_user_calls").value_or(m.interleave_user_calls);
+  m.faults_during_handshake = read_flag(t, "faults_during_handshake").value_or(m.faults_during_handshake);
 }
 
 void read_bounds(TomlTable t, FailoverModel& m) {
@@ -60,7 +50,19 @@ void read_bounds(TomlTable t, FailoverModel& m) {
   m.horizon = t.millis("horizon_ms", {1, 3.6e6}).value_or(m.horizon);
 }
 
-void read_search(TomlTable t, SearchLimits& l) {
+}  // namespace
+
+std::optional<bool> read_flag(TomlTable& t, std::string_view key) {
+  auto v = t.numeric(key, "true or false", true);
+  if (!v) return std::nullopt;
+  if (*v != 0 && *v != 1) {
+    t.fail(key, "true or false", fmt::format("{}", *v));
+    return std::nullopt;
+  }
+  return *v == 1;
+}
+
+void read_search_table(TomlTable t, SearchLimits& l) {
   t.allow_only({"mode", "max_states", "max_depth", "walks", "seed"});
   if (auto mode = t.text("mode")) {
     bool found = false;
@@ -77,13 +79,13 @@ void read_search(TomlTable t, SearchLimits& l) {
   l.seed = t.whole<std::uint64_t>("seed", {0}).value_or(l.seed);
 }
 
-std::vector<std::string> read_invariant_names(TomlTable& root) {
+std::vector<std::string> read_invariant_names(TomlTable& root, std::span<const std::string> known_names) {
   std::vector<std::string> names;
   const toml::table* raw = root.raw();
   const toml::node* n = raw == nullptr ? nullptr : raw->get("invariants");
   if (n == nullptr) return names;
   std::string known;
-  for (const auto& inv : failover_invariants()) known += (known.empty() ? "" : ", ") + inv.name;
+  for (const auto& name : known_names) known += (known.empty() ? "" : ", ") + name;
   const toml::array* arr = n->as_array();
   if (arr == nullptr) {
     root.fail_at(*n, "invariants", "an array of invariant names", describe_value(*n));
@@ -94,7 +96,7 @@ std::vector<std::string> read_invariant_names(TomlTable& root) {
     bool valid = s != nullptr;
     if (valid) {
       valid = false;
-      for (const auto& inv : failover_invariants()) valid = valid || inv.name == s->get();
+      for (const auto& name : known_names) valid = valid || name == s->get();
     }
     if (!valid) {
       root.fail_at(item, "invariants", fmt::format("one of {}", known), describe_value(item));
@@ -105,6 +107,8 @@ std::vector<std::string> read_invariant_names(TomlTable& root) {
   return names;
 }
 
+namespace {
+
 Result<CheckSpec> read_model_file(const toml::table& doc, TomlReader& reader, const std::string& file) {
   TomlTable root(reader, &doc, "");
   root.allow_only({"name", "mutation", "invariants", "world", "bounds", "search", "engine"});
@@ -112,7 +116,7 @@ Result<CheckSpec> read_model_file(const toml::table& doc, TomlReader& reader, co
   spec.model.name = root.text("name").value_or(std::filesystem::path(file).stem().string());
   read_world(root.table("world"), spec.model);
   read_bounds(root.table("bounds"), spec.model);
-  read_search(root.table("search"), spec.limits);
+  read_search_table(root.table("search"), spec.limits);
   spec.model.tunables = read_engine_table(root.table("engine"));
   if (auto mut = root.text("mutation")) {
     if (auto m = parse_mutation(*mut)) {
@@ -121,7 +125,9 @@ Result<CheckSpec> read_model_file(const toml::table& doc, TomlReader& reader, co
       root.fail("mutation", fmt::format("one of {}", mutation_names()), fmt::format("\"{}\"", *mut));
     }
   }
-  spec.invariants = read_invariant_names(root);
+  std::vector<std::string> known;
+  for (const auto& inv : failover_invariants()) known.push_back(inv.name);
+  spec.invariants = read_invariant_names(root, known);
   if (reader.failed()) return *reader.error();
   return spec;
 }
@@ -163,6 +169,14 @@ std::string_view to_string(SearchMode m) {
   for (const auto& [k, name] : kModes)
     if (k == m) return name;
   return "?";
+}
+
+std::optional<std::string> model_world(std::string_view text) {
+  auto doc = parse_toml(text, "model", kDocs);
+  if (!doc) return std::nullopt;
+  const auto* w = doc.value().get("world");
+  if (w == nullptr || !w->is_string()) return std::nullopt;
+  return w->as_string()->get();
 }
 
 Result<CheckSpec> load_check_spec_file(const std::string& path) {

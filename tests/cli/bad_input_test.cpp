@@ -12,42 +12,25 @@
 #include <sstream>
 #include <string>
 
+#include "tests/cli/railcheck_exe.hpp"
+
 namespace fs = std::filesystem;
+using exe::Ran;
+using exe::run_railcheck;
 
 namespace {
 
-struct Ran {
-  int code = -1;  // exit status; 128 + N for a signal
-  std::string out, err;
-};
-
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::ostringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
 const fs::path kRepro = fs::path(RAILCHECK_SOURCE_DIR) / "tests/data/fuzz-repro";
 
-// Runs `railcheck <args>` in an empty folder under a 60 s limit (a hang is exit 124).
+// Runs `railcheck <args>` in an empty folder under a 60 s limit (a hang is exit 124), and checks
+// that nothing but its output is left there.
 Ran railcheck(const std::string& args, std::string limits = "") {
-#ifdef RAILCHECK_SANITIZE
-  limits.clear();  // ASan reserves terabytes of address space: no `ulimit -v` under it
-#endif
   static int n = 0;
-  const fs::path exe = fs::read_symlink("/proc/self/exe").parent_path() / "../cli/railcheck";
   const fs::path dir = fs::temp_directory_path() / ("railcheck-bad-input-" + std::to_string(::getpid()) + "-" +
                                                    std::to_string(n++));
   fs::remove_all(dir);
   fs::create_directories(dir);
-  const std::string cmd = "cd '" + dir.string() + "' && " + limits + " timeout 60 '" + exe.string() + "' " + args +
-                          " >out.txt 2>err.txt";
-  const int st = std::system(("bash -c \"" + cmd + "\"").c_str());
-  Ran r;
-  r.code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-  r.out = slurp(dir / "out.txt");
-  r.err = slurp(dir / "err.txt");
+  const Ran r = run_railcheck(dir, args, std::move(limits));
   for (const auto& e : fs::directory_iterator(dir)) {
     INFO("left behind: " << e.path());
     CHECK((e.path().filename() == "out.txt" || e.path().filename() == "err.txt"));

@@ -1,7 +1,13 @@
 // Model files for `railcheck check`: what they set, and the errors a bad one gets.
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
 #include "verify/check_spec.hpp"
+#include "verify/imm/imm_world.hpp"
+#include "verify/plan/plan_models.hpp"
 
 using namespace railcheck;
 using namespace railcheck::verify;
@@ -74,4 +80,28 @@ TEST_CASE("every shipped model file loads") {
     INFO(f);
     CHECK(load_check_spec_file(std::string(RAILCHECK_SOURCE_DIR "/verify/models/") + f + ".toml"));
   }
+}
+
+// As `railcheck check` and fuzz_check_spec read them: by the loader of the world each names.
+TEST_CASE("every file in verify/models loads by the world it names") {
+  std::size_t named = 0;
+  for (const auto& e : std::filesystem::directory_iterator(RAILCHECK_SOURCE_DIR "/verify/models")) {
+    if (e.path().extension() != ".toml") continue;
+    INFO(e.path());
+    std::ifstream in(e.path());
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const auto world = model_world(text);
+    named += world.has_value();
+    if (world == "plan-channels") {
+      CHECK(plan::load_channel_model(text, e.path()).ok());
+    } else if (world == "plan-lifecycle") {
+      CHECK(plan::load_lifecycle_model(text, e.path()).ok());
+    } else if (world == "imm") {
+      CHECK(imm::load_imm_model(text, e.path()).ok());
+    } else {
+      CHECK_FALSE(world.has_value());
+      CHECK(load_check_spec_string(text, e.path()).ok());
+    }
+  }
+  CHECK(named >= 6);
 }

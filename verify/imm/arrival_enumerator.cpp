@@ -26,16 +26,10 @@ class Enumerator {
 
   void orders_for(const std::vector<WriteFate>& fates) {
     schedule_.fates = fates;
-    std::vector<Landing> before, after;
-    for (std::uint32_t i = 0; i < fates.size(); ++i) {
-      if (fates[i] == WriteFate::Acked || fates[i] == WriteFate::AckLost) before.push_back({i, false});
-      if (fates[i] == WriteFate::LateOnDeadPath) after.push_back({i, false});
-    }
-    const bool failed = std::any_of(fates.begin(), fates.end(), [](WriteFate f) { return f != WriteFate::Acked; });
-    if (failed)
-      for (std::uint32_t i : writes_to_replay(schedule_.policy, fates)) after.push_back({i, true});
-    each_permutation(before, [&](const std::vector<Landing>& pre) {
-      each_permutation(after, [&](const std::vector<Landing>& post) {
+    const Arrivals arrivals = arrivals_of(schedule_.policy, fates);
+    const bool failed = arrivals.failed;
+    each_permutation(arrivals.before, [&](const std::vector<Landing>& pre) {
+      each_permutation(arrivals.after, [&](const std::vector<Landing>& post) {
         schedule_.landings = pre;
         schedule_.landings.insert(schedule_.landings.end(), post.begin(), post.end());
         schedule_.decided_at = failed ? pre.size() : schedule_.landings.size();

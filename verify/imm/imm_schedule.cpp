@@ -41,6 +41,18 @@ ScheduleOutcome run_schedule(const Schedule& s) {
   return out;
 }
 
+Arrivals arrivals_of(ReplayPolicy policy, const std::vector<WriteFate>& fates) {
+  Arrivals a;
+  for (std::uint32_t i = 0; i < fates.size(); ++i) {
+    if (fates[i] == WriteFate::Acked || fates[i] == WriteFate::AckLost) a.before.push_back({i, false});
+    if (fates[i] == WriteFate::LateOnDeadPath) a.after.push_back({i, false});
+  }
+  a.failed = std::any_of(fates.begin(), fates.end(), [](WriteFate f) { return f != WriteFate::Acked; });
+  if (a.failed)
+    for (std::uint32_t i : writes_to_replay(policy, fates)) a.after.push_back({i, true});
+  return a;
+}
+
 std::string describe(const Schedule& s) {
   std::string out = fmt::format("{}: fates [", to_string(s.policy));
   for (std::size_t i = 0; i < s.fates.size(); ++i) out += fmt::format("{}{}", i ? " " : "", to_string(s.fates[i]));

@@ -33,6 +33,16 @@ struct ScheduleOutcome {
 
 ScheduleOutcome run_schedule(const Schedule& s);
 
+// The copies that land, given every original write's fate: before the failover decision, the
+// originals that landed (Acked, AckLost); after it, the late originals and the copies the
+// policy replays. `failed`: some write was not acked, so there is a decision (and a replay).
+struct Arrivals {
+  std::vector<Landing> before;
+  std::vector<Landing> after;
+  bool failed = false;
+};
+Arrivals arrivals_of(ReplayPolicy policy, const std::vector<WriteFate>& fates);
+
 // "probe: fates [acked late] | w0 | decide | w1' w1 (expect before #2)"
 std::string describe(const Schedule& s);
 

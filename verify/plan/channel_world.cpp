@@ -9,33 +9,22 @@
 namespace railcheck::plan {
 namespace {
 
-struct Transfer {
-  std::uint32_t from = 0;
-  std::uint32_t to = 0;
-  std::uint64_t bytes = 0;
-};
-
-SchedInput make_input(const CommShape& shape, const std::vector<Transfer>& transfers,
-                      const std::vector<std::uint32_t>& colls, std::uint32_t done_mask) {
-  SchedInput in;
-  in.source = "model check";
-  in.shape = shape;
-  for (std::uint32_t r = 0; r < shape.nranks; ++r) {
-    TaskGroup g;
-    g.p2p_done_before_end = (done_mask >> r) & 1U;
-    for (const auto& t : transfers) {
-      if (t.from == r) g.p2ps.push_back(P2pTask{P2pDir::Send, t.to, t.bytes, 0});
-      if (t.to == r) g.p2ps.push_back(P2pTask{P2pDir::Recv, t.from, t.bytes, 0});
-    }
-    for (auto bids : colls) {
-      CollTask c;
-      c.count = 1024;
-      c.channels = bids;
-      g.colls.push_back(c);
-    }
-    in.ranks.push_back(RankStream{r, {std::move(g)}});
+// Every sequence of 1..max_colls collectives over the allowed channel counts.
+std::vector<std::vector<std::uint32_t>> coll_sequences(const ChannelWorldBound& b) {
+  std::vector<std::vector<std::uint32_t>> out;
+  std::vector<std::vector<std::uint32_t>> frontier = {{}};
+  for (std::uint32_t len = 1; len <= b.max_colls; ++len) {
+    std::vector<std::vector<std::uint32_t>> next;
+    for (const auto& seq : frontier)
+      for (auto bids : b.coll_channel_counts) {
+        auto s = seq;
+        s.push_back(bids);
+        next.push_back(s);
+      }
+    out.insert(out.end(), next.begin(), next.end());
+    frontier = std::move(next);
   }
-  return in;
+  return out;
 }
 
 // Each rank's plans through NCCL's lifecycle in program order: prepare, launch, then the
@@ -61,6 +50,31 @@ std::optional<std::string> lifecycle_violation(const ReplayResult& r) {
   return std::nullopt;
 }
 
+}  // namespace
+
+SchedInput world_input(const CommShape& shape, const std::vector<PairTransfer>& transfers,
+                       const std::vector<std::uint32_t>& colls, std::uint32_t done_mask) {
+  SchedInput in;
+  in.source = "model check";
+  in.shape = shape;
+  for (std::uint32_t r = 0; r < shape.nranks; ++r) {
+    TaskGroup g;
+    g.p2p_done_before_end = (done_mask >> r) & 1U;
+    for (const auto& t : transfers) {
+      if (t.from == r) g.p2ps.push_back(P2pTask{P2pDir::Send, t.to, t.bytes, 0});
+      if (t.to == r) g.p2ps.push_back(P2pTask{P2pDir::Recv, t.from, t.bytes, 0});
+    }
+    for (auto bids : colls) {
+      CollTask c;
+      c.count = 1024;
+      c.channels = bids;
+      g.colls.push_back(c);
+    }
+    in.ranks.push_back(RankStream{r, {std::move(g)}});
+  }
+  return in;
+}
+
 std::optional<ChannelCounterexample> check_world(const SchedulePolicy& policy, const SchedInput& in,
                                                  std::uint32_t operations) {
   auto r = replay(in, policy, NcclVersion::V2_18);  // the bound explores 2.18's least-loaded picker
@@ -72,26 +86,6 @@ std::optional<ChannelCounterexample> check_world(const SchedulePolicy& policy, c
   if (auto v = lifecycle_violation(r.value())) return ChannelCounterexample{"lifecycle", *v, operations, in};
   return std::nullopt;
 }
-
-// Every sequence of 1..max_colls collectives over the allowed channel counts.
-std::vector<std::vector<std::uint32_t>> coll_sequences(const ChannelWorldBound& b) {
-  std::vector<std::vector<std::uint32_t>> out;
-  std::vector<std::vector<std::uint32_t>> frontier = {{}};
-  for (std::uint32_t len = 1; len <= b.max_colls; ++len) {
-    std::vector<std::vector<std::uint32_t>> next;
-    for (const auto& seq : frontier)
-      for (auto bids : b.coll_channel_counts) {
-        auto s = seq;
-        s.push_back(bids);
-        next.push_back(s);
-      }
-    out.insert(out.end(), next.begin(), next.end());
-    frontier = std::move(next);
-  }
-  return out;
-}
-
-}  // namespace
 
 ChannelCheckResult check_channel_world(const SchedulePolicy& policy, const ChannelWorldBound& bound) {
   ChannelCheckResult result;
@@ -107,16 +101,16 @@ ChannelCheckResult check_channel_world(const SchedulePolicy& policy, const Chann
       shape.nranks = n;
       shape.work_fifo_depth = depth;
       for (std::uint64_t code = 0; code < pair_worlds; ++code) {
-        std::vector<Transfer> transfers;
+        std::vector<PairTransfer> transfers;
         std::uint64_t rest = code;
         for (std::uint32_t i = 0; i < pairs; ++i, rest /= choices)
           if (rest % choices != 0)
-            transfers.push_back(Transfer{i / n, i % n, bound.transfer_bytes[rest % choices - 1]});
+            transfers.push_back(PairTransfer{i / n, i % n, bound.transfer_bytes[rest % choices - 1]});
         for (const auto& seq : sequences) {
           const auto ops = static_cast<std::uint32_t>(transfers.size() + seq.size());
           for (std::uint32_t mask = 0; mask < done_masks; ++mask) {
             ++result.worlds;
-            auto cx = check_world(policy, make_input(shape, transfers, seq, mask), ops);
+            auto cx = check_world(policy, world_input(shape, transfers, seq, mask), ops);
             if (!cx) continue;
             ++result.violating_worlds;
             const bool smaller = !result.minimal || ops < result.minimal->operations ||

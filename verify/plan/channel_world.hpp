@@ -42,6 +42,20 @@ struct ChannelCheckResult {
   std::optional<ChannelCounterexample> minimal;
 };
 
+// One world of the bound: the transfers between ordered pairs, the collectives (their channel
+// counts, in order, on every rank), and which ranks' p2p copies finished before their group
+// ended (bit r: rank r; read only by a pre-scheduling policy).
+struct PairTransfer {
+  std::uint32_t from = 0;
+  std::uint32_t to = 0;
+  std::uint64_t bytes = 0;
+};
+SchedInput world_input(const CommShape& shape, const std::vector<PairTransfer>& transfers,
+                       const std::vector<std::uint32_t>& colls, std::uint32_t done_mask);
+// Schedules every rank of `in` and checks the three invariants; the first one violated, or nothing.
+std::optional<ChannelCounterexample> check_world(const SchedulePolicy& policy, const SchedInput& in,
+                                                 std::uint32_t operations);
+
 ChannelCheckResult check_channel_world(const SchedulePolicy& policy, const ChannelWorldBound& bound);
 
 // The counterexample as a trace (sched_trace.hpp format) that `railcheck replay-sched` reads.

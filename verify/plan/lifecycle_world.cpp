@@ -1,153 +1,157 @@
-// Plan-lifecycle world (lifecycle_world.hpp): depth-first over every interleaving.
+// Plan-lifecycle world (lifecycle_world.hpp).
 #include "verify/plan/lifecycle_world.hpp"
 
 #include <fmt/format.h>
 
-#include "engine/plan/plan_lifecycle.hpp"
+#include <array>
+
+#include "engine/core/state_hash.hpp"
+#include "verify/explorer.hpp"
 
 namespace railcheck::plan {
-namespace {
 
-struct LaunchKind {
-  bool persistent = false;
-  bool has_proxy_ops = false;
-};
-
-struct State {
-  PlanLifecycle life{false};
-  std::uint32_t next = 0;              // program counter: 2*i = prepare launch i, 2*i+1 = its kernel launch
-  std::vector<std::uint32_t> plan_of;  // launch -> plan id
-  std::vector<char> graph_destroyed;   // launch -> its graph is gone
-  std::vector<std::string> steps;
-};
-
-class Explorer {
- public:
-  Explorer(const LifecycleBound& bound, std::vector<LaunchKind> kinds, bool blocking)
-      : bound_(bound), kinds_(std::move(kinds)), blocking_(blocking) {}
-
-  LifecycleCheckResult run() {
-    State s;
-    s.life = PlanLifecycle(blocking_);
-    s.graph_destroyed.assign(kinds_.size(), 0);
-    dfs(s);
-    return result_;
+std::string to_string(const LifecycleStep& s) {
+  using K = LifecycleStep::Kind;
+  switch (s.kind) {
+    case K::Blocking: return fmt::format("launch blocking {}", s.value != 0 ? "on" : "off");
+    case K::LaunchKind:
+      return fmt::format("launch {} {} {}", s.a, (s.value & 1U) != 0 ? "persistent" : "non-persistent",
+                         (s.value & 2U) != 0 ? "with proxy ops" : "without proxy ops");
+    case K::Prepare: return fmt::format("prepare launch {}", s.a);
+    case K::LaunchKernel: return fmt::format("launch kernel of plan {}", s.b);
+    case K::HostCallback: return fmt::format("host callback of plan {}", s.b);
+    case K::DestroyGraph: return fmt::format("destroy graph of plan {}", s.b);
+    case K::Poll: return "poll callbacks (another thread)";
+    case K::Drain: return "drain: host callbacks, graph destruction, final poll";
   }
+  return "?";
+}
 
- private:
-  bool fail(State& s, const Error& e) {
-    result_.violation = e.what;
-    result_.steps = s.steps;
-    return true;
+void LifecycleWorld::program_choices(std::vector<LifecycleStep>& out) const {
+  using K = LifecycleStep::Kind;
+  const std::uint32_t launch = next_ / 2;
+  if (next_ < 2 * kinds_.size())
+    out.push_back(next_ % 2 == 0 ? LifecycleStep{K::Prepare, launch, 0, 0}
+                                 : LifecycleStep{K::LaunchKernel, launch, plan_of_[launch], 0});
+}
+
+std::vector<LifecycleStep> LifecycleWorld::choices() const {
+  using K = LifecycleStep::Kind;
+  std::vector<LifecycleStep> out;
+  if (violation_ || drained_) return out;
+  if (!blocking_) return {{K::Blocking, 0, 0, 0}, {K::Blocking, 0, 0, 1}};
+  if (kinds_.size() < bound_.launches) {
+    for (std::uint32_t v = 0; v < 4; ++v)
+      out.push_back({K::LaunchKind, static_cast<std::uint32_t>(kinds_.size()), 0, v});
+    return out;
   }
-
-  // Runs one step on a copy; returns true when a violation was found below it.
-  template <typename Step>
-  bool branch(const State& s, std::string label, Step step) {
-    State t = s;
-    t.steps.push_back(std::move(label));
-    if (auto err = step(t)) return fail(t, *err);
-    return dfs(t);
+  program_choices(out);
+  for (std::uint32_t id = 0; id < life_.plan_count(); ++id)
+    if (life_.host_callback_pending(id)) out.push_back({K::HostCallback, 0, id, 0});
+  // A graph can be destroyed once its kernel was launched and its host callback ran.
+  for (std::uint32_t l = 0; l < plan_of_.size(); ++l) {
+    const auto id = plan_of_[l];
+    if (!kinds_[l].persistent || graph_destroyed_[l] != 0 || next_ <= 2 * l + 1 || life_.host_callback_pending(id))
+      continue;
+    out.push_back({K::DestroyGraph, l, id, 0});
   }
+  if (bound_.poll_anywhere && life_.queued() != 0) out.push_back({K::Poll, 0, 0, 0});
+  if (next_ == 2 * kinds_.size()) out.push_back({K::Drain, 0, 0, 0});
+  return out;
+}
 
-  bool program_step(const State& s) {
-    const std::uint32_t launch = s.next / 2;
-    if (s.next % 2 == 0) {
-      return branch(s, fmt::format("prepare launch {}", launch), [&](State& t) -> std::optional<Error> {
-        auto ids = t.life.prepare({PlanSpec{kinds_[launch].persistent, kinds_[launch].has_proxy_ops}});
-        if (!ids) return ids.error();
-        t.plan_of.push_back(ids.value().front());
-        ++t.next;
-        return std::nullopt;
-      });
+Result<bool> LifecycleWorld::drain() {
+  for (std::uint32_t id = 0; id < life_.plan_count(); ++id)
+    if (life_.host_callback_pending(id))
+      if (auto ok = life_.run_host_callback(id); !ok) return ok.error();
+  for (std::uint32_t l = 0; l < plan_of_.size(); ++l)
+    if (kinds_[l].persistent && graph_destroyed_[l] == 0)
+      if (auto ok = life_.destroy_graph({plan_of_[l]}); !ok) return ok.error();
+  if (auto ok = life_.poll_callbacks(); !ok) return ok.error();
+  return life_.check_all_reclaimed();
+}
+
+void LifecycleWorld::apply(const LifecycleStep& s) {
+  using K = LifecycleStep::Kind;
+  std::optional<Error> err;
+  auto check = [&](const auto& r) {
+    if (!r) err = r.error();
+  };
+  switch (s.kind) {
+    case K::Blocking:
+      blocking_ = s.value != 0;
+      life_ = PlanLifecycle(*blocking_);
+      break;
+    case K::LaunchKind:
+      kinds_.push_back(LaunchKind{(s.value & 1U) != 0, (s.value & 2U) != 0});
+      graph_destroyed_.push_back(0);
+      break;
+    case K::Prepare: {
+      auto ids = life_.prepare({PlanSpec{kinds_[s.a].persistent, kinds_[s.a].has_proxy_ops}});
+      check(ids);
+      if (ids) plan_of_.push_back(ids.value().front());
+      ++next_;
+      break;
     }
-    return branch(s, fmt::format("launch kernel of plan {}", s.plan_of[launch]), [&](State& t) -> std::optional<Error> {
-      if (auto ok = t.life.launch_kernel(t.plan_of[launch]); !ok) return ok.error();
-      ++t.next;
-      return std::nullopt;
-    });
+    case K::LaunchKernel:
+      check(life_.launch_kernel(s.b));
+      ++next_;
+      break;
+    case K::HostCallback: check(life_.run_host_callback(s.b)); break;
+    case K::DestroyGraph:
+      graph_destroyed_[s.a] = 1;
+      check(life_.destroy_graph({s.b}));
+      break;
+    case K::Poll: check(life_.poll_callbacks()); break;
+    case K::Drain:
+      drained_ = true;
+      check(drain());
+      break;
   }
+  if (err) violation_ = err->what;
+}
 
-  // The end of the communicator: the streams drain, graphs go, the last poll runs.
-  bool drain(const State& s) {
-    ++result_.paths;
-    State t = s;
-    t.steps.push_back("drain: host callbacks, graph destruction, final poll");
-    for (std::uint32_t id = 0; id < t.life.plan_count(); ++id)
-      if (t.life.host_callback_pending(id))
-        if (auto ok = t.life.run_host_callback(id); !ok) return fail(t, ok.error());
-    for (std::uint32_t l = 0; l < t.plan_of.size(); ++l)
-      if (kinds_[l].persistent && !t.graph_destroyed[l])
-        if (auto ok = t.life.destroy_graph({t.plan_of[l]}); !ok) return fail(t, ok.error());
-    if (auto ok = t.life.poll_callbacks(); !ok) return fail(t, ok.error());
-    if (auto ok = t.life.check_all_reclaimed(); !ok) return fail(t, ok.error());
-    return false;
+std::uint64_t LifecycleWorld::fingerprint() const {
+  StateHasher h;
+  h.add(blocking_);
+  for (const auto& k : kinds_) {
+    h.add(k.persistent);
+    h.add(k.has_proxy_ops);
   }
-
-  bool dfs(const State& s) {
-    if (s.next < 2 * kinds_.size() && program_step(s)) return true;
-    for (std::uint32_t id = 0; id < s.life.plan_count(); ++id) {
-      if (!s.life.host_callback_pending(id)) continue;
-      if (branch(s, fmt::format("host callback of plan {}", id), [&](State& t) -> std::optional<Error> {
-            if (auto ok = t.life.run_host_callback(id); !ok) return ok.error();
-            return std::nullopt;
-          }))
-        return true;
-    }
-    // A graph can be destroyed once its kernel was launched and its host callback ran.
-    for (std::uint32_t l = 0; l < s.plan_of.size(); ++l) {
-      const auto id = s.plan_of[l];
-      if (!kinds_[l].persistent || s.graph_destroyed[l] || s.next <= 2 * l + 1 || s.life.host_callback_pending(id))
-        continue;
-      if (branch(s, fmt::format("destroy graph of plan {}", id), [&](State& t) -> std::optional<Error> {
-            t.graph_destroyed[l] = 1;
-            if (auto ok = t.life.destroy_graph({id}); !ok) return ok.error();
-            return std::nullopt;
-          }))
-        return true;
-    }
-    if (bound_.poll_anywhere && s.life.queued() != 0 &&
-        branch(s, "poll callbacks (another thread)", [&](State& t) -> std::optional<Error> {
-          if (auto ok = t.life.poll_callbacks(); !ok) return ok.error();
-          return std::nullopt;
-        }))
-      return true;
-    if (s.next == 2 * kinds_.size()) return drain(s);
-    return false;
+  h.add(next_);
+  for (const auto id : plan_of_) h.add(id);
+  for (const char g : graph_destroyed_) h.add(g != 0);
+  for (std::uint32_t id = 0; id < life_.plan_count(); ++id) {
+    h.add(life_.state(id));
+    h.add(life_.host_callback_pending(id));
   }
+  h.add(life_.persistent_refs());
+  h.add(life_.queued());
+  h.add(drained_);
+  h.add(violation_.has_value());
+  return h.value();
+}
 
-  LifecycleBound bound_;
-  std::vector<LaunchKind> kinds_;
-  bool blocking_;
-  LifecycleCheckResult result_;
-};
-
-}  // namespace
+std::span<const verify::Invariant<LifecycleWorld>> lifecycle_invariants() {
+  static const std::array<verify::Invariant<LifecycleWorld>, 1> kAll = {verify::Invariant<LifecycleWorld>{
+      "plan-lifecycle",
+      "a plan's reclaim is queued once and runs once, nothing reads a plan after its reclaim, and persistentRefs "
+      "returns to zero",
+      [](const LifecycleWorld& w, bool) { return w.violation(); }}};
+  return kAll;
+}
 
 LifecycleCheckResult check_lifecycle_world(const LifecycleBound& bound) {
-  LifecycleCheckResult total;
-  const std::uint32_t kinds_per_launch = 4;  // persistent x has_proxy_ops
-  std::uint64_t combos = 1;
-  for (std::uint32_t i = 0; i < bound.launches; ++i) combos *= kinds_per_launch;
-  for (int blocking = 0; blocking < 2; ++blocking) {
-    for (std::uint64_t code = 0; code < combos; ++code) {
-      std::vector<LaunchKind> kinds;
-      for (std::uint64_t rest = code, i = 0; i < bound.launches; ++i, rest /= kinds_per_launch)
-        kinds.push_back(LaunchKind{(rest & 1U) != 0, (rest & 2U) != 0});
-      auto r = Explorer(bound, kinds, blocking != 0).run();
-      total.paths += r.paths;
-      if (r.violation) {
-        std::string setup = fmt::format("launch_blocking={}", blocking != 0);
-        for (std::size_t i = 0; i < kinds.size(); ++i)
-          setup += fmt::format(", launch {}: {}{}", i, kinds[i].persistent ? "persistent" : "non-persistent",
-                               kinds[i].has_proxy_ops ? " with proxy ops" : "");
-        r.steps.insert(r.steps.begin(), setup);
-        r.paths = total.paths;
-        return r;
-      }
-    }
+  verify::SearchLimits limits;
+  limits.max_states = 1ULL << 40;
+  const auto r = verify::explore<LifecycleWorld>(LifecycleWorld(bound), lifecycle_invariants(), limits);
+  LifecycleCheckResult out;
+  out.paths = r.stats.end_states;
+  if (r.violation) {
+    out.violation = r.violation->message;
+    for (const auto& s : r.violation->steps) out.steps.push_back(to_string(s));
   }
-  return total;
+  return out;
 }
 
 }  // namespace railcheck::plan

@@ -1,0 +1,161 @@
+#pragma once
+// What `railcheck check` does the same for every world (failover, plan-channels,
+// plan-lifecycle, imm): the command-line bounds over the model file's, the header lines, the
+// progress line, the search, the verdict and its exit code, --json, and the counterexample
+// trace file. Each world supplies its root state, its invariants, a one-line description, and
+// how to print and record a counterexample.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "cli/commands.hpp"
+#include "verify/check_spec.hpp"
+#include "verify/explorer.hpp"
+
+namespace railcheck::cli {
+
+inline bool write_text(const std::string& path, const std::string& text) {
+  if (path == "-") {
+    fmt::print("{}", text);
+    return true;
+  }
+  std::ofstream f(path);
+  f << text;
+  f.close();  // flushes: a full disk shows here, not as a silently short file
+  return !f.fail();
+}
+
+// Applies --mode, --max-states, --max-depth, --max-seconds, --walks and --seed over the model
+// file's [search]; returns the bad-input line, or nothing. Options a dfs/bfs search cannot use
+// are refused, not ignored.
+inline std::optional<std::string> apply_search_options(const CheckOptions& o, verify::SearchLimits& l) {
+  using verify::SearchMode;
+  if (!o.mode.empty()) {
+    if (o.mode != "dfs" && o.mode != "bfs" && o.mode != "random")
+      return fmt::format("--mode {}: expected dfs, bfs or random", o.mode);
+    l.mode = verify::parse_search_mode_or(o.mode, l.mode);
+  }
+  if (o.max_states) l.max_states = *o.max_states;
+  if (o.max_depth) l.max_depth = *o.max_depth;
+  if (o.max_seconds) l.max_seconds = *o.max_seconds;
+  if (o.walks) l.walks = *o.walks;
+  if (o.seed) l.seed = *o.seed;
+  if ((o.walks || o.seed) && l.mode != SearchMode::Random)
+    return fmt::format("{} applies to --mode random only (this search is {})", o.walks ? "--walks" : "--seed",
+                       verify::to_string(l.mode));
+  if (o.max_states && *o.max_states == 0) return "--max-states 0 explores nothing; give at least 1";
+  return std::nullopt;
+}
+
+// One world's job for run_check.
+template <typename World>
+struct CheckJob {
+  std::string world;        // "failover", "plan-channels", ...
+  std::string name;         // the model's name
+  std::string description;  // one line
+  verify::SearchLimits limits;
+  std::vector<std::string> invariant_names;  // as selected; empty: all
+  std::span<const verify::Invariant<World>> invariants;
+  // The counterexample, step by step (printed after the VIOLATION line).
+  std::function<std::vector<std::string>(const verify::Counterexample<World>&)> explain;
+  // The trace file's text.
+  std::function<std::string(const verify::Counterexample<World>&)> trace;
+};
+
+namespace detail {
+
+// The figures a progress line and the final line share (and --json holds under the same names).
+inline std::string figures(const verify::SearchStats& s) {
+  return fmt::format("{} states ({} distinct), depth {}, {:.2f} s, {:.0f} states/s ({:.0f} distinct/s)", s.states,
+                     s.distinct, s.max_depth, s.seconds, s.states_per_second(), s.distinct_per_second());
+}
+
+inline double cpu_seconds() { return static_cast<double>(std::clock()) / CLOCKS_PER_SEC; }
+
+}  // namespace detail
+
+template <typename World>
+int run_check(const CheckOptions& o, CheckJob<World> job, const World& root) {
+  using verify::SearchMode;
+  auto& lim = job.limits;
+  fmt::print("railcheck check {}: {}\n", job.name, job.description);
+  fmt::print("search: {}, up to {} states, depth {}{}; invariants: {}\n", verify::to_string(lim.mode), lim.max_states,
+             lim.max_depth,
+             lim.mode == SearchMode::Random ? fmt::format(", {} walks from seed {}", lim.walks, lim.seed) : "",
+             job.invariant_names.empty() ? "all" : fmt::format("{}", fmt::join(job.invariant_names, ", ")));
+
+  // Progress: a line every ~2 s of wall time when asked, or when stderr is a terminal.
+  const bool show_progress = o.progress || isatty(STDERR_FILENO) != 0;
+  lim.progress_every = show_progress ? 20000 : 0;
+  auto last = std::chrono::steady_clock::now();
+  auto progress = [&](const verify::SearchStats& s) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last < std::chrono::seconds(2)) return;
+    last = now;
+    const double cap = s.seconds_to_cap(lim.max_states);
+    fmt::print(stderr, "  ... {}; {} pending, --max-states {} in at most {}\n", detail::figures(s), s.pending,
+               lim.max_states, std::isfinite(cap) ? fmt::format("{:.0f} s", cap) : std::string("?"));
+  };
+  const double cpu0 = detail::cpu_seconds();
+  const auto result = verify::explore<World>(root, job.invariants, lim, progress);
+  const verify::SearchStats& st = result.stats;
+  const double cpu = detail::cpu_seconds() - cpu0;
+  fmt::print("explored {}, {} end states, {:.2f} s CPU\n", detail::figures(st), st.end_states, cpu);
+
+  nlohmann::json j{{"world", job.world},
+                   {"model", job.name},
+                   {"description", job.description},
+                   {"mode", std::string(verify::to_string(lim.mode))},
+                   {"states", st.states},
+                   {"distinct_states", st.distinct},
+                   {"end_states", st.end_states},
+                   {"max_depth", st.max_depth},
+                   {"seconds", st.seconds},
+                   {"states_per_second", st.states_per_second()},
+                   {"distinct_per_second", st.distinct_per_second()},
+                   {"cpu_seconds", cpu},
+                   {"exhausted", st.exhausted}};
+  if (!st.exhausted && !result.violation) j["stopped_by"] = st.truncated_by;
+  int rc = kExitOk;
+  if (result.violation) {
+    const auto& v = *result.violation;
+    fmt::print("VIOLATION of {}: {}\n", v.invariant, v.message);
+    if (v.walk) fmt::print("found by random walk {} of seed {}\n", *v.walk, lim.seed);
+    fmt::print("counterexample, {} steps:\n", v.steps.size());
+    for (const auto& line : job.explain(v)) fmt::print("{}\n", line);
+    if (write_text(o.trace_path, job.trace(v))) {
+      fmt::print("trace written to {}; replay it with: railcheck replay {}\n", o.trace_path, o.trace_path);
+    } else {
+      fmt::print(stderr, "railcheck check: cannot write the trace to {}\n", o.trace_path);
+    }
+    j["violation"] = {{"invariant", v.invariant}, {"message", v.message}, {"steps", v.steps.size()}};
+    rc = kExitViolation;
+  } else if (st.exhausted) {
+    fmt::print("bound exhausted: no invariant violated\n");
+  } else if (lim.mode == SearchMode::Random && st.truncated_by == "random walks") {
+    fmt::print("no violation in {} random walks (sampled, not exhaustive)\n", lim.walks);
+  } else {
+    fmt::print(
+        "NOT exhausted: stopped at {} (raise it with --max-states / --max-depth / --max-seconds); no "
+        "violation so far\n",
+        st.truncated_by);
+    rc = kExitInconclusive;
+  }
+  if (!o.json_path.empty() && !write_text(o.json_path, j.dump(2) + "\n")) {
+    fmt::print(stderr, "railcheck check: cannot write {}\n", o.json_path);
+    return kExitBadInput;
+  }
+  return rc;
+}
+
+}  // namespace railcheck::cli
