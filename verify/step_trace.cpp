@@ -9,6 +9,17 @@ namespace railcheck::verify {
 
 using nlohmann::json;
 
+namespace {
+
+// Compared as JSON, not read as an int: 1e22 read as an int is undefined behaviour.
+bool is_version_1(const json& doc) {
+  if (!doc.is_object()) return false;
+  const auto v = doc.find("railcheck_trace");
+  return v != doc.end() && *v == 1;
+}
+
+}  // namespace
+
 std::string write_step_trace(const StepTrace& t) {
   const json doc{{"railcheck_trace", 1},     {"world", t.world},     {"model_toml", t.model_toml},
                  {"invariant", t.invariant}, {"message", t.message}, {"steps", t.steps}};
@@ -18,7 +29,7 @@ std::string write_step_trace(const StepTrace& t) {
 std::optional<std::string> trace_world(std::string_view text) {
   try {
     const json doc = json::parse(text);
-    if (!doc.is_object() || doc.value("railcheck_trace", 0) != 1) return std::nullopt;
+    if (!is_version_1(doc)) return std::nullopt;
     const auto w = doc.find("world");
     if (w == doc.end() || !w->is_string()) return std::nullopt;
     return w->get<std::string>();
@@ -31,7 +42,7 @@ Result<StepTrace> read_step_trace(std::string_view text, const std::string& name
   const std::string hint = "a trace file is written by `railcheck check`; see docs/verify.md";
   try {
     const json doc = json::parse(text);
-    if (!doc.is_object() || doc.value("railcheck_trace", 0) != 1)
+    if (!is_version_1(doc))
       return Error{fmt::format("{}: not a railcheck trace (version 1)", name_for_errors), hint};
     StepTrace t{doc.at("world").get<std::string>(),
                 doc.at("model_toml").get<std::string>(),

@@ -45,3 +45,10 @@ TEST_CASE("replay_steps runs the steps a world offers and stops at the first it 
   REQUIRE_FALSE(bad.ok());
   CHECK_THAT(bad.error().what, Catch::Contains("step 2 \"land write 7\" is not possible here"));
 }
+
+TEST_CASE("a step trace's version is compared, never converted (1e22 is not a version)") {
+  CHECK_FALSE(trace_world(R"({"railcheck_trace": 1e22, "world": "imm"})").has_value());
+  CHECK_FALSE(read_step_trace(R"({"railcheck_trace": 1e22, "world": "imm", "model_toml": "", "steps": ["x"]})", "v")
+                  .ok());
+  CHECK(trace_world(R"({"railcheck_trace": 1, "world": "imm"})") == "imm");
+}
