@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "engine/plan/nccl228_prepare.hpp"
 #include "engine/plan/nccl228_scheduler.hpp"
 #include "engine/plan/nccl_init_tuning.hpp"
 #include "engine/plan/nccl_types.hpp"
@@ -84,6 +85,7 @@ Result<bool> align_run(const RecordedRun& run, AlignmentReport& report) {
       const TruthOp& op = t.ops[static_cast<std::size_t>(call.task)];
       auto ty = dtype_of(call.dtype);
       if (!ty) return Error{where() + ": unknown datatype", ""};
+      if (call.count > kMaxModelBytes / size_of(*ty)) return Error{where() + ": beyond the model's 1 TiB", ""};
       const auto g = static_cast<std::size_t>(call.group);
       if (call.is_coll) {
         auto fn = coll_op_from_name(call.func);

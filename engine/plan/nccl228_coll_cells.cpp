@@ -39,7 +39,8 @@ CellSplit place_cells_2_28(CellCursor& cur, std::uint64_t count_u, std::uint32_t
   std::int64_t cells_hi = cells_per_channel == 0 ? 0 : (cells - cells_lo) % cells_per_channel;
   std::int64_t n = (cells_lo != 0 ? 1 : 0) + n_mid + (cells_hi != 0 ? 1 : 0);
   if (cur.max_channels < cur.channel + n) {  // "Overflowed available channels"
-    n_mid = cur.max_channels - cur.channel - 2;
+    // Never below 0 on NCCL's paths (the last channel takes everything as "lo"); kept so for any cursor.
+    n_mid = std::max<std::int64_t>(0, cur.max_channels - cur.channel - 2);
     cells_per_channel = (cells - cells_lo) / (n_mid + 1);
     cells_hi = cells_per_channel + (cells - cells_lo) % (n_mid + 1);
   }

@@ -53,9 +53,9 @@ Result<std::vector<PreparedColl>> prepare_colls_2_28(const CommShape& shape, con
   std::vector<Item> items;
   for (std::uint32_t i = 0; i < colls.size(); ++i) {
     const CollTask& t = colls[i];
-    if (t.count > kMaxModelBytes / 8)
+    if (t.count > kMaxModelBytes / size_of(t.dtype))
       return Error{fmt::format("collective {} ({}): count {} is beyond the 2.28 model's range", i, name(t.op), t.count),
-                   "at most 2^47 bytes per operation"};
+                   "at most 1 TiB per operation"};
     Item it;
     it.task = t;
     it.p.input = i;

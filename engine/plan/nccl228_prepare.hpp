@@ -33,8 +33,9 @@ struct PreparedColl {
 // Bytes per element of traffic for a function (enqueue.cc ncclFuncTrafficPerByte).
 int traffic_per_byte(CollOp op, std::uint32_t nranks);
 
-// Operations larger than this are refused: the cell arithmetic is signed 64-bit.
-constexpr std::uint64_t kMaxModelBytes = 1ULL << 50;
+// Operations larger than this (1 TiB) are refused: the cell arithmetic is signed 64-bit and
+// multiplies bytes by up to 4 x nranks of traffic per byte.
+constexpr std::uint64_t kMaxModelBytes = 1ULL << 40;
 
 // Fails on an algorithm or protocol name the model does not know.
 Result<std::vector<PreparedColl>> prepare_colls_2_28(const CommShape& shape, const std::vector<CollTask>& colls);
