@@ -28,7 +28,27 @@ struct Workload {
   std::vector<fs::path> logs;
 };
 
-// A folder with traces is one workload; a folder of such folders is many; files make one.
+// The traces and logs directly in `dir` (no recursion).
+Workload workload_in(const fs::path& dir, std::vector<fs::path>* subdirs) {
+  Workload w{dir.filename().string(), {}, {}};
+  if (w.name.empty() || w.name == ".") w.name = fs::absolute(dir).parent_path().filename().string();
+  std::error_code ec;
+  std::vector<fs::path> entries;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) entries.push_back(it->path());
+  std::sort(entries.begin(), entries.end());
+  for (const auto& e : entries) {
+    if (is_trace(e))
+      w.traces.push_back(e);
+    else if (e.extension() == ".log")
+      w.logs.push_back(e);
+    else if (subdirs && fs::is_directory(e, ec))
+      subdirs->push_back(e);
+  }
+  return w;
+}
+
+// A folder with traces is one workload; a folder of such folders (one level down) is many; files
+// make one.
 Result<std::vector<Workload>> find_workloads(const std::vector<std::string>& inputs) {
   std::vector<Workload> out;
   Workload files{"files", {}, {}};
@@ -40,28 +60,16 @@ Result<std::vector<Workload>> find_workloads(const std::vector<std::string>& inp
       continue;
     }
     if (!fs::is_directory(p, ec)) return Error{fmt::format("{}: no such file or folder", in), ""};
-    std::vector<fs::path> entries;
-    for (const auto& e : fs::directory_iterator(p, ec)) entries.push_back(e.path());
-    std::sort(entries.begin(), entries.end());
-    Workload here{p.filename().string(), {}, {}};
-    if (here.name.empty() || here.name == ".") here.name = fs::absolute(p).parent_path().filename().string();
     std::vector<fs::path> subdirs;
-    for (const auto& e : entries) {
-      if (is_trace(e))
-        here.traces.push_back(e);
-      else if (e.extension() == ".log")
-        here.logs.push_back(e);
-      else if (fs::is_directory(e, ec))
-        subdirs.push_back(e);
-    }
+    Workload here = workload_in(p, &subdirs);
     if (!here.traces.empty()) {
       out.push_back(std::move(here));
       continue;
     }
     const auto before = out.size();
     for (const auto& d : subdirs) {
-      auto sub = find_workloads({d.string()});
-      if (sub) out.insert(out.end(), sub->begin(), sub->end());
+      Workload sub = workload_in(d, nullptr);
+      if (!sub.traces.empty()) out.push_back(std::move(sub));
     }
     if (out.size() == before)
       return Error{fmt::format("{}: no railcheck-prof-*.jsonl here or one folder down", in),

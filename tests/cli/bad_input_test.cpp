@@ -69,7 +69,7 @@ std::string repro(const std::string& name) { return "'" + (kRepro / name).string
 TEST_CASE("every subcommand taking a file: missing, unreadable and a directory are one line, exit 2", "[cli]") {
   // /proc/self/mem exists and opens, and reading it at offset 0 fails even for root.
   for (const std::string cmd : {"run", "check", "replay", "route weights", "route moe", "replay-sched", "sweep",
-                                "report", "budget"}) {
+                                "report", "budget", "align"}) {
     bad_input(cmd + " /nonexistent/x.toml", "/nonexistent/x.toml");
     bad_input(cmd + " /proc/self/mem", "/proc/self/mem");
     if (cmd != "report") bad_input(cmd + " /", "/");  // report takes a sweep's folder: says it has no results
