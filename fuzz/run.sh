@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every libFuzzer target for a bounded time over a corpus seeded from the shipped files
-# (scenarios/, verify/models/, sweeps/, scenarios/routing/, scenarios/sched/) and the bad-input
-# reproducers (tests/data/fuzz-repro/), and prints the executions each ran clean.
+# (scenarios/, verify/models/, verify/traces/, sweeps/, scenarios/routing/, scenarios/sched/) and
+# the bad-input reproducers (tests/data/fuzz-repro/), and prints the executions each ran clean.
 #   fuzz/run.sh BUILD_DIR SECONDS_PER_TARGET [WORK_DIR] [JOBS]
 # With KEEP_GOING=1 a target goes on after a finding (libFuzzer's fork mode), for long campaigns;
 # FUZZ_TARGETS (space-separated) picks a subset.
@@ -21,7 +21,7 @@ seeds() {  # target -> seed files
   case $1 in
     fuzz_scenario) ls "$src"/scenarios/*.toml "$src"/sweeps/*.scenario.toml "$repro"/*.toml ;;
     fuzz_check_spec) ls "$src"/verify/models/*.toml ;;
-    fuzz_trace) ls "$repro"/*.json ;;
+    fuzz_trace) ls "$repro"/*.json "$src"/verify/traces/*.json ;;
     fuzz_sweep_spec) ls "$src"/sweeps/*.toml "$repro"/hang-sweep-*.toml ;;
     fuzz_route_spec) ls "$src"/scenarios/routing/*.toml ;;
     fuzz_nccl_log) ls "$src"/scenarios/sched/*.log "$repro"/*.log ;;

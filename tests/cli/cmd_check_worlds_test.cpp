@@ -139,3 +139,17 @@ TEST_CASE("plan and imm worlds: the failover world's bounds, random mode and bad
   CHECK(r.code == 2);
   CHECK(has(r.err, "step 1 \"write 0 vanished\" is not possible here"));
 }
+
+// The shipped traces (verify/traces/) still fit their worlds: a change to a world's steps or to
+// the engine code under it that loses the violation shows here.
+TEST_CASE("the shipped plan and imm traces replay to their violation", "[cli][worlds]") {
+  const Folder f("traces");
+  for (const auto& [name, invariant] : {std::pair{"plan-channels-passsm", "channel-agreement"},
+                                        std::pair{"plan-lifecycle-poll-anywhere", "plan-lifecycle"},
+                                        std::pair{"imm-naive", "fires-exactly-once"}}) {
+    const Ran r = f.run("replay '" + std::string(RAILCHECK_SOURCE_DIR) + "/verify/traces/" + name + ".trace.json'");
+    INFO(name << "\n" << r.out << r.err);
+    CHECK(r.code == 1);
+    CHECK(has(r.out, std::string("VIOLATION of ") + invariant + " after step "));
+  }
+}
