@@ -109,7 +109,7 @@ Result<bool> align_run(const RecordedRun& run, AlignmentReport& report) {
     streams.push_back(std::move(s));
   }
   auto policy = policy_by_name("nccl");
-  auto sched = schedule_all_2_28(run.shape, policy.value(), streams);
+  auto sched = schedule_all_2_28(run.shape, policy.value(), streams, /*explain=*/true);
   if (!sched) return Error{fmt::format("{}: the 2.28 model: {}", run.name, sched.error().what), sched.error().hint};
 
   report.workloads.push_back(run.name);

@@ -93,25 +93,27 @@ P2pSplit p2p_split_2_28(const CommShape& s, P2pChannelRange range, std::int64_t 
   const auto threshold = static_cast<std::int64_t>(range.max) * static_cast<std::int64_t>(s.v228.p2p_ll_threshold);
   out.ll = !self && bytes <= threshold;
   const auto step = static_cast<std::int64_t>(out.ll ? s.v228.ll_buff_bytes / 8 : s.v228.p2p_chunk_bytes);
+  const bool multi_node = s.v228.nodes(s.nranks) > 1;
+  out.min_part = multi_node ? step / 2 : step / 8;
+  out.max_part = multi_node ? step : step * 32;
   if (bytes == 0) {
     out.channels = 1;
   } else {
-    const bool multi_node = s.v228.nodes(s.nranks) > 1;
-    const std::int64_t min_part = multi_node ? step / 2 : step / 8;
-    const std::int64_t max_part = multi_node ? step : step * 32;
-    int nc = static_cast<int>(std::min<std::int64_t>(range.min, (bytes + min_part - 1) / min_part));
-    std::int64_t part = std::max(min_part, (bytes + nc - 1) / nc);
-    while (part > max_part && nc <= range.max / 2) {
+    int nc = static_cast<int>(std::min<std::int64_t>(range.min, (bytes + out.min_part - 1) / out.min_part));
+    std::int64_t part = std::max(out.min_part, (bytes + nc - 1) / nc);
+    while (part > out.max_part && nc <= range.max / 2) {
       nc *= 2;
       part = (bytes + nc - 1) / nc;
     }
     out.channels = nc;
   }
-  out.rule = fmt::format("enqueue.cc addP2pToPlan: {} B {} over {} channel{} (parts of {}..{} B, {} per peer)", bytes,
-                         out.ll ? "LL" : "Simple", out.channels, out.channels == 1 ? "" : "s",
-                         out.ll ? s.v228.ll_buff_bytes / 8 / 2 : s.v228.p2p_chunk_bytes / 2,
-                         out.ll ? s.v228.ll_buff_bytes / 8 : s.v228.p2p_chunk_bytes, range.max);
   return out;
+}
+
+std::string describe(const P2pSplit& split, std::int64_t bytes, P2pChannelRange range) {
+  return fmt::format("enqueue.cc addP2pToPlan: {} B {} over {} channel{} (parts of {}..{} B, {}..{} channels)", bytes,
+                     split.ll ? "LL" : "Simple", split.channels, split.channels == 1 ? "" : "s", split.min_part,
+                     split.max_part, range.min, range.max);
 }
 
 }  // namespace railcheck::plan

@@ -35,8 +35,12 @@ P2pChannelRange p2p_channel_range_2_28(const CommShape& s);
 struct P2pSplit {
   int channels = 0;
   bool ll = false;
-  std::string rule;
+  std::int64_t min_part = 0;  // minPartSize
+  std::int64_t max_part = 0;  // maxPartSize
 };
 P2pSplit p2p_split_2_28(const CommShape& s, P2pChannelRange range, std::int64_t bytes, bool self);
+
+// The rule behind a split, for reports.
+std::string describe(const P2pSplit& split, std::int64_t bytes, P2pChannelRange range);
 
 }  // namespace railcheck::plan

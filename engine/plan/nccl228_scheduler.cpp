@@ -80,8 +80,9 @@ struct WipPlan {
 
 }  // namespace
 
-RankScheduler228::RankScheduler228(const CommShape& shape, const SchedulePolicy& policy, std::uint32_t rank)
-    : shape_(shape), policy_(policy), rank_(rank) {
+RankScheduler228::RankScheduler228(const CommShape& shape, const SchedulePolicy& policy, std::uint32_t rank,
+                                   bool explain)
+    : shape_(shape), policy_(policy), rank_(rank), explain_(explain) {
   schedule_.rank = rank;
 }
 
@@ -168,16 +169,17 @@ Result<std::uint32_t> RankScheduler228::launch(const TaskGroup& group) {
           placed.channels.push_back(u);
           op.channels.push_back(u);
         }
-        op.rule = fmt::format(
-            "{}; enqueue.cc scheduleCollTasksToPlan: trafficPerChannel {} over {} channel{}, {} B of traffic poured "
-            "from "
-            "channel {} (+{} B used) -> channel{{Lo..Hi}}={{{}..{}}}",
-            c.rule, cur.per_channel, plan_channels, plan_channels == 1 ? "" : "s", c.traffic, before.channel,
-            before.current, split.lo, split.hi);
+        if (explain_)
+          op.rule = fmt::format(
+              "{}; enqueue.cc scheduleCollTasksToPlan: trafficPerChannel {} over {} channel{}, {} B of traffic poured "
+              "from "
+              "channel {} (+{} B used) -> channel{{Lo..Hi}}={{{}..{}}}",
+              c.rule, cur.per_channel, plan_channels, plan_channels == 1 ? "" : "s", c.traffic, before.channel,
+              before.current, split.lo, split.hi);
         wip.work_bytes += kWorkCollBytes;
         plan.work_items += n;
         schedule_.colls[placed.coll_seq] = std::move(placed);
-        placements_.push_back(std::move(op));
+        if (explain_) placements_.push_back(std::move(op));
         colls.pop_front();
         --fit;
       }
@@ -223,21 +225,27 @@ Result<std::uint32_t> RankScheduler228::launch(const TaskGroup& group) {
             ++plan.work_items;
           }
           wip.work_bytes += kWorkP2pBytes;
-          const std::string where = fmt::format(
-              "enqueue.cc scheduleP2pTasksToPlan: round {} of init.cc ncclP2pSchedule (send to {}, recv from {}), "
-              "channel.h ncclP2pChannelBaseForRound: base {}; ",
-              round, to, from, base);
+          const std::string where = !explain_ ? std::string()
+                                              : fmt::format(
+                                                    "enqueue.cc scheduleP2pTasksToPlan: round {} of init.cc "
+                                                    "ncclP2pSchedule (send to {}, recv from {}), "
+                                                    "channel.h ncclP2pChannelBaseForRound: base {}; ",
+                                                    round, to, from, base);
           if (send) {
             send_op.position = position++;
-            send_op.rule = where + s.rule;
-            placements_.push_back(std::move(send_op));
+            if (explain_) {
+              send_op.rule = where + describe(s, static_cast<std::int64_t>(send->bytes), range);
+              placements_.push_back(std::move(send_op));
+            }
             sends[to].pop_front();
             --p2p_left;
           }
           if (recv) {
             recv_op.position = position++;
-            recv_op.rule = where + r.rule;
-            placements_.push_back(std::move(recv_op));
+            if (explain_) {
+              recv_op.rule = where + describe(r, static_cast<std::int64_t>(recv->bytes), range);
+              placements_.push_back(std::move(recv_op));
+            }
             recvs[from].pop_front();
             --p2p_left;
           }
@@ -270,10 +278,10 @@ Result<std::uint32_t> RankScheduler228::launch(const TaskGroup& group) {
 }
 
 Result<Schedules228> schedule_all_2_28(const CommShape& shape, const SchedulePolicy& policy,
-                                       const std::vector<RankStream>& streams) {
+                                       const std::vector<RankStream>& streams, bool explain) {
   Schedules228 out;
   for (const auto& stream : streams) {
-    RankScheduler228 scheduler(shape, policy, stream.rank);
+    RankScheduler228 scheduler(shape, policy, stream.rank, explain);
     for (const auto& group : stream.groups) {
       auto made = scheduler.launch(group);
       if (!made) return made.error();

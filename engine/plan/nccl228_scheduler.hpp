@@ -32,7 +32,9 @@ struct OpPlacement {
 
 class RankScheduler228 {
  public:
-  RankScheduler228(const CommShape& shape, const SchedulePolicy& policy, std::uint32_t rank);
+  // `explain`: keep an OpPlacement, with its rule text, per operation (align needs them; a
+  // replay does not, and formatting them costs more than scheduling).
+  RankScheduler228(const CommShape& shape, const SchedulePolicy& policy, std::uint32_t rank, bool explain);
 
   // Schedules one group; returns how many plans it made.
   Result<std::uint32_t> launch(const TaskGroup& group);
@@ -44,6 +46,7 @@ class RankScheduler228 {
   CommShape shape_;
   SchedulePolicy policy_;
   std::uint32_t rank_;
+  bool explain_;
   std::uint32_t next_group_ = 0;
   RankSchedule schedule_;
   std::vector<OpPlacement> placements_;
@@ -51,10 +54,10 @@ class RankScheduler228 {
 
 struct Schedules228 {
   std::vector<RankSchedule> schedules;           // by rank, as the 2.18 scheduler's
-  std::vector<std::vector<OpPlacement>> placed;  // by rank, in schedule order
+  std::vector<std::vector<OpPlacement>> placed;  // by rank, in schedule order (when explained)
 };
 
 Result<Schedules228> schedule_all_2_28(const CommShape& shape, const SchedulePolicy& policy,
-                                       const std::vector<RankStream>& streams);
+                                       const std::vector<RankStream>& streams, bool explain = false);
 
 }  // namespace railcheck::plan

@@ -35,7 +35,7 @@ CollTask all_reduce(std::uint64_t floats, const char* algo = "Ring", const char*
 std::vector<std::vector<std::uint32_t>> coll_channels(const CommShape& s, const std::vector<CollTask>& colls) {
   TaskGroup g;
   g.colls = colls;
-  auto r = schedule_all_2_28(s, policy_by_name("nccl").value(), {RankStream{0, {g}}, RankStream{1, {g}}});
+  auto r = schedule_all_2_28(s, policy_by_name("nccl").value(), {RankStream{0, {g}}, RankStream{1, {g}}}, true);
   REQUIRE(r.ok());
   std::vector<std::vector<std::uint32_t>> out(colls.size());
   for (const auto& p : r->placed[0]) out[p.input] = p.channels;
@@ -122,7 +122,7 @@ TEST_CASE("nccl 2.28: hundreds of small collectives fit one plan; the batch esti
   TaskGroup g300, g2000;
   g300.colls.assign(300, all_reduce(256));
   g2000.colls.assign(2000, all_reduce(256));
-  auto r = schedule_all_2_28(s, policy_by_name("nccl").value(), {RankStream{0, {g300, g2000}}});
+  auto r = schedule_all_2_28(s, policy_by_name("nccl").value(), {RankStream{0, {g300, g2000}}}, true);
   REQUIRE(r.ok());
   const auto& plans = r->schedules[0].plans;
   // 300 in one plan (recorded: many_small); 2000 in two, cut where divUp(n, 4) batches of 16 B
