@@ -134,13 +134,6 @@ int replay(const ReplayOptions& o, const verify::StepTrace& t, const Model& mode
   return kExitOk;
 }
 
-// The model inside a trace, read by its model-file loader; errors name the trace.
-template <typename Spec>
-Result<Spec> trace_model(Result<Spec> spec, const std::string& trace) {
-  if (!spec) return Error{fmt::format("{}: model_toml: {}", trace, spec.error().what), spec.error().hint};
-  return spec;
-}
-
 }  // namespace
 
 std::optional<int> check_named_world(const CheckOptions& o) {
@@ -174,20 +167,21 @@ std::optional<int> replay_named_world(const ReplayOptions& o) {
     return bad_input("replay", fmt::format("--policy, --sim and --sim-scenario apply to failover traces, not to a "
                                            "{} trace",
                                            *world));
-  const std::string where = o.trace + " (model_toml)";
+  // The model inside the trace, read by its model-file loader; errors say "<trace> model_toml:<line>".
+  const std::string where = o.trace + " model_toml";
   if (world == "plan-channels") {
-    auto spec = trace_model(plan::load_channel_model(t->model_toml, where), o.trace);
+    auto spec = plan::load_channel_model(t->model_toml, where);
     if (!spec) return bad_input("replay", spec.error().message());
     auto root = plan::ChannelAgreementWorld::make(spec->model);
     if (!root) return bad_input("replay", root.error().message());
     return replay(o, t.value(), spec->model, root.value(), plan::channel_invariants());
   }
   if (world == "plan-lifecycle") {
-    auto spec = trace_model(plan::load_lifecycle_model(t->model_toml, where), o.trace);
+    auto spec = plan::load_lifecycle_model(t->model_toml, where);
     if (!spec) return bad_input("replay", spec.error().message());
     return replay(o, t.value(), spec->model, plan::LifecycleWorld(spec->model.bound), plan::lifecycle_invariants());
   }
-  auto spec = trace_model(imm::load_imm_model(t->model_toml, where), o.trace);
+  auto spec = imm::load_imm_model(t->model_toml, where);
   if (!spec) return bad_input("replay", spec.error().message());
   return replay(o, t.value(), spec->model, imm::ImmWorld(spec->model), imm::imm_invariants());
 }

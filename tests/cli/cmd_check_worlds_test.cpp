@@ -138,6 +138,12 @@ TEST_CASE("plan and imm worlds: the failover world's bounds, random mode and bad
   const Ran r = f.run("replay t.json");
   CHECK(r.code == 2);
   CHECK(has(r.err, "step 1 \"write 0 vanished\" is not possible here"));
+  // A trace's model goes through the model-file loader: out of range is bad input naming it.
+  t["model_toml"] = "world = \"imm\"\n[bounds]\nwrites = 9\n";
+  std::ofstream(f.dir / "t.json") << t.dump();
+  const Ran m = f.run("replay t.json");
+  CHECK(m.code == 2);
+  CHECK(has(m.err, "t.json model_toml:3: bounds.writes"));
 }
 
 // The shipped traces (verify/traces/) still fit their worlds: a change to a world's steps or to
