@@ -85,7 +85,7 @@ TEST_CASE("plan-channels: passsm diverges on two ranks, and the trace replays it
   CHECK(f.run("replay bfs.json --policy nccl").code == 2);
 }
 
-TEST_CASE("plan-lifecycle: NCCL's polling rule is clean; polling anywhere reclaims a plan in use", "[cli][worlds]") {
+TEST_CASE("plan-lifecycle: NCCL's polling rule is clean, polling anywhere reclaims a plan in use", "[cli][worlds]") {
   const Folder f("lifecycle");
   const Ran clean = f.run("check " + model("plan-lifecycle"));
   INFO(clean.out << clean.err);
@@ -95,7 +95,7 @@ TEST_CASE("plan-lifecycle: NCCL's polling rule is clean; polling anywhere reclai
   CHECK(nlohmann::json::parse(slurp(f.dir / "cx.json")).at("steps").size() == 8);
 }
 
-TEST_CASE("imm: resync is clean over every fate and order of 4 writes; the seed's naive rule double-counts",
+TEST_CASE("imm: resync is clean over every fate and order of 4 writes, the seed's naive rule double-counts",
           "[cli][worlds]") {
   const Folder f("imm");
   const Ran clean = f.run("check " + model("imm-resync"));

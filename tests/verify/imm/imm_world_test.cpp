@@ -32,7 +32,7 @@ TEST_CASE("every schedule of check_every_order is one end state of the imm world
   }
 }
 
-TEST_CASE("resync exhausts the imm world clean; naive double-counts an ACK-lost write") {
+TEST_CASE("resync exhausts the imm world clean, naive double-counts an ACK-lost write") {
   const auto clean = explore(ImmModel{"m", 3, ReplayPolicy::Resync, true}, true);
   CHECK(clean.stats.exhausted);
   CHECK_FALSE(clean.violation.has_value());
@@ -46,7 +46,7 @@ TEST_CASE("resync exhausts the imm world clean; naive double-counts an ACK-lost 
   CHECK(replayed);
 }
 
-TEST_CASE("an imm model file reads back from the text it writes; bad keys name file and line") {
+TEST_CASE("an imm model file reads back from the text it writes, bad keys name file and line") {
   auto spec = load_imm_model("world = \"imm\"\npolicy = \"probe\"\n[bounds]\nwrites = 2\nfailover = false\n", "i.toml");
   REQUIRE(spec.ok());
   auto again = load_imm_model(to_model_toml(spec->model), "again.toml");
