@@ -56,6 +56,7 @@ Result<std::vector<PreparedColl>> prepare_colls_2_28(const CommShape& shape, con
     if (t.count > kMaxModelBytes / size_of(t.dtype))
       return Error{fmt::format("collective {} ({}): count {} is beyond the 2.28 model's range", i, name(t.op), t.count),
                    "at most 1 TiB per operation"};
+    if (t.count == 0) continue;  // taskAppend: "Empty collectives can be discarded."
     Item it;
     it.task = t;
     it.p.input = i;
@@ -108,7 +109,8 @@ Result<std::vector<PreparedColl>> prepare_colls_2_28(const CommShape& shape, con
       int nc = 0;
       std::string rule;
       if (first.task.channels != 0) {
-        nc = static_cast<int>(first.task.channels);
+        // As a tuner plugin's nMaxChannels (getAlgoInfo), never more than the communicator has.
+        nc = static_cast<int>(std::min(first.task.channels, shape.coll_channels));
         rule = fmt::format("nMaxChannels {} given by the input", nc);
       } else {
         const int th = shape.v228.threads(a, p), thr = shape.v228.threshold(a, p, shape.nranks);

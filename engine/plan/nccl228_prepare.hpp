@@ -37,6 +37,7 @@ int traffic_per_byte(CollOp op, std::uint32_t nranks);
 // multiplies bytes by up to 4 x nranks of traffic per byte.
 constexpr std::uint64_t kMaxModelBytes = 1ULL << 40;
 
+// Collectives of count 0 get no task (enqueue.cc taskAppend discards them) and are left out.
 // Fails on an algorithm or protocol name the model does not know.
 Result<std::vector<PreparedColl>> prepare_colls_2_28(const CommShape& shape, const std::vector<CollTask>& colls);
 

@@ -111,6 +111,11 @@ Result<std::uint32_t> RankScheduler228::launch(const TaskGroup& group) {
   // Collectives are numbered in issue order across the rank's groups, as the 2.18 replay does.
   const auto coll_base = static_cast<std::uint32_t>(schedule_.colls.size());
   schedule_.colls.resize(coll_base + group.colls.size());
+  for (std::uint32_t i = 0; i < group.colls.size(); ++i) {  // empty ones keep no channels
+    schedule_.colls[coll_base + i].coll_seq = coll_base + i;
+    schedule_.colls[coll_base + i].group = group_index;
+    schedule_.colls[coll_base + i].task = group.colls[i];
+  }
   const auto rounds = p2p_schedule_2_28(shape_, rank_);
   const auto range = p2p_channel_range_2_28(shape_);
   const std::uint32_t nchan = std::max(shape_.coll_channels, shape_.p2p_channels);

@@ -140,3 +140,18 @@ TEST_CASE("nccl 2.28: a send to self without its receive is an error", "[plan][n
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().what.find("to itself") != std::string::npos);
 }
+
+TEST_CASE("nccl 2.28: an empty collective gets no task and moves no channel (taskAppend)", "[plan][nccl228]") {
+  // Found under ASan with random groups: a count-0 collective used to advance the pour cursor past
+  // the last channel, so the next collective was placed on a channel the plan does not have.
+  const auto s = two_nodes();
+  auto with_empty = coll_channels(s, {all_reduce(65536), all_reduce(0), all_reduce(65536), all_reduce(65536)});
+  CHECK(with_empty[1].empty());
+  CHECK(with_empty[0] == std::vector<std::uint32_t>{0});
+  CHECK(with_empty[3] == std::vector<std::uint32_t>{1});
+  // On one channel the old cursor ended on channel 1, which does not exist.
+  CHECK(coll_channels(two_nodes(1, 1), {all_reduce(0), all_reduce(65536)})[1] == std::vector<std::uint32_t>{0});
+  CollTask wide = all_reduce(8192, "Ring", "LL");
+  wide.channels = 40;  // a tuner's nMaxChannels is capped at the communicator's
+  CHECK(coll_channels(s, {wide})[0] == std::vector<std::uint32_t>{0, 1});
+}
