@@ -53,7 +53,7 @@ TEST_CASE("align: every committed NCCL 2.28.9 recording aligns op by op with the
   CHECK(align({source("scenarios/groundtruth")}) == kExitOk);
 }
 
-TEST_CASE("align: a recording NCCL did not make is a mismatch; bad input exits 2", "[cli][plan][align]") {
+TEST_CASE("align: a recording NCCL did not make is a mismatch and bad input exits 2", "[cli][plan][align]") {
   const fs::path dir = "/tmp/railcheck-align-test";
   fs::remove_all(dir);
   fs::create_directories(dir);

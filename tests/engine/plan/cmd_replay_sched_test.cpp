@@ -30,7 +30,7 @@ TEST_CASE("replay-sched: the PassSm scenario exits 1, and 0 under nccl alone", "
   CHECK(run({source("scenarios/sched/passsm_divergence.toml")}, {"nccl"}) == kExitOk);
 }
 
-TEST_CASE("replay-sched: the PassSm scenario follows its nccl = 2.18; under --nccl 2.28 it cannot diverge",
+TEST_CASE("replay-sched: the PassSm scenario follows its nccl = 2.18 and under --nccl 2.28 it cannot diverge",
           "[cli][plan]") {
   CHECK(run({source("scenarios/sched/passsm_divergence.toml")}, {"passsm"}, "2.18") == kExitViolation);
   CHECK(run({source("scenarios/sched/passsm_divergence.toml")}, {"passsm"}, "2.28") == kExitOk);

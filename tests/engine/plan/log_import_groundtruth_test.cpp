@@ -85,7 +85,7 @@ std::string op_line(const char* op, int op_count, int count) {
 
 }  // namespace
 
-TEST_CASE("log import: a TUNING line ends a launch whatever the opCount; P2P/SHM logs are flagged", "[plan][log]") {
+TEST_CASE("log import: a TUNING line ends a launch whatever the opCount and P2P/SHM logs are flagged", "[plan][log]") {
   // opCount stays 0 (NCCL 2.28 advances it only for launches with proxy ops), but the TUNING
   // line after the first all-reduce shows it was launched alone.
   const std::string text = "vm:1:1 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM/read\n" +

@@ -62,7 +62,7 @@ TEST_CASE("nccl 2.28: coalesced collectives are poured into channels by traffic"
   CHECK(coll_channels(s, three) == std::vector<std::vector<std::uint32_t>>{{0}, {0, 1}, {1}});
 }
 
-TEST_CASE("nccl 2.28: tasks are ordered by (function, op, type), size ascending; runs within 4x aggregate",
+TEST_CASE("nccl 2.28: tasks are ordered by (function, op, type), size ascending, runs within 4x aggregate",
           "[plan][nccl228]") {
   const auto s = two_nodes();
   CollTask ag;
@@ -117,7 +117,7 @@ TEST_CASE("nccl 2.28: p2p rounds, channel bases and splits", "[plan][nccl228]") 
   CHECK(std::count(recvs.begin(), recvs.end(), 1) == 16);
 }
 
-TEST_CASE("nccl 2.28: hundreds of small collectives fit one plan; the batch estimate cuts at 1017", "[plan][nccl228]") {
+TEST_CASE("nccl 2.28: hundreds of small collectives fit one plan and the batch estimate cuts at 1017", "[plan][nccl228]") {
   const auto s = two_nodes();
   TaskGroup g300, g2000;
   g300.colls.assign(300, all_reduce(256));

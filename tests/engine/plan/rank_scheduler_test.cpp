@@ -42,7 +42,7 @@ TEST_CASE("successive collectives in one plan go to the least-loaded channels", 
   CHECK(s.plans[0].channel_mask() == 0b1111);  // finishPlan: one block per channel with work
 }
 
-TEST_CASE("a non-persistent plan holds at most half the work FIFO; the next plan starts with fresh loads",
+TEST_CASE("a non-persistent plan holds at most half the work FIFO and the next plan starts with fresh loads",
           "[plan][scheduler]") {
   CommShape shape = shape4();
   shape.work_fifo_depth = 4;  // budget 2 work items per plan

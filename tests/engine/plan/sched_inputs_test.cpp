@@ -109,7 +109,7 @@ TEST_CASE("an unknown datatype code is rejected", "[plan][log]") {
   CHECK_THAT(log.error().what, Catch::Contains("datatype code 42"));
 }
 
-TEST_CASE("the shipped trace parses into groups; ops outside a group are groups of their own", "[plan][trace]") {
+TEST_CASE("the shipped trace parses into groups and ops outside a group are groups of their own", "[plan][trace]") {
   auto in = parse_sched_trace(shipped_file("scenarios/sched/two_rank.jsonl"), "two_rank.jsonl");
   REQUIRE(in.ok());
   CHECK(in->shape.nranks == 2);
