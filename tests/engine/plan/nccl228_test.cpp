@@ -1,11 +1,13 @@
 // The NCCL 2.28.9 scheduling model (engine/plan/nccl228_*): each rule on a small case worked out
 // by hand from src/enqueue.cc, then the plan loop's budget.
 #include <catch2/catch.hpp>
+#include <random>
 
 #include "engine/plan/nccl228_coll_cells.hpp"
 #include "engine/plan/nccl228_p2p.hpp"
 #include "engine/plan/nccl228_prepare.hpp"
 #include "engine/plan/nccl228_scheduler.hpp"
+#include "engine/plan/sched_replay.hpp"
 
 using namespace railcheck::plan;
 
@@ -117,7 +119,8 @@ TEST_CASE("nccl 2.28: p2p rounds, channel bases and splits", "[plan][nccl228]") 
   CHECK(std::count(recvs.begin(), recvs.end(), 1) == 16);
 }
 
-TEST_CASE("nccl 2.28: hundreds of small collectives fit one plan and the batch estimate cuts at 1017", "[plan][nccl228]") {
+TEST_CASE("nccl 2.28: hundreds of small collectives fit one plan and the batch estimate cuts at 1017",
+          "[plan][nccl228]") {
   const auto s = two_nodes();
   TaskGroup g300, g2000;
   g300.colls.assign(300, all_reduce(256));
@@ -154,4 +157,57 @@ TEST_CASE("nccl 2.28: an empty collective gets no task and moves no channel (tas
   CollTask wide = all_reduce(8192, "Ring", "LL");
   wide.channels = 40;  // a tuner's nMaxChannels is capped at the communicator's
   CHECK(coll_channels(s, {wide})[0] == std::vector<std::uint32_t>{0, 1});
+}
+
+TEST_CASE("nccl 2.28: random communicators and groups keep every rank on the same channels and every plan completes",
+          "[plan][nccl228]") {
+  // Seeded: a failure prints its seed and iteration; rerun with that seed to replay it.
+  const std::uint64_t seed = 20261124;
+  std::mt19937_64 rng(seed);
+  const char* algos[] = {"Ring", "Tree", "PAT"};
+  const char* protos[] = {"LL", "LL128", "Simple"};
+  for (int it = 0; it < 200; ++it) {
+    INFO("seed " << seed << " iteration " << it);
+    CommShape s;
+    s.nranks = 1 + static_cast<std::uint32_t>(rng() % 12);
+    s.coll_channels = 1 + static_cast<std::uint32_t>(rng() % 8);
+    s.p2p_channels = 1U << (rng() % 4);
+    s.p2p_channels_per_peer = std::min<std::uint32_t>(s.p2p_channels, 1U << (rng() % 3));
+    s.v228.nnodes = rng() % 2 ? s.nranks : 1;
+    std::vector<CollTask> colls;
+    for (int c = static_cast<int>(rng() % 10); c > 0; --c) {
+      CollTask t =
+          all_reduce(rng() % 5 == 0 ? 0 : (1ULL << (rng() % 24)) + rng() % 999, algos[rng() % 3], protos[rng() % 3]);
+      t.op = static_cast<CollOp>(rng() % 5);
+      t.dtype = static_cast<DataType>(rng() % 10);
+      colls.push_back(t);
+    }
+    // p2p: rank r sends bytes[r][p] to every p (itself included) with probability 1/2.
+    std::vector<std::vector<std::uint64_t>> bytes(s.nranks, std::vector<std::uint64_t>(s.nranks, 0));
+    std::vector<std::vector<bool>> talks(s.nranks, std::vector<bool>(s.nranks, false));
+    for (auto& row : bytes)
+      for (auto& b : row) b = rng() % 4 == 0 ? 0 : 1ULL << (rng() % 22);
+    for (auto& row : talks)
+      for (std::size_t p = 0; p < row.size(); ++p) row[p] = rng() % 2 == 0;
+    SchedInput in;
+    in.shape = s;
+    for (std::uint32_t r = 0; r < s.nranks; ++r) {
+      TaskGroup g;
+      g.colls = colls;
+      for (std::uint32_t p = 0; p < s.nranks; ++p) {
+        if (talks[r][p]) g.p2ps.push_back(P2pTask{P2pDir::Send, p, bytes[r][p], 0});
+        if (talks[p][r]) g.p2ps.push_back(P2pTask{P2pDir::Recv, p, bytes[p][r], 0});
+      }
+      in.ranks.push_back(RankStream{r, {g, g}});
+    }
+    auto r = replay(in, policy_by_name("nccl").value(), NcclVersion::V2_28);
+    REQUIRE(r.ok());
+    CHECK_FALSE(r->agreement.first.has_value());
+    CHECK(r->execution.completed);
+    for (const auto& sched : r->schedules)
+      for (const auto& c : sched.colls) {
+        CHECK(c.channels.empty() == (c.task.count == 0));
+        for (auto ch : c.channels) CHECK(ch < s.coll_channels);
+      }
+  }
 }
