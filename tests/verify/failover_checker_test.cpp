@@ -45,7 +45,7 @@ std::string explain(const SearchResult<FailoverWorld>& r, const FailoverModel& m
 
 }  // namespace
 
-TEST_CASE("the naive replay rule delivers a message twice; the shortest trace shows how, and replays") {
+TEST_CASE("the naive replay rule delivers a message twice, the shortest trace shows how, and replays") {
   const FailoverModel m = small(ReplayPolicy::Naive);
   const auto r = check(m, SearchMode::Bfs);
   REQUIRE(r.violation);

@@ -94,7 +94,7 @@ TEST_CASE("page sharding deals whole pages round robin over the NICs") {
   check_tiles(w, regions, pieces.value());
 }
 
-TEST_CASE("receiver sharding keeps each receiver on one NIC; pinned puts everything on one") {
+TEST_CASE("receiver sharding keeps each receiver on one NIC, pinned puts everything on one") {
   ScatterWrite w{{{0, 0, 0, 100}, {1, 100, 0, 9000}, {2, 9100, 0, 40}}};
   const Regions regions{1 << 20, {1 << 16, 1 << 16, 1 << 16}};
   auto by_rx = shard_write(w, regions, {ShardBy::Receivers, 2, 4096});

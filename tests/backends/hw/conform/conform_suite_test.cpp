@@ -53,7 +53,7 @@ void run_on(const std::string& provider) {
 
 }  // namespace
 
-TEST_CASE("conform suite on tcp;ofi_rxm between two processes, failover included", "[conform]") {
+TEST_CASE("conform suite on tcp over ofi_rxm between two processes, failover included", "[conform]") {
   run_on("tcp;ofi_rxm");
 }
 

@@ -95,7 +95,7 @@ TEST_CASE("an IPv4 endpoint maps into a QpEndpoint and back to the same sockaddr
   CHECK(back.value() == raw);
 }
 
-TEST_CASE("a shm name of at most 16 bytes maps into the gid; a longer one is refused", "[fabric][codec]") {
+TEST_CASE("a shm name of at most 16 bytes maps into the gid, a longer one is refused", "[fabric][codec]") {
   const std::string name = "rc1a2b3c.f";
   std::vector<std::uint8_t> raw(name.begin(), name.end());
   raw.push_back(0);
@@ -113,7 +113,7 @@ TEST_CASE("a shm name of at most 16 bytes maps into the gid; a longer one is ref
   CHECK_THAT(refused.error().what, Catch::Contains("at most 16"));
 }
 
-TEST_CASE("an EFA address keeps GID, QP number and qkey; its next pointer never travels", "[fabric][codec]") {
+TEST_CASE("an EFA address keeps GID, QP number and qkey, its next pointer never travels", "[fabric][codec]") {
   std::vector<std::uint8_t> raw(kEfaAddressBytes, 0);
   for (int i = 0; i < 16; ++i) raw[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(0xF0 + i);
   const std::uint16_t qpn = 0x1234;

@@ -82,7 +82,7 @@ TEST_CASE("a host without the infiniband class folder has no NICs and no choice"
   CHECK(choose_nics(t.value()).empty());
 }
 
-TEST_CASE("RoCE prefers a v2 IPv4-mapped GID; IB takes index 0", "[verbs][gid]") {
+TEST_CASE("RoCE prefers a v2 IPv4-mapped GID, IB takes index 0", "[verbs][gid]") {
   Gid link_local{};
   link_local[0] = 0xfe;
   link_local[1] = 0x80;

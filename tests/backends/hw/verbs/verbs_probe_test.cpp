@@ -5,7 +5,7 @@
 using namespace railcheck;
 using namespace railcheck::hw::verbs;
 
-TEST_CASE("the probe reports real devices or says there is none; it never invents one", "[verbs][probe]") {
+TEST_CASE("the probe reports real devices or says there is none, it never invents one", "[verbs][probe]") {
   auto devices = probe_verbs();
   if (!devices.ok()) {
     // This is the answer on every machine without an RDMA NIC (CI, the dev boxes).

@@ -41,7 +41,7 @@ TEST_CASE("a large sharded write completes once, after its last byte, within 10%
   }
 }
 
-TEST_CASE("RC lands every QP's writes in order; SRD spraying reorders them") {
+TEST_CASE("RC lands every QP's writes in order, SRD spraying reorders them") {
   auto rc = large_write("efa-100g");
   rc.transport = ImmTransport::Rc;
   auto srd = large_write("efa-100g");
