@@ -17,6 +17,7 @@ using namespace railcheck::verify;
 int list_invariants() {
   for (const auto& inv : failover_invariants()) fmt::print("{:<32} {}\n", inv.name, inv.description);
   list_world_invariants();
+  list_zerobuf_invariants();
   return kExitOk;
 }
 
@@ -29,6 +30,7 @@ int cmd_check(const CheckOptions& o) {
     return kExitBadInput;
   }
   if (auto rc = check_named_world(o)) return *rc;
+  if (is_zerobuf_model_file(o.file)) return cmd_check_zerobuf(o);
   auto loaded = load_check_spec_file(o.file);
   if (!loaded) {
     fmt::print(stderr, "railcheck check: {}\n", loaded.error().message());

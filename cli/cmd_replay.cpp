@@ -15,6 +15,7 @@ namespace railcheck::cli {
 int cmd_replay(const ReplayOptions& o) {
   using namespace railcheck::verify;
   if (auto rc = replay_named_world(o)) return *rc;
+  if (is_zerobuf_trace_file(o.trace)) return cmd_replay_zerobuf(o);
   auto trace = read_trace_file(o.trace);
   if (!trace) {
     fmt::print(stderr, "railcheck replay: {}\n", trace.error().message());

@@ -50,6 +50,10 @@ int cmd_check(const CheckOptions& o);
 // plan-lifecycle, imm; cli/cmd_check_worlds.cpp): nothing when `o.file` names none of them.
 std::optional<int> check_named_world(const CheckOptions& o);
 void list_world_invariants();
+// The zero-buffer worlds (a model file with world = "zerobuf-..."): cli/cmd_check_zerobuf.cpp.
+bool is_zerobuf_model_file(const std::string& path);
+int cmd_check_zerobuf(const CheckOptions& o);
+void list_zerobuf_invariants();
 
 // railcheck replay: re-execute a counterexample trace through the engine.
 struct ReplayOptions {
@@ -61,6 +65,8 @@ struct ReplayOptions {
 int cmd_replay(const ReplayOptions& o);
 // A trace of one of those worlds: nothing when `o.trace` is not one.
 std::optional<int> replay_named_world(const ReplayOptions& o);
+bool is_zerobuf_trace_file(const std::string& path);
+int cmd_replay_zerobuf(const ReplayOptions& o);
 int cmd_tunables();
 
 // railcheck route weights|moe: routing tables from a spec (scenarios/routing/), timed on SimGrid.

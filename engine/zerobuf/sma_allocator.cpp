@@ -118,7 +118,7 @@ void SmaAllocator::release_block(std::uint64_t at) {
   Block& b = blocks_.at(at);
   for (const StreamId s : b.used_on) {
     const EventId e = next_event_++;
-    actions_.push_back(RecordEvent{e, s});
+    actions_.push_back(RecordEvent{e, s, at});
     b.pending.push_back(PendingEvent{e, s});
   }
   b.allocated = false;

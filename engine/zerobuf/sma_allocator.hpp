@@ -38,6 +38,7 @@ using PoolId = std::uint32_t;  // 0: the eager pool; above: a graph's private po
 struct RecordEvent {
   EventId event = 0;
   StreamId stream = 0;
+  std::uint64_t block = 0;  // offset of the freed block (for the driver's logs and the checker)
 };
 struct MapSegment {
   std::uint64_t offset = 0, bytes = 0;

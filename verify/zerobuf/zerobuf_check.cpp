@@ -1,0 +1,305 @@
+#include "verify/zerobuf/zerobuf_check.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "models/toml_reader.hpp"
+#include "verify/zerobuf/flag_invariants.hpp"
+#include "verify/zerobuf/sma_invariants.hpp"
+
+namespace railcheck::verify::zerobuf {
+namespace {
+
+constexpr std::string_view kDocs = "see docs/zerobuf.md for the zero-buffer model files";
+
+std::optional<bool> flag_of(TomlTable& t, std::string_view key) {
+  auto v = t.numeric(key, "true or false", true);
+  if (!v) return std::nullopt;
+  if (*v != 0 && *v != 1) {
+    t.fail(key, "true or false", fmt::format("{}", *v));
+    return std::nullopt;
+  }
+  return *v == 1;
+}
+
+template <typename World>
+std::vector<std::string> names_of(const std::vector<Invariant<World>>& all) {
+  std::vector<std::string> out;
+  for (const auto& inv : all) out.push_back(inv.name);
+  return out;
+}
+
+std::vector<std::string> invariant_names(WorldKind k) {
+  return k == WorldKind::Flags ? names_of(flag_invariants()) : names_of(sma_invariants());
+}
+
+void read_flags(TomlTable t, FlagModel& m) {
+  t.allow_only({"ranks", "iterations", "ops", "dead_ranks", "in_place"});
+  m.ranks = t.whole<std::uint32_t>("ranks", {1, FlagWorld::kMaxRanks}).value_or(m.ranks);
+  m.iterations = t.whole<std::uint32_t>("iterations", {1, 8}).value_or(m.iterations);
+  m.dead_ranks = t.whole<std::uint32_t>("dead_ranks", {0, 1}).value_or(m.dead_ranks);
+  m.in_place = flag_of(t, "in_place").value_or(m.in_place);
+  const toml::table* raw = t.raw();
+  const toml::node* n = raw == nullptr ? nullptr : raw->get("ops");
+  if (n == nullptr) return;
+  const toml::array* arr = n->as_array();
+  if (arr == nullptr || arr->empty()) {
+    t.fail_at(*n, "ops", "a non-empty array of collective names", describe_value(*n));
+    return;
+  }
+  m.ops.clear();
+  for (const auto& item : *arr) {
+    const auto* s = item.as_string();
+    const auto k = s == nullptr ? std::nullopt : railcheck::zerobuf::parse_coll_kind(s->get());
+    if (!k) {
+      t.fail_at(item, "ops",
+                "one of \"all-gather\", \"reduce-scatter\", \"all-reduce\", \"all-to-all\", \"dispatch\", \"combine\"",
+                describe_value(item));
+      return;
+    }
+    m.ops.push_back(*k);
+  }
+}
+
+void read_sma(TomlTable t, SmaModel& m) {
+  t.allow_only({"streams", "ops", "live_max", "capture", "borrow"});
+  m.streams = t.whole<std::uint32_t>("streams", {1, 3}).value_or(m.streams);
+  m.ops = t.whole<std::uint32_t>("ops", {1, 16}).value_or(m.ops);
+  m.live_max = t.whole<std::uint32_t>("live_max", {1, 6}).value_or(m.live_max);
+  m.capture = flag_of(t, "capture").value_or(m.capture);
+  m.borrow = flag_of(t, "borrow").value_or(m.borrow);
+}
+
+void read_search(TomlTable t, SearchLimits& l) {
+  t.allow_only({"mode", "max_states", "max_depth", "walks", "seed"});
+  if (auto mode = t.text("mode")) {
+    if (*mode == "dfs")
+      l.mode = SearchMode::Dfs;
+    else if (*mode == "bfs")
+      l.mode = SearchMode::Bfs;
+    else if (*mode == "random")
+      l.mode = SearchMode::Random;
+    else
+      t.fail("mode", "\"dfs\", \"bfs\" or \"random\"", fmt::format("\"{}\"", *mode));
+  }
+  l.max_states = t.whole<std::uint64_t>("max_states", {1, 1e12}).value_or(l.max_states);
+  l.max_depth = t.whole<std::uint32_t>("max_depth", {1, 100000}).value_or(l.max_depth);
+  l.walks = t.whole<std::uint64_t>("walks", {1, 1e12}).value_or(l.walks);
+  l.seed = t.whole<std::uint64_t>("seed", {0}).value_or(l.seed);
+}
+
+std::vector<std::string> read_invariants(TomlTable& root, WorldKind k) {
+  std::vector<std::string> names;
+  const toml::node* n = root.raw()->get("invariants");
+  if (n == nullptr) return names;
+  const auto known = invariant_names(k);
+  const std::string list = fmt::format("{}", fmt::join(known, ", "));
+  const toml::array* arr = n->as_array();
+  if (arr == nullptr) {
+    root.fail_at(*n, "invariants", "an array of invariant names", describe_value(*n));
+    return names;
+  }
+  for (const auto& item : *arr) {
+    const auto* s = item.as_string();
+    if (s == nullptr || std::find(known.begin(), known.end(), s->get()) == known.end()) {
+      root.fail_at(item, "invariants", fmt::format("one of {}", list), describe_value(item));
+      return names;
+    }
+    names.push_back(s->get());
+  }
+  return names;
+}
+
+nlohmann::json model_json(const ZerobufSpec& s) {
+  nlohmann::json j{{"name", s.world == WorldKind::Flags ? s.flags.name : s.sma.name}};
+  if (s.world == WorldKind::Flags) {
+    std::vector<std::string> ops;
+    for (const auto k : s.flags.ops) ops.emplace_back(railcheck::zerobuf::to_string(k));
+    j["ranks"] = s.flags.ranks;
+    j["iterations"] = s.flags.iterations;
+    j["ops"] = ops;
+    j["dead_ranks"] = s.flags.dead_ranks;
+    j["in_place"] = s.flags.in_place;
+    j["mutation"] = std::string(to_string(s.flags.mutation));
+  } else {
+    j["streams"] = s.sma.streams;
+    j["ops"] = s.sma.ops;
+    j["live_max"] = s.sma.live_max;
+    j["capture"] = s.sma.capture;
+    j["borrow"] = s.sma.borrow;
+    j["mutation"] = std::string(to_string(s.sma.mutation));
+  }
+  return j;
+}
+
+template <typename World>
+Result<ZerobufOutcome> run(const World& root, const std::vector<Invariant<World>>& all, const ZerobufSpec& spec,
+                           const std::function<void(const SearchStats&)>& progress) {
+  std::vector<std::string> unknown;
+  const auto invs = select_invariants<World>(all, spec.invariants, unknown);
+  if (!unknown.empty())
+    return Error{fmt::format("no invariant named {} in the {} world", unknown.front(), world_name(spec.world)),
+                 "railcheck check --list-invariants"};
+  const auto r = explore<World>(root, invs, spec.limits, progress);
+  ZerobufOutcome o{r.stats, std::nullopt, std::nullopt, {}};
+  if (r.violation) {
+    o.invariant = r.violation->invariant;
+    o.message = r.violation->message;
+    for (const auto& c : r.violation->steps) o.steps.push_back(to_string(c));
+  }
+  return o;
+}
+
+template <typename World, typename Parse>
+Result<ZerobufReplay> replay(World w, const std::vector<Invariant<World>>& all, const ZerobufTrace& t, Parse parse) {
+  ZerobufReplay out;
+  std::vector<std::string> unknown;
+  const auto invs = select_invariants<World>(all, t.spec.invariants, unknown);
+  auto judge = [&](bool at_end) {
+    for (const auto& inv : invs)
+      if (auto why = inv.check(w, at_end)) {
+        out.invariant = inv.name;
+        out.message = *why;
+        return true;
+      }
+    return false;
+  };
+  for (const auto& text : t.steps) {
+    const auto c = parse(text);
+    const auto options = w.choices();
+    if (!c || std::find(options.begin(), options.end(), *c) == options.end())
+      return Error{fmt::format("step {} \"{}\" is not possible there", out.steps_run + 1, text),
+                   "the engine or the world changed since the trace was recorded"};
+    out.lines.push_back(fmt::format("{:>4}. {}", out.steps_run + 1, w.describe_choice(*c)));
+    w.apply(*c);
+    ++out.steps_run;
+    if (judge(false)) return out;
+  }
+  if (w.choices().empty()) judge(true);
+  return out;
+}
+
+}  // namespace
+
+std::string_view world_name(WorldKind k) { return k == WorldKind::Flags ? "zerobuf-flags" : "zerobuf-sma"; }
+
+bool names_zerobuf_world(std::string_view text) {
+  for (const char* key : {"world = \"zerobuf-", "world=\"zerobuf-", "\"world\": \"zerobuf-", "\"world\":\"zerobuf-"})
+    if (text.find(key) != std::string_view::npos) return true;
+  return false;
+}
+
+std::vector<std::string> invariant_lines(WorldKind k) {
+  std::vector<std::string> out;
+  if (k == WorldKind::Flags)
+    for (const auto& inv : flag_invariants()) out.push_back(fmt::format("{:<34} {}", inv.name, inv.description));
+  else
+    for (const auto& inv : sma_invariants()) out.push_back(fmt::format("{:<34} {}", inv.name, inv.description));
+  return out;
+}
+
+std::string describe(const ZerobufSpec& s) { return s.world == WorldKind::Flags ? describe(s.flags) : describe(s.sma); }
+
+Result<ZerobufSpec> load_zerobuf_spec_string(std::string_view text, const std::string& file) {
+  auto doc = parse_toml(text, file, kDocs);
+  if (!doc) return doc.error();
+  TomlReader reader(file);
+  TomlTable root(reader, &doc.value(), "");
+  root.allow_only({"name", "world", "mutation", "invariants", "flags", "sma", "search"});
+  ZerobufSpec spec;
+  spec.limits.max_depth = 2000;
+  const std::string name = root.text("name").value_or(std::filesystem::path(file).stem().string());
+  const std::string world = root.text("world").value_or("");
+  if (world == "zerobuf-flags") {
+    spec.world = WorldKind::Flags;
+    spec.flags.name = name;
+    read_flags(root.table("flags"), spec.flags);
+  } else if (world == "zerobuf-sma") {
+    spec.world = WorldKind::Sma;
+    spec.sma.name = name;
+    read_sma(root.table("sma"), spec.sma);
+  } else {
+    root.fail("world", "\"zerobuf-flags\" or \"zerobuf-sma\"", fmt::format("\"{}\"", world));
+  }
+  if (auto mut = root.text("mutation")) {
+    if (spec.world == WorldKind::Flags) {
+      if (auto m = parse_flag_mutation(*mut))
+        spec.flags.mutation = *m;
+      else
+        root.fail("mutation", fmt::format("one of {}", flag_mutation_names()), fmt::format("\"{}\"", *mut));
+    } else {
+      if (auto m = parse_sma_mutation(*mut))
+        spec.sma.mutation = *m;
+      else
+        root.fail("mutation", fmt::format("one of {}", sma_mutation_names()), fmt::format("\"{}\"", *mut));
+    }
+  }
+  read_search(root.table("search"), spec.limits);
+  if (!reader.failed()) spec.invariants = read_invariants(root, spec.world);
+  if (reader.failed()) return *reader.error();
+  return spec;
+}
+
+Result<ZerobufSpec> load_zerobuf_spec_file(const std::string& path) {
+  auto text = read_text_file(path, "model file", "check the path; the shipped models are in verify/models/");
+  if (!text) return text.error();
+  return load_zerobuf_spec_string(text.value(), path);
+}
+
+Result<ZerobufOutcome> check_zerobuf(const ZerobufSpec& spec, const std::function<void(const SearchStats&)>& progress) {
+  if (spec.world == WorldKind::Flags) return run(FlagWorld(spec.flags), flag_invariants(), spec, progress);
+  return run(SmaWorld(spec.sma), sma_invariants(), spec, progress);
+}
+
+std::string write_zerobuf_trace(const ZerobufSpec& spec, const ZerobufOutcome& o) {
+  nlohmann::json j{{"railcheck_trace", 1},
+                   {"world", std::string(world_name(spec.world))},
+                   {"model", model_json(spec)},
+                   {"invariant", o.invariant.value_or("")},
+                   {"message", o.message.value_or("")},
+                   {"invariants", spec.invariants},
+                   {"steps", o.steps}};
+  return j.dump(2) + "\n";
+}
+
+Result<ZerobufTrace> read_zerobuf_trace(std::string_view text, const std::string& file) {
+  const auto j = nlohmann::json::parse(text, nullptr, false);
+  auto bad = [&](std::string what) {
+    return Error{fmt::format("{}: {}", file, what), "a trace written by railcheck check"};
+  };
+  if (j.is_discarded() || !j.is_object()) return bad("not a JSON object");
+  if (!j.contains("world") || !j["world"].is_string() || !j.contains("model") || !j["model"].is_object() ||
+      !j.contains("steps") || !j["steps"].is_array())
+    return bad("needs \"world\", \"model\" and \"steps\"");
+  // The model goes back through the model-file reader, so a trace is held to the same ranges.
+  const auto& m = j["model"];
+  std::string toml = fmt::format("world = \"{}\"\nname = {}\nmutation = {}\n", j["world"].get<std::string>(),
+                                 m.contains("name") ? m["name"].dump() : "\"trace\"",
+                                 m.contains("mutation") ? m["mutation"].dump() : "\"none\"");
+  if (j.contains("invariants")) toml += fmt::format("invariants = {}\n", j["invariants"].dump());
+  toml += j["world"] == "zerobuf-flags" ? "[flags]\n" : "[sma]\n";
+  for (const auto& [k, v] : m.items())
+    if (k != "name" && k != "mutation") toml += fmt::format("{} = {}\n", k, v.dump());
+  auto spec = load_zerobuf_spec_string(toml, file);
+  if (!spec) return spec.error();
+  for (const char* key : {"invariant", "message"})
+    if (j.contains(key) && !j[key].is_string()) return bad(fmt::format("\"{}\" must be a string", key));
+  ZerobufTrace t{spec.value(), {}, j.value("invariant", std::string()), j.value("message", std::string())};
+  for (const auto& s : j["steps"]) {
+    if (!s.is_string()) return bad("steps must be strings");
+    t.steps.push_back(s.get<std::string>());
+  }
+  return t;
+}
+
+Result<ZerobufReplay> replay_zerobuf(const ZerobufTrace& t) {
+  if (t.spec.world == WorldKind::Flags)
+    return replay(FlagWorld(t.spec.flags), flag_invariants(), t,
+                  [](std::string_view s) { return parse_flag_choice(s); });
+  return replay(SmaWorld(t.spec.sma), sma_invariants(), t, [](std::string_view s) { return parse_sma_choice(s); });
+}
+
+}  // namespace railcheck::verify::zerobuf
