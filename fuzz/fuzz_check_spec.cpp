@@ -4,6 +4,7 @@
 #include "verify/check_spec.hpp"
 #include "verify/imm/imm_world.hpp"
 #include "verify/plan/plan_models.hpp"
+#include "verify/zerobuf/zerobuf_check.hpp"
 
 namespace {
 
@@ -24,6 +25,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     consume(plan::load_lifecycle_model(text, "fuzz.toml"));
   } else if (world == "imm") {
     consume(imm::load_imm_model(text, "fuzz.toml"));
+  } else if (verify::zerobuf::names_zerobuf_world(text)) {
+    consume(verify::zerobuf::load_zerobuf_spec_string(text, "fuzz.toml"));
   } else {
     consume(verify::load_check_spec_string(text, "fuzz.toml"));
   }

@@ -8,6 +8,7 @@
 #include "verify/check_spec.hpp"
 #include "verify/imm/imm_world.hpp"
 #include "verify/plan/plan_models.hpp"
+#include "verify/zerobuf/zerobuf_check.hpp"
 
 using namespace railcheck;
 using namespace railcheck::verify;
@@ -98,10 +99,12 @@ TEST_CASE("every file in verify/models loads by the world it names") {
       CHECK(plan::load_lifecycle_model(text, e.path()).ok());
     } else if (world == "imm") {
       CHECK(imm::load_imm_model(text, e.path()).ok());
+    } else if (verify::zerobuf::names_zerobuf_world(text)) {
+      CHECK(verify::zerobuf::load_zerobuf_spec_string(text, e.path()).ok());
     } else {
       CHECK_FALSE(world.has_value());
       CHECK(load_check_spec_string(text, e.path()).ok());
     }
   }
-  CHECK(named >= 6);
+  CHECK(named >= 9);
 }
