@@ -152,9 +152,12 @@ Result<std::vector<TuningLine>> parse_tuning_lines(std::string_view text, std::s
     constexpr std::string_view kRange = "channel{Lo..Hi}={";
     if (rest.substr(0, kRange.size()) != kRange) return bad("no channel range");
     rest = rest.substr(kRange.size());
-    auto r1 = std::from_chars(rest.data(), rest.data() + rest.size(), t.lo);
-    if (r1.ec != std::errc{} || std::string_view(r1.ptr, 2) != "..") return bad("bad channel range");
     const char* end = rest.data() + rest.size();
+    auto r1 = std::from_chars(rest.data(), end, t.lo);
+    // The separator is compared only as far as the line goes ("{3." at the end of a line).
+    if (r1.ec != std::errc{} || std::string_view(r1.ptr, std::size_t(end - r1.ptr)).substr(0, 2) != "..") {
+      return bad("bad channel range");
+    }
     auto r2 = std::from_chars(r1.ptr + 2, end, t.hi);
     if (r2.ec != std::errc{} || r2.ptr == end || *r2.ptr != '}' || t.lo < 0 || t.hi < t.lo || t.hi >= 64) {
       return bad("bad channel range");

@@ -58,6 +58,16 @@ TEST_CASE("groundtruth: bad input names the line", "[plan][groundtruth]") {
   auto range = parse_tuning_lines("x NCCL INFO AllReduce: 8 Bytes -> Algo RING proto LL channel{Lo..Hi}={3..1}\n", "l");
   REQUIRE_FALSE(range.ok());
   CHECK(range.error().what.find("l:1:") != std::string::npos);
+  // A range cut at the end of the input (found by fuzz_groundtruth: the ".." was compared past
+  // the last byte). The text is copied so ASan sees exactly its bytes.
+  for (std::string cut : {"={0", "={0.", "={12", "={"}) {
+    const std::string text = "x NCCL INFO AllReduce: 8 Bytes -> Algo RING proto SIMPLE channel{Lo..Hi}" + cut;
+    const std::vector<char> exact(text.begin(), text.end());
+    auto r = parse_tuning_lines(std::string_view(exact.data(), exact.size()), "cut");
+    INFO(cut);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().what.find("bad channel range") != std::string::npos);
+  }
 }
 
 TEST_CASE("groundtruth: every committed recording is complete and self-consistent", "[plan][groundtruth]") {
