@@ -1,0 +1,40 @@
+#include "backends/hw/cuda/zerobuf/window_layout.hpp"
+
+#include <fmt/format.h>
+
+#include "backends/hw/cuda/zerobuf/window_handle.hpp"
+#include "engine/zerobuf/flag_step.hpp"
+
+namespace railcheck::hw::zerobuf {
+
+Result<WindowLayout> plan_window(const railcheck::zerobuf::SmaConfig& sma, std::uint64_t granularity,
+                                 std::uint32_t nranks) {
+  if (auto e = railcheck::zerobuf::validate(sma)) return *e;
+  if (nranks == 0 || nranks > kMaxRanks)
+    return Error{fmt::format("zerobuf window: {} ranks", nranks), fmt::format("1 to {} ranks", kMaxRanks)};
+  if (granularity == 0 || sma.page_bytes % granularity != 0)
+    return Error{fmt::format("zerobuf window: SMA page of {} B is not a multiple of the CUDA VMM granularity {} B",
+                             sma.page_bytes, granularity),
+                 "give a page size that is a multiple of cuMemGetAllocationGranularity (2 MiB on H100/H200)"};
+  WindowLayout w;
+  w.sma = sma;
+  w.nranks = nranks;
+  w.flag_area_bytes = railcheck::zerobuf::flag_area_bytes(nranks);
+  if (w.flag_area_bytes > sma.front_bytes)
+    return Error{fmt::format("zerobuf window: the flag area of {} ranks needs {} B, the front has {} B", nranks,
+                             w.flag_area_bytes, sma.front_bytes),
+                 "give a larger front_bytes"};
+  w.window_bytes = sma.window_bytes();  // whole pages after the front: a multiple of the page
+  return w;
+}
+
+Result<std::uint64_t> window_offset(std::uintptr_t base, std::uint64_t window_bytes, std::uintptr_t ptr,
+                                    std::uint64_t bytes, const char* what) {
+  if (ptr < base || ptr - base > window_bytes || bytes > window_bytes - (ptr - base))
+    return Error{fmt::format("zerobuf: {} [{:#x}, +{} B) is outside this rank's window [{:#x}, +{} B)", what, ptr,
+                             bytes, base, window_bytes),
+                 "allocate collective tensors from the zerobuf pool (ZeroBuf.pool() in scripts/gpu/zerobuf_torch.py)"};
+  return static_cast<std::uint64_t>(ptr - base);
+}
+
+}  // namespace railcheck::hw::zerobuf

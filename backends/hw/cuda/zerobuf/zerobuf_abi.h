@@ -1,0 +1,43 @@
+/* libzerobuf-railcheck.so: the zero-buffer collectives for PyTorch (issue 16 item 3).
+ *
+ *   zb_alloc / zb_free     PyTorch's pluggable-allocator pair
+ *                          (torch.cuda.memory.CUDAPluggableAllocator(path, "zb_alloc", "zb_free")):
+ *                          blocks of this rank's window, from the SMA
+ *   zb_init / zb_finalize  one communicator per process
+ *   zb_all_gather ...      collectives on pointers inside the window (tensor.data_ptr()),
+ *                          queued on `stream` (torch.cuda.current_stream().cuda_stream)
+ *
+ * Every int-returning call returns 0 on success and -1 on error; zb_last_error() then holds one
+ * line saying what failed and what to do. scripts/gpu/zerobuf_torch.py wraps this for Python. */
+#pragma once
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ZB_API __attribute__((visibility("default")))
+
+/* root_address: "<IPv4>:<port>", opened by rank 0. run_id: same on every rank, 0 for the default.
+ * A heap size of 0 takes the SMA default. timeout_s: a flag wait longer than this fails the
+ * communicator (zbccl seed §8.2). */
+ZB_API int zb_init(int rank, int nranks, const char* root_address, uint64_t run_id, int device,
+                   uint64_t small_heap_bytes, uint64_t large_heap_bytes, double timeout_s);
+ZB_API const char* zb_last_error(void);
+ZB_API void* zb_alloc(ssize_t size, int device, void* stream);
+ZB_API void zb_free(void* ptr, ssize_t size, int device, void* stream);
+/* bytes: per rank (all-gather input, reduce-scatter output), per peer block (all-to-all), or the
+ * whole buffer (all-reduce; input == output is in place). Reductions are float32 sums. */
+ZB_API int zb_all_gather(const void* input, void* output, uint64_t bytes, void* stream);
+ZB_API int zb_reduce_scatter(const void* input, void* output, uint64_t bytes, void* stream);
+ZB_API int zb_all_reduce(const void* input, void* output, uint64_t bytes, void* stream);
+ZB_API int zb_all_to_all(const void* input, void* output, uint64_t bytes, void* stream);
+/* 0 while no kernel has timed out; -1 with the timeout's error once one has. Does not wait. */
+ZB_API int zb_check(void);
+ZB_API uint64_t zb_window_bytes(void);
+ZB_API int zb_finalize(void);
+
+#ifdef __cplusplus
+}
+#endif
