@@ -91,8 +91,7 @@ Result<std::unique_ptr<Communicator>> Communicator::create(const CommOptions& o)
 
   auto sma = SmaAllocator::create(layout->sma);
   if (!sma) return sma.error();
-  std::unique_ptr<Communicator> c(
-      new Communicator(o, layout.value(), std::move(own.value()), std::move(sma.value())));
+  std::unique_ptr<Communicator> c(new Communicator(o, layout.value(), std::move(own.value()), std::move(sma.value())));
   c->multiprocessors_ = sms;
   c->peers_.reserve(o.nranks);
   for (std::uint32_t r = 0; r < o.nranks; ++r) {
@@ -181,8 +180,8 @@ Result<bool> Communicator::check() {
                     "tear the process group down on every rank (zbccl seed §8.2)"};
   } else {
     const auto& [call, program] = it->second;
-    failed_ = timeout_error(opt_.rank, call, static_cast<std::uint32_t>(r.call_no), program[r.pc], r.pc,
-                            program.size(), r.observed, Nanos{static_cast<std::int64_t>(r.waited_ns)});
+    failed_ = timeout_error(opt_.rank, call, static_cast<std::uint32_t>(r.call_no), program[r.pc], r.pc, program.size(),
+                            r.observed, Nanos{static_cast<std::int64_t>(r.waited_ns)});
   }
   return *failed_;
 }
@@ -232,7 +231,8 @@ Result<bool> Communicator::run(CollKind kind, const void* input, void* output, s
   args.record = record_dev_;
   const int blocks = program_blocks(most, multiprocessors_);
   if (cudaError_t e = launch_program(dp, args, blocks, stream); e != cudaSuccess)
-    return cuda_failed(fmt::format("cudaLaunchCooperativeKernel({} #{}, {} blocks)", to_string(kind), calls_, blocks), e);
+    return cuda_failed(fmt::format("cudaLaunchCooperativeKernel({} #{}, {} blocks)", to_string(kind), calls_, blocks),
+                       e);
   history_[calls_] = {call, program};
   if (history_.size() > kHistory) history_.erase(history_.begin());
   ++calls_;

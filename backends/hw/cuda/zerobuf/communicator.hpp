@@ -70,7 +70,7 @@ class Communicator {
   WindowLayout layout_;
   VmmWindow own_;
   std::vector<std::optional<VmmWindow>> peers_;  // indexed by rank; this rank's entry is empty
-  std::vector<char*> bases_;      // every rank's window as mapped here
+  std::vector<char*> bases_;                     // every rank's window as mapped here
   railcheck::zerobuf::SmaAllocator sma_;
   railcheck::zerobuf::RankRunner runner_;
   int multiprocessors_ = 1;

@@ -99,7 +99,8 @@ __device__ void wait_flag(const FlagStep& s, std::uint32_t pc, const KernelArgs&
   }
 }
 
-__global__ void __launch_bounds__(kProgramThreads) flag_program_kernel(const DeviceProgram program, const KernelArgs a) {
+__global__ void __launch_bounds__(kProgramThreads)
+    flag_program_kernel(const DeviceProgram program, const KernelArgs a) {
   cg::grid_group grid = cg::this_grid();
   const bool leader = blockIdx.x == 0 && threadIdx.x == 0;
   if (*reinterpret_cast<volatile std::uint32_t*>(&a.scratch->failed)) return;

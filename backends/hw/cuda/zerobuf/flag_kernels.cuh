@@ -54,8 +54,8 @@ struct DeviceScratch {
 };
 
 struct KernelArgs {
-  char* local = nullptr;             // this rank's window
-  char* peers[kMaxRanks] = {};       // every rank's window as mapped here (peers[rank] == local)
+  char* local = nullptr;        // this rank's window
+  char* peers[kMaxRanks] = {};  // every rank's window as mapped here (peers[rank] == local)
   std::uint32_t rank = 0, nranks = 0;
   std::uint64_t timeout_ns = 0;
   std::uint64_t call_no = 0;

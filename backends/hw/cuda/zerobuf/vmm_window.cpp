@@ -36,8 +36,8 @@ std::string cu_error_text(CUresult r) {
 Result<std::uint64_t> vmm_granularity(int device) {
   if (CUresult r = cuInit(0); r != CUDA_SUCCESS) return cu_failed("cuInit", r, "is the NVIDIA driver loaded?");
   int supported = 0;
-  if (CUresult r = cuDeviceGetAttribute(&supported, CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED,
-                                        device);
+  if (CUresult r =
+          cuDeviceGetAttribute(&supported, CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED, device);
       r != CUDA_SUCCESS)
     return cu_failed(fmt::format("cuDeviceGetAttribute(POSIX_FILE_DESCRIPTOR_SUPPORTED, device {})", device), r);
   if (!supported)
@@ -92,13 +92,13 @@ Result<VmmWindow> VmmWindow::import(int device, const WindowHandle& peer) {
   if (!fd) return Error{fmt::format("rank {}'s window: {}", peer.rank, fd.error().what), fd.error().hint};
   VmmWindow w;
   w.bytes_ = peer.window_bytes;
-  const CUresult imp = cuMemImportFromShareableHandle(
-      &w.handle_, reinterpret_cast<void*>(static_cast<std::uintptr_t>(fd.value())),
-      CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+  const CUresult imp =
+      cuMemImportFromShareableHandle(&w.handle_, reinterpret_cast<void*>(static_cast<std::uintptr_t>(fd.value())),
+                                     CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
   ::close(fd.value());  // the handle holds the memory now; the descriptor copy is not needed
   if (imp != CUDA_SUCCESS)
-    return cu_failed(fmt::format("cuMemImportFromShareableHandle(rank {}'s window, descriptor {} of pid {})",
-                                 peer.rank, peer.fd, peer.pid),
+    return cu_failed(fmt::format("cuMemImportFromShareableHandle(rank {}'s window, descriptor {} of pid {})", peer.rank,
+                                 peer.fd, peer.pid),
                      imp);
   w.have_handle_ = true;
   if (CUresult r = cuMemAddressReserve(&w.base_, w.bytes_, 0, 0, 0); r != CUDA_SUCCESS)

@@ -65,8 +65,8 @@ Result<WindowHandle> decode_window_handle(std::span<const std::uint8_t> in) {
   if (h.pid == 0 || h.pid > 0x7fffffffU) return bad(fmt::format("rank {}: pid {}", h.rank, h.pid));
   if (h.fd > 0x7fffffffU) return bad(fmt::format("rank {}: descriptor {}", h.rank, h.fd));
   if (h.window_bytes == 0 || h.flag_area_bytes == 0 || h.flag_area_bytes > h.window_bytes)
-    return bad(fmt::format("rank {}: a flag area of {} B in a window of {} B", h.rank, h.flag_area_bytes,
-                           h.window_bytes));
+    return bad(
+        fmt::format("rank {}: a flag area of {} B in a window of {} B", h.rank, h.flag_area_bytes, h.window_bytes));
   return h;
 }
 

@@ -3,10 +3,10 @@
 // does not exist (the error names the call and the cause).
 #include "backends/hw/cuda/zerobuf/peer_fd.hpp"
 
-#include <catch2/catch.hpp>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <cerrno>
 
 using railcheck::hw::zerobuf::fetch_peer_fd;

@@ -71,8 +71,7 @@ TEST_CASE("malformed window handles are rejected with what is wrong", "[zerobuf]
   SECTION("a flag area larger than the window") {
     for (int i = 24; i < 32; ++i) blob[i] = 0;
     blob[24] = 64;
-    CHECK(decode_window_handle(blob).error().what.find("flag area of 128 B in a window of 64 B") !=
-          std::string::npos);
+    CHECK(decode_window_handle(blob).error().what.find("flag area of 128 B in a window of 64 B") != std::string::npos);
   }
 }
 

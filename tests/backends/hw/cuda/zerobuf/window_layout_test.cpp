@@ -39,9 +39,7 @@ TEST_CASE("window settings the driver or the flags cannot take are errors", "[ze
     REQUIRE_FALSE(w.ok());
     CHECK(w.error().what.find("needs 512 B, the front has 256 B") != std::string::npos);
   }
-  SECTION("more ranks than the kernel's peer table") {
-    CHECK_FALSE(plan_window(c, 2 * MiB, kMaxRanks + 1).ok());
-  }
+  SECTION("more ranks than the kernel's peer table") { CHECK_FALSE(plan_window(c, 2 * MiB, kMaxRanks + 1).ok()); }
   SECTION("SMA settings out of range") {
     c.page_bytes = 3 * MiB;
     CHECK(plan_window(c, MiB, 2).error().what.find("page_bytes") != std::string::npos);
