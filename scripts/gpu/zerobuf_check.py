@@ -119,7 +119,7 @@ def main():
     ap.add_argument("--zb-root", default="127.0.0.1:29501")
     ap.add_argument("--min-bytes", type=int, default=8)
     ap.add_argument("--max-bytes", type=int, default=256 * MiB)
-    ap.add_argument("--large-heap", type=int, default=1536 * MiB)
+    ap.add_argument("--large-heap", type=int, default=2048 * MiB)
     ap.add_argument("--timeout-s", type=float, default=5.0)
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
@@ -161,11 +161,12 @@ def main():
             inp = make_input(op, size, rank, in_n)
             ref = torch.empty(out_n, device="cuda")
             nccl_op(op, ref, inp)
-            with zb.pool():
-                zin = inp.clone()
-                zout = zin if op == "all_reduce_inplace" else torch.empty(out_n, device="cuda")
             row = {"op": op, "bytes": size}
+            zin = zout = None
             try:
+                with zb.pool():
+                    zin = inp.clone()
+                    zout = zin if op == "all_reduce_inplace" else torch.empty(out_n, device="cuda")
                 zb_op(zb, op, zout, zin)
                 torch.cuda.synchronize()
                 zb.check()
@@ -176,16 +177,13 @@ def main():
                 iters = iters_for(size)
                 scratch = torch.empty_like(ref)
                 row["nccl_us"] = time_us(lambda: nccl_timed(op, scratch, inp), iters, barrier, f"t-nccl-{op}-{size}")
-                with zb.pool():
-                    zin2 = inp.clone()
-                    zout2 = zin2 if op == "all_reduce_inplace" else torch.empty(out_n, device="cuda")
-                row["zb_us"] = time_us(lambda: zb_op(zb, op, zout2, zin2), iters, barrier, f"t-zb-{op}-{size}")
+                row["zb_us"] = time_us(lambda: zb_op(zb, op, zout, zin), iters, barrier, f"t-zb-{op}-{size}")
                 zb.check()
-                del scratch, zin2, zout2
-            except ZeroBufError as e:
-                row.update(correct=False, error=str(e))
-                failure = str(e)
-                log(rank, f"{op} {size} B: {e}")
+                del scratch
+            except (ZeroBufError, torch.OutOfMemoryError) as e:
+                row.update(correct=False, error=str(e).splitlines()[0])
+                failure = row["error"]
+                log(rank, f"{op} {size} B: {failure}")
             results.append(row)
             del inp, ref, zin, zout
             if failure:
@@ -193,6 +191,7 @@ def main():
         if rank == 0:
             done = [r for r in results if r["bytes"] == size]
             log(rank, f"{size} B: " + ", ".join(f"{r['op']} {'ok' if r['correct'] else 'WRONG'}" for r in done))
+        torch.cuda.empty_cache()
         size *= 2
 
     torch.cuda.synchronize()
