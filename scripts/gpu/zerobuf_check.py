@@ -114,6 +114,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rank", type=int, required=True)
     ap.add_argument("--nranks", type=int, default=2)
+    ap.add_argument("--device", type=int, default=0, help="this rank's GPU")
+    ap.add_argument("--shared-gpu", action="store_true", help="every rank on one GPU (memory deltas are shared)")
     ap.add_argument("--lib", required=True)
     ap.add_argument("--store-port", type=int, default=29500)
     ap.add_argument("--zb-root", default="127.0.0.1:29501")
@@ -124,8 +126,9 @@ def main():
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
     rank, n = a.rank, a.nranks
-    torch.cuda.set_device(0)
+    torch.cuda.set_device(a.device)
     torch.zeros(1, device="cuda")
+    share = n if a.shared_gpu else 1  # device-wide memory deltas are split among the ranks on it
     store = dist.TCPStore("127.0.0.1", a.store_port, n, rank == 0, timeout=datetime.timedelta(seconds=120))
     barrier = Barrier(store, n)
     store.set(f"pid/{rank}", str(os.getpid()))
@@ -134,7 +137,7 @@ def main():
     barrier("contexts")
     free_a = free_bytes()
     dist.init_process_group("nccl", store=dist.PrefixStore("nccl", store), rank=rank, world_size=n,
-                            device_id=torch.device("cuda", 0))
+                            device_id=torch.device("cuda", a.device))
     warm = torch.ones(1, device="cuda")
     dist.all_reduce(warm)
     barrier("nccl-up")
@@ -144,13 +147,13 @@ def main():
     barrier("zb-before")
     free_c = free_bytes()
     t0 = time.time()
-    zb = ZeroBuf(a.lib, rank, n, a.zb_root, large_heap_bytes=a.large_heap, small_heap_bytes=2 * MiB,
-                 timeout_s=a.timeout_s)
+    zb = ZeroBuf(a.lib, rank, n, a.zb_root, device=a.device, large_heap_bytes=a.large_heap,
+                 small_heap_bytes=2 * MiB, timeout_s=a.timeout_s)
     barrier("zb-up")
     free_d = free_bytes()
     log(rank, f"zerobuf up in {time.time() - t0:.2f} s: window {zb.window_bytes / MiB:.0f} MiB")
-    mem["nccl_init_mib_per_rank"] = (free_a - free_b) / 2 / MiB
-    mem["zerobuf_init_mib_per_rank"] = (free_c - free_d) / 2 / MiB
+    mem["nccl_init_mib_per_rank"] = (free_a - free_b) / share / MiB
+    mem["zerobuf_init_mib_per_rank"] = (free_c - free_d) / share / MiB
     mem["zerobuf_window_mib"] = zb.window_bytes / MiB
 
     results, failure = [], None
@@ -198,7 +201,7 @@ def main():
     torch.cuda.empty_cache()
     barrier("sweep-done")
     free_e = free_bytes()
-    mem["all_mib_per_rank_after_sweep"] = (free_a - free_e) / 2 / MiB
+    mem["all_mib_per_rank_after_sweep"] = (free_a - free_e) / share / MiB
     dist.destroy_process_group()
     store.set(f"results/{rank}", json.dumps(results))
     barrier("results")
@@ -246,11 +249,12 @@ def main():
         r["correct_rank1"] = ok1.get((r["op"], r["bytes"]), False)
     report = {
         "date": datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M UTC"),
-        "gpu": torch.cuda.get_device_name(0),
+        "gpu": torch.cuda.get_device_name(a.device),
         "torch": torch.__version__,
         "nccl": ".".join(map(str, torch.cuda.nccl.version())),
         "ranks": n,
-        "setup": "2 processes sharing one GPU (time-sliced): correctness only, latency ratios meaningless",
+        "setup": (f"{n} processes sharing one GPU (time-sliced): correctness only, latency ratios meaningless"
+                  if a.shared_gpu else f"{n} processes, one GPU each"),
         "results": results,
         "memory": mem,
         "dead_peer": dead,

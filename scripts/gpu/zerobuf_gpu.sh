@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # The zero-buffer collectives on a GPU machine (issue 16 item 4): builds libzerobuf-railcheck.so
-# with nvcc alone, starts two ranks (two processes) on GPU 0, and for every op over 8 B .. 256 MiB
-# checks the output against torch.distributed's NCCL on the same inputs, times both, measures the
-# extra device memory of each, then kills rank 1 and checks that rank 0's next call ends in a
-# timeout error (zbccl seed §8.2) and what memory comes back (§8.1). Prints a table; writes
-# zerobuf_gpu.json, the ranks' logs and the build log to $OUT.
+# with nvcc alone, starts two ranks (two processes) on GPU 0, or on GPUs 0 and 1 where there are
+# two, and for every op over 8 B .. 256 MiB checks the output against torch.distributed's NCCL on
+# the same inputs, times both, measures the extra device memory of each, then kills rank 1 and
+# checks that rank 0's next call ends in a timeout error (zbccl seed §8.2) and what memory comes
+# back (§8.1). Prints a table; writes zerobuf_gpu.json, the ranks' logs and the build log to $OUT.
 #
 # One GPU, two processes: the GPU time-slices between them, so the check is of correctness; the
 # latencies are printed but their ratio to NCCL's means nothing (NCCL here also runs its two
@@ -67,14 +67,23 @@ command -v nvidia-smi >/dev/null || die "no nvidia-smi: no GPU here" 77
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv | tee "$out/gpu.txt"
 echo "kernel $(uname -r)" | tee -a "$out/gpu.txt"
 
-echo "== two ranks on GPU 0"
-# NVLink multicast stays off (the lent machines' rule); NCCL sees two hosts over loopback.
+# NVLink multicast stays off (the lent machines' rule).
 export NCCL_SOCKET_IFNAME=lo NCCL_IB_DISABLE=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 \
   NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
+gpus=$(nvidia-smi -L | grep -c '^GPU')
+echo "== two ranks on $( (( gpus >= 2 )) && echo "GPUs 0 and 1" || echo "GPU 0, shared")"
 pids=()
 for r in 0 1; do
-  NCCL_HOSTID="zerobuf-rank-$r" timeout 420 python3 "$here/zerobuf_check.py" --rank "$r" --lib "$lib" \
-    --max-bytes "$max_bytes" --out "$out/zerobuf_gpu.json" >"$out/rank$r.log" 2>&1 &
+  if (( gpus >= 2 )); then
+    # One GPU each: NCCL sees one host and uses NVLink / P2P; this is the latency comparison.
+    dev=$r; shared=(); hostid="zerobuf-host"
+  else
+    # Both on GPU 0: NCCL refuses two ranks on one GPU of one host, so each is its own "host"
+    # (loopback sockets between them); the GPU time-slices between the processes.
+    dev=0; shared=(--shared-gpu); hostid="zerobuf-rank-$r"
+  fi
+  NCCL_HOSTID="$hostid" timeout 420 python3 "$here/zerobuf_check.py" --rank "$r" --device "$dev" "${shared[@]}" \
+    --lib "$lib" --max-bytes "$max_bytes" --out "$out/zerobuf_gpu.json" >"$out/rank$r.log" 2>&1 &
   pids+=($!)
 done
 set +e
