@@ -20,6 +20,7 @@
 #   CUDA_ARCH    compute capability for SASS (default: 90, H100/H200), with PTX for newer parts
 #   MAX_BYTES    largest message (default: 268435456 = 256 MiB)
 #   BUILD_ONLY   1: build and stop (checks the build on a machine without a GPU)
+#   JOBS         compilers run at once (default: every core)
 # Exit: 0 all correct and the dead peer turned into an error, 1 a check failed, 2 the build
 # failed, 77 no GPU.
 set -euo pipefail
@@ -54,7 +55,7 @@ compile() {
     >"$build/$(basename "$1").log" 2>&1 || { cat "$build/$(basename "$1").log"; echo "compiling $1 failed"; return 1; }
 }
 export -f compile; export nvcc root build arch
-printf '%s\n' "${srcs[@]}" | xargs -P "$(nproc)" -I{} bash -c 'compile {}' >"$out/build.log" 2>&1 \
+printf '%s\n' "${srcs[@]}" | xargs -P "${JOBS:-$(nproc)}" -I{} bash -c 'compile {}' >"$out/build.log" 2>&1 \
   || { cat "$out/build.log"; die "build failed" 2; }
 lib="$build/libzerobuf-railcheck.so"
 "$nvcc" -shared -o "$lib" "$build"/*.o -lcuda -Xlinker --no-undefined \
