@@ -15,13 +15,16 @@ case "$mode" in
 esac
 
 jobs="$(nproc 2>/dev/null || echo 2)"
+# Line tables only (file:line in backtraces and sanitizer reports, no variables): the test files
+# compile in about 40% less CPU time than with full -g. Configure a tree by hand for a debugger.
+debug_info=-DRAILCHECK_DEBUG_INFO=lines
 # Each phase says how long it took, so a slow CI run shows where its time went.
 phase() { echo "== quickstart: $1 (${SECONDS} s so far)"; }
 phase "install what is missing"
 scripts/install-deps.sh
 phase "build (RelWithDebInfo)"
 
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "$debug_info" >/dev/null
 cmake --build build -j "$jobs"
 
 if [ "$mode" = run ]; then
@@ -34,7 +37,7 @@ ctest --test-dir build --output-on-failure -j "$jobs"
 # Sanitizer build of the same tests (ASan + UBSan). SimGrid switches actor stacks, which ASan
 # cannot follow on its own, so that build runs SimGrid actors on threads (see sim_run.cpp).
 phase "ASan+UBSan build and tests"
-cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DRAILCHECK_SANITIZE=ON -DRAILCHECK_BUILD_BENCH=OFF >/dev/null
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DRAILCHECK_SANITIZE=ON -DRAILCHECK_BUILD_BENCH=OFF "$debug_info" >/dev/null
 cmake --build build-asan -j "$jobs" --target railcheck_tests
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j "$jobs"
@@ -48,7 +51,7 @@ for dir in tests/backends/hw/cuda tests/backends/hw/bootstrap; do
 done
 if [ "${#tsan_tests[@]}" -gt 0 ]; then
   phase "TSan build and tests"
-  cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DRAILCHECK_TSAN=ON -DRAILCHECK_BUILD_BENCH=OFF >/dev/null
+  cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DRAILCHECK_TSAN=ON -DRAILCHECK_BUILD_BENCH=OFF "$debug_info" >/dev/null
   cmake --build build-tsan -j "$jobs" --target "${tsan_tests[@]}"
   for t in "${tsan_tests[@]}"; do
     echo "== TSan: $t"
@@ -62,7 +65,7 @@ fi
 if command -v clang++-14 >/dev/null && [ "${RAILCHECK_FUZZ_SECONDS:-8}" != 0 ]; then
   phase "fuzz build and short fuzz run"
   CC=clang-14 CXX=clang++-14 cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=Debug -DRAILCHECK_FUZZ=ON \
-    -DRAILCHECK_BUILD_TESTS=OFF -DRAILCHECK_BUILD_BENCH=OFF >/dev/null
+    -DRAILCHECK_BUILD_TESTS=OFF -DRAILCHECK_BUILD_BENCH=OFF "$debug_info" >/dev/null
   cmake --build build-fuzz -j "$jobs" --target railcheck_fuzz
   fuzz/run.sh build-fuzz "${RAILCHECK_FUZZ_SECONDS:-8}"
 fi

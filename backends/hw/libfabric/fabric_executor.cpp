@@ -156,7 +156,10 @@ void FabricConnection::State::post_data(PathIndex path, const WorkRequest& wr,
     };
   } else if (rma) {
     ++slot.stats.posted_writes;
-    const auto [addr, key] = *rma;
+    // Named copies, not a structured binding: lambdas capture bindings only from C++20 (and
+    // clang before 16 refuses it), and the fuzz/sanitizer tree builds with clang-14.
+    const auto addr = rma->first;
+    const auto key = rma->second;
     post.attempt = [rail, buf, len, desc, imm, addr, key, op] {
       const ssize_t rc = rail->write(buf, len, desc, imm, addr, key, op);
       op->posted = rc == 0;
