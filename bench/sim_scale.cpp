@@ -1,7 +1,7 @@
 // Benchmark (not a test): wall time and event rate of a large simulated run — by default 1024
 // ranks x 8 rails, 8 channels per direction (one per rail), 2 paths per connection, and rank
 // 0's rail-0 link dying for good mid-stream.
-// Usage: sim_scale [ranks] [rails] [messages] [heartbeat_ms]
+// Usage: sim_scale [ranks] [rails] [messages] [heartbeat_ms] [mailbox|sendto]
 #include <cstdio>
 #include <cstdlib>
 
@@ -22,14 +22,23 @@ int main(int argc, char** argv) {
   sc.workload.channels = sc.topology.rails;
   sc.faults.downs.push_back(LinkDown{LinkRef{0, 0}, us(200), std::nullopt});
   sc.time_limit = sec(30);
-  if (argc > 4) sc.engine.heartbeat_interval = ms(std::atoi(argv[4]));
+  if (argc > 4 && std::atoi(argv[4]) > 0) sc.engine.heartbeat_interval = ms(std::atoi(argv[4]));
+  const auto wire = argc > 5 ? sim::parse_wire_mode(argv[5]) : sim::WireMode::Mailbox;
+  if (!wire) {
+    std::fprintf(stderr, "sim_scale: wire %s: expected mailbox or sendto\n", argv[5]);
+    return 2;
+  }
 
-  const auto out = sim::run_scenario(sc, 1, [](Nanos t, std::size_t done, std::size_t total, double wall) {
-    std::fprintf(stderr, "sim %.3f ms, %zu/%zu connections done, wall %.0f s\n", to_millis(t), done, total, wall);
-  });
+  const auto out = sim::run_scenario(
+      sc, 1,
+      [](Nanos t, std::size_t done, std::size_t total, double wall) {
+        std::fprintf(stderr, "sim %.3f ms, %zu/%zu connections done, wall %.0f s\n", to_millis(t), done, total, wall);
+      },
+      *wire);
   const auto& s = out.summary;
-  std::printf("ranks=%u rails=%u connections=%u messages=%llu\n", sc.topology.ranks, sc.topology.rails, s.connections,
-              static_cast<unsigned long long>(s.messages_expected));
+  std::printf("ranks=%u rails=%u connections=%u messages=%llu wire=%s\n", sc.topology.ranks, sc.topology.rails,
+              s.connections, static_cast<unsigned long long>(s.messages_expected),
+              std::string(sim::to_string(*wire)).c_str());
   std::printf("outcome=%s failovers=%u replayed=%llu sim_time_ms=%.3f\n", std::string(to_string(s.outcome)).c_str(),
               s.failovers, static_cast<unsigned long long>(s.wrs_replayed), to_millis(s.end_time));
   std::printf("wall_s=%.3f engine_events=%llu events_per_s=%.0f data_packets=%llu\n", s.wall_seconds,

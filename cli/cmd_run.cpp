@@ -27,6 +27,11 @@ int cmd_run(const RunOptions& o) {
   }
   for (const auto& w : advisories(sc.engine)) fmt::print(stderr, "railcheck: warning: {}\n", w);
   const std::uint64_t seed = o.seed.value_or(sc.seed);
+  const auto wire = sim::default_wire_mode();
+  if (!wire) {
+    fmt::print(stderr, "railcheck: {}\n", wire.error().message());
+    return kExitBadInput;
+  }
 
   sim::ProgressFn progress;
   if (o.progress) {
@@ -35,7 +40,7 @@ int cmd_run(const RunOptions& o) {
                  wall);
     };
   }
-  const sim::RunOutput out = sim::run_scenario(sc, seed, progress);
+  const sim::RunOutput out = sim::run_scenario(sc, seed, progress, wire.value());
   if (o.print_events) {
     for (const auto& t : out.traces)
       fmt::print("{:>12}  rank {:<3} conn {:<3} {:<8} path {}  {:<20} {} {}\n", format_duration(t.at), t.rank, t.conn,

@@ -12,6 +12,7 @@ SimPlatform::SimPlatform(const Topology& topo) : rails_(topo.rails) {
   auto* root = sg4::create_full_zone("fabric");
   hosts_.resize(static_cast<std::size_t>(topo.ranks) * rails_);
   links_.resize(hosts_.size());
+  mailboxes_.resize(hosts_.size());
   const double bw_bytes = topo.nic.link_gbps * 1e9 / 8.0;
   const double latency = to_seconds(topo.nic.link_latency);
   for (std::uint32_t k = 0; k < rails_; ++k) {
@@ -24,6 +25,7 @@ SimPlatform::SimPlatform(const Topology& topo) : rails_(topo.rails) {
       rail->add_route(host->get_netpoint(), nullptr, nullptr, nullptr, {{link, sg4::LinkInRoute::Direction::UP}}, true);
       hosts_[index(r, k)] = host;
       links_[index(r, k)] = link;
+      mailboxes_[index(r, k)] = sg4::Mailbox::by_name(host->get_name());
     }
     rail->seal();
   }

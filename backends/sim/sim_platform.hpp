@@ -17,6 +17,11 @@ class SimPlatform {
 
   simgrid::s4u::Host* nic_host(std::uint32_t rank, std::uint32_t rail) const { return hosts_[index(rank, rail)]; }
   simgrid::s4u::Link* nic_link(std::uint32_t rank, std::uint32_t rail) const { return links_[index(rank, rail)]; }
+  // Where packets for a NIC are put (WireMode::Mailbox); its permanent receiver sits on the NIC host.
+  simgrid::s4u::Mailbox* nic_mailbox(std::uint32_t rank, std::uint32_t rail) const {
+    return mailboxes_[index(rank, rail)];
+  }
+  std::uint32_t ranks() const { return static_cast<std::uint32_t>(hosts_.size() / rails_); }
   std::uint32_t rails() const { return rails_; }
   // Both NIC links of a rail route up; the ACK comes back over the same two links.
   bool route_up(std::uint32_t a, std::uint32_t b, std::uint32_t rail) const {
@@ -32,6 +37,7 @@ class SimPlatform {
   std::uint32_t rails_;
   std::vector<simgrid::s4u::Host*> hosts_;
   std::vector<simgrid::s4u::Link*> links_;
+  std::vector<simgrid::s4u::Mailbox*> mailboxes_;
 };
 
 }  // namespace railcheck::sim

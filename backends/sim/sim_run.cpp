@@ -1,6 +1,7 @@
 #include "backends/sim/sim_run.hpp"
 
 #include <chrono>
+#include <cstdlib>
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "backends/sim/rank_driver.hpp"
+#include "backends/sim/wire.hpp"
 
 namespace sg4 = simgrid::s4u;
 
@@ -43,7 +45,22 @@ void fault_injector(SimWorld* w) {
 
 }  // namespace
 
-RunOutput run_scenario(const Scenario& sc, std::uint64_t seed, const ProgressFn& progress) {
+std::optional<WireMode> parse_wire_mode(std::string_view s) {
+  if (s == "sendto") return WireMode::Sendto;
+  if (s == "mailbox") return WireMode::Mailbox;
+  return std::nullopt;
+}
+
+std::string_view to_string(WireMode m) { return m == WireMode::Sendto ? "sendto" : "mailbox"; }
+
+Result<WireMode> default_wire_mode() {
+  const char* env = std::getenv("RAILCHECK_SIM_WIRE");
+  if (env == nullptr || *env == '\0') return WireMode::Mailbox;
+  if (auto m = parse_wire_mode(env)) return *m;
+  return Error{std::string("RAILCHECK_SIM_WIRE=") + env + ": unknown wire", "expected mailbox or sendto"};
+}
+
+RunOutput run_scenario(const Scenario& sc, std::uint64_t seed, const ProgressFn& progress, WireMode wire) {
   // SimGrid's configuration is process-global, context options are read when the first engine
   // starts, and models cannot change once set: configure once, on the command line of the
   // first engine of the process.
@@ -86,7 +103,8 @@ RunOutput run_scenario(const Scenario& sc, std::uint64_t seed, const ProgressFn&
   int argc = static_cast<int>(args.size());
   sg4::Engine engine(&argc, argv.data());
 
-  SimWorld world(sc, seed);
+  SimWorld world(sc, seed, wire);
+  if (wire == WireMode::Mailbox) start_nic_receivers(world);
   for (std::uint32_t r = 0; r < sc.topology.ranks; ++r)
     sg4::Actor::create("rank" + std::to_string(r), world.platform().nic_host(r, 0), RankDriver(world, r));
   if (!sc.faults.empty())

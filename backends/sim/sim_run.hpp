@@ -4,9 +4,13 @@
 // process (SimGrid keeps global state).
 #include <cstdint>
 #include <functional>
+#include <optional>
+#include <string_view>
 #include <vector>
 
 #include "backends/sim/run_summary.hpp"
+#include "backends/sim/wire_mode.hpp"
+#include "engine/core/result.hpp"
 #include "models/scenario.hpp"
 
 namespace railcheck::sim {
@@ -20,6 +24,14 @@ struct RunOutput {
 // connections finished, connections in all, wall seconds).
 using ProgressFn = std::function<void(Nanos sim_time, std::size_t done, std::size_t total, double wall_s)>;
 
-RunOutput run_scenario(const Scenario& sc, std::uint64_t seed, const ProgressFn& progress = {});
+std::optional<WireMode> parse_wire_mode(std::string_view s);  // "sendto" | "mailbox"
+std::string_view to_string(WireMode m);
+
+// The wire a run uses unless told otherwise: RAILCHECK_SIM_WIRE if set, else Mailbox. An
+// unknown value is an error naming the variable.
+Result<WireMode> default_wire_mode();
+
+RunOutput run_scenario(const Scenario& sc, std::uint64_t seed, const ProgressFn& progress = {},
+                       WireMode wire = WireMode::Mailbox);
 
 }  // namespace railcheck::sim

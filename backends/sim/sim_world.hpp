@@ -15,6 +15,7 @@
 #include "backends/sim/sim_platform.hpp"
 #include "backends/sim/sim_qp.hpp"
 #include "backends/sim/stream_workload.hpp"
+#include "backends/sim/wire_mode.hpp"
 #include "engine/core/rng.hpp"
 #include "engine/failover/ha_connection.hpp"
 #include "models/scenario.hpp"
@@ -92,9 +93,10 @@ struct SimCounters {
 
 class SimWorld {
  public:
-  SimWorld(const Scenario& sc, std::uint64_t seed);
+  SimWorld(const Scenario& sc, std::uint64_t seed, WireMode wire);
 
   const Scenario& scenario() const { return sc_; }
+  WireMode wire() const { return wire_; }
   SimPlatform& platform() { return *platform_; }
   std::vector<SimConnection>& connections() { return conns_; }
   std::vector<SimRank>& ranks() { return ranks_; }
@@ -118,6 +120,7 @@ class SimWorld {
 
  private:
   Scenario sc_;
+  WireMode wire_;
   std::unique_ptr<SimPlatform> platform_;
   std::vector<SimConnection> conns_;
   std::vector<SimRank> ranks_;

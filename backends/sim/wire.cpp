@@ -24,6 +24,18 @@ Nanos jitter_delay(SimWorld& w, std::uint32_t a, std::uint32_t b, std::uint32_t 
   return Nanos{static_cast<std::int64_t>(w.rng().below(static_cast<std::uint64_t>(spread.count())))};
 }
 
+// Carry `bytes` from NIC (src, rail) to NIC (dst, rail) in the calling actor, which runs on the
+// source NIC host. Throws simgrid::NetworkFailureException if a link of the route goes down.
+void transfer(SimWorld& w, std::uint32_t src, std::uint32_t dst, std::uint32_t rail, std::uint64_t bytes) {
+  SimPlatform& p = w.platform();
+  if (w.wire() == WireMode::Sendto) {
+    sg4::Comm::sendto(p.nic_host(src, rail), p.nic_host(dst, rail), bytes);
+  } else {
+    // The payload is never read (put refuses nullptr): the simulated bytes are what matters.
+    p.nic_mailbox(dst, rail)->put(&w, bytes);
+  }
+}
+
 // Wait until `pred` holds or the requester QP moves on to another generation.
 template <typename Pred>
 bool wait_on(SimQp& q, SimQp& requester, std::uint32_t gen, Pred pred) {
@@ -55,7 +67,7 @@ void carry_data(SimWorld* wp, std::uint32_t conn, Side from, std::uint32_t path,
     try {
       const Nanos jitter = jitter_delay(w, src, dst, rail);
       if (jitter > Nanos{0}) sg4::this_actor::sleep_for(to_seconds(jitter));
-      sg4::Comm::sendto(w.platform().nic_host(src, rail), w.platform().nic_host(dst, rail), bytes > 0 ? bytes : 1);
+      transfer(w, src, dst, rail, bytes > 0 ? bytes : 1);
     } catch (const simgrid::NetworkFailureException&) {
       arrived = false;
     }
@@ -134,8 +146,7 @@ void carry_control(SimWorld* wp, std::uint32_t conn, Side from, std::uint32_t pa
   const Side to = other(from);
   const std::uint32_t rail = c.path_rail[path];
   try {
-    sg4::Comm::sendto(w.platform().nic_host(c.rank(from), rail), w.platform().nic_host(c.rank(to), rail),
-                      kControlBytes);
+    transfer(w, c.rank(from), c.rank(to), rail, kControlBytes);
   } catch (const simgrid::NetworkFailureException&) {
     ++w.counters().control_lost;
     return;
@@ -144,7 +155,31 @@ void carry_control(SimWorld* wp, std::uint32_t conn, Side from, std::uint32_t pa
          InboxItem{w.now(), 0, conn, to, Event{ControlReceived{ControlChannel::on(PathIndex{path}), std::move(m)}}});
 }
 
+// The permanent receiver of one NIC's mailbox. Senders learn of delivery from their own put; this
+// actor only takes delivered (or failed) transfers off the mailbox so that none stays queued.
+void nic_receiver(sg4::Mailbox* mbox) {
+  for (;;) {
+    try {
+      mbox->get<void>();
+    } catch (const simgrid::NetworkFailureException&) {
+      // The sender saw the same failure and handles it.
+    }
+  }
+}
+
 }  // namespace
+
+void start_nic_receivers(SimWorld& w) {
+  SimPlatform& p = w.platform();
+  for (std::uint32_t r = 0; r < p.ranks(); ++r) {
+    for (std::uint32_t k = 0; k < p.rails(); ++k) {
+      sg4::Mailbox* mbox = p.nic_mailbox(r, k);
+      auto actor = sg4::Actor::create("rx", p.nic_host(r, k), nic_receiver, mbox);
+      actor->daemonize();
+      mbox->set_receiver(actor);
+    }
+  }
+}
 
 void launch_data_packet(SimWorld& w, std::uint32_t conn, Side from, std::uint32_t path, std::uint32_t psn,
                         std::uint32_t generation, const WorkRequest& wr) {

@@ -16,6 +16,9 @@ namespace railcheck::sim {
 
 constexpr Side other(Side s) { return s == Side::Sender ? Side::Receiver : Side::Sender; }
 
+// WireMode::Mailbox: one receiving actor per NIC host, the permanent receiver of its mailbox.
+// Call once per run, before any packet is launched.
+void start_nic_receivers(SimWorld& w);
 // A send WR just posted on `path` of connection `conn` by `from` with PSN `psn`.
 void launch_data_packet(SimWorld& w, std::uint32_t conn, Side from, std::uint32_t path, std::uint32_t psn,
                         std::uint32_t generation, const WorkRequest& wr);
