@@ -11,6 +11,7 @@
 
 #include "backends/sim/routing/moe_sim.hpp"
 #include "backends/sim/routing/route_spec.hpp"
+#include "backends/sim/sim_run.hpp"
 #include "cli/commands.hpp"
 #include "engine/routing/moe_tables.hpp"
 #include "engine/routing/weight_transfer_plan.hpp"
@@ -125,8 +126,10 @@ int cmd_route_weights(const RouteOptions& o) {
          {"sent_bytes", table.sent_bytes},
          {"received_bytes", table.received_bytes}};
   if (!o.table_only) {
-    const auto r =
-        sim::simulate_weight_transfer({plan.trainer, plan.rollout, plan.mappings, table}, s.fabric, s.pipeline);
+    const auto wire = sim::default_wire_mode();
+    if (!wire) return bad_input(o.spec, wire.error());
+    const auto r = sim::simulate_weight_transfer({plan.trainer, plan.rollout, plan.mappings, table}, s.fabric,
+                                                 s.pipeline, wire.value());
     fmt::print("  fabric          {} x {} per GPU = {:.0f} Gb/s; batch {} B; tmp cap {} B\n", s.nics_per_gpu, s.nic,
                s.fabric.nic_gbps_per_gpu, s.pipeline.batch_bytes, s.pipeline.max_tmp_bytes);
     fmt::print("  simulated       {:.3f} s ({} tasks, {} writes); mesh groups end at", r.total_s, r.tasks, r.writes);

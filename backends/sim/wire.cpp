@@ -155,30 +155,28 @@ void carry_control(SimWorld* wp, std::uint32_t conn, Side from, std::uint32_t pa
          InboxItem{w.now(), 0, conn, to, Event{ControlReceived{ControlChannel::on(PathIndex{path}), std::move(m)}}});
 }
 
-// The permanent receiver of one NIC's mailbox. Senders learn of delivery from their own put; this
-// actor only takes delivered (or failed) transfers off the mailbox so that none stays queued.
-void nic_receiver(sg4::Mailbox* mbox) {
-  for (;;) {
-    try {
-      mbox->get<void>();
-    } catch (const simgrid::NetworkFailureException&) {
-      // The sender saw the same failure and handles it.
-    }
-  }
-}
-
 }  // namespace
+
+void start_permanent_receiver(sg4::Host* host, sg4::Mailbox* mbox) {
+  // Senders learn of delivery from their own put; this actor only takes delivered (or failed)
+  // transfers off the mailbox so that none stays queued.
+  auto actor = sg4::Actor::create("rx", host, [mbox] {
+    for (;;) {
+      try {
+        mbox->get<void>();
+      } catch (const simgrid::NetworkFailureException&) {
+        // The sender saw the same failure and handles it.
+      }
+    }
+  });
+  actor->daemonize();
+  mbox->set_receiver(actor);
+}
 
 void start_nic_receivers(SimWorld& w) {
   SimPlatform& p = w.platform();
-  for (std::uint32_t r = 0; r < p.ranks(); ++r) {
-    for (std::uint32_t k = 0; k < p.rails(); ++k) {
-      sg4::Mailbox* mbox = p.nic_mailbox(r, k);
-      auto actor = sg4::Actor::create("rx", p.nic_host(r, k), nic_receiver, mbox);
-      actor->daemonize();
-      mbox->set_receiver(actor);
-    }
-  }
+  for (std::uint32_t r = 0; r < p.ranks(); ++r)
+    for (std::uint32_t k = 0; k < p.rails(); ++k) start_permanent_receiver(p.nic_host(r, k), p.nic_mailbox(r, k));
 }
 
 void launch_data_packet(SimWorld& w, std::uint32_t conn, Side from, std::uint32_t path, std::uint32_t psn,

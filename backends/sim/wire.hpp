@@ -16,6 +16,10 @@ namespace railcheck::sim {
 
 constexpr Side other(Side s) { return s == Side::Sender ? Side::Receiver : Side::Sender; }
 
+// A daemon actor on `host` that is the permanent receiver of `mbox`: a put to `mbox` then starts
+// at once, from the putting actor's host to `host`, like a host-to-host Comm::sendto, but is not
+// a detached comm (WireMode explains why that matters).
+void start_permanent_receiver(simgrid::s4u::Host* host, simgrid::s4u::Mailbox* mbox);
 // WireMode::Mailbox: one receiving actor per NIC host, the permanent receiver of its mailbox.
 // Call once per run, before any packet is launched.
 void start_nic_receivers(SimWorld& w);

@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "backends/sim/routing/weight_tasks.hpp"
+#include "backends/sim/wire.hpp"
 
 namespace sg4 = simgrid::s4u;
 
@@ -48,6 +49,8 @@ struct Run {
   std::vector<StageSeconds> stages;
   std::vector<double> group_end;
   double start = 0;
+  WireMode wire = WireMode::Mailbox;
+  std::vector<sg4::Mailbox*> inboxes;  // WireMode::Mailbox: per rollout GPU, its NIC's mailbox
 };
 
 double now() { return sg4::Engine::get_clock(); }
@@ -73,11 +76,20 @@ void gather(Run& run, std::uint32_t rank, const PipelineTask& t) {
   barrier.wait();
 }
 
+// Runs on the trainer's NIC host. On the mailbox wire each write is a put to the rollout NIC's
+// mailbox, whose permanent receiver sits on that NIC: the same transfer as
+// Comm::sendto_async(nic(rank), nic(rollout)), but not detached, so SimGrid 3.32 does not walk
+// every write in flight at each completion (docs/benchmarks.md, the mailbox wire).
 void write_out(Run& run, std::uint32_t rank, std::size_t group, const PipelineTask& t) {
   std::vector<sg4::CommPtr> comms;
-  for (const routing::WeightWrite& w : t.writes)
-    comms.push_back(
-        sg4::Comm::sendto_async(run.fabric.nic(rank), run.fabric.nic(run.trainers + w.rollout_gpu), w.bytes));
+  for (const routing::WeightWrite& w : t.writes) {
+    if (run.wire == WireMode::Sendto) {
+      comms.push_back(
+          sg4::Comm::sendto_async(run.fabric.nic(rank), run.fabric.nic(run.trainers + w.rollout_gpu), w.bytes));
+    } else {
+      comms.push_back(run.inboxes[w.rollout_gpu]->put_async(&run, w.bytes));
+    }
+  }
   sg4::Comm::wait_all(comms);
   run.memory[rank].give(t.tmp_bytes);
   run.group_end[group] = std::max(run.group_end[group], now() - run.start);
@@ -99,7 +111,7 @@ void trainer_gpu(Run& run, std::uint32_t rank) {
         run.memory[rank].give(t.tmp_bytes);
         continue;
       }
-      sg4::Actor::create("write", run.fabric.compute(rank), [&run, rank, g, &t] { write_out(run, rank, g, t); });
+      sg4::Actor::create("write", run.fabric.nic(rank), [&run, rank, g, &t] { write_out(run, rank, g, t); });
     }
     timed(s.barrier, [&] {
       run.group_barrier->wait();
@@ -111,7 +123,7 @@ void trainer_gpu(Run& run, std::uint32_t rank) {
 }  // namespace
 
 WeightTransferResult simulate_weight_transfer(const WeightTransferInput& in, const FabricParams& fabric_params,
-                                              const PipelineParams& pipeline) {
+                                              const PipelineParams& pipeline, WireMode wire) {
   const std::uint32_t trainers = in.trainer.ranks;
   const auto rollouts = static_cast<std::uint32_t>(in.rollout.gpus.size());
   if (trainers == 0 || rollouts == 0) return {};
@@ -137,6 +149,12 @@ WeightTransferResult simulate_weight_transfer(const WeightTransferInput& in, con
           run.gather_barriers.emplace(t.peers, sg4::Barrier::create(static_cast<unsigned>(t.peers.size())));
       }
   for (TmpMemory& m : run.memory) m.cap = pipeline.max_tmp_bytes;
+  run.wire = wire;
+  for (std::uint32_t g = 0; g < rollouts && wire == WireMode::Mailbox; ++g) {
+    sg4::Host* nic = fabric.nic(trainers + g);
+    run.inboxes.push_back(sg4::Mailbox::by_name(nic->get_name()));
+    start_permanent_receiver(nic, run.inboxes.back());
+  }
   for (std::uint32_t r = 0; r < trainers; ++r)
     sg4::Actor::create("trainer" + std::to_string(r), fabric.compute(r), [&run, r] { trainer_gpu(run, r); });
   engine->run();

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "backends/sim/routing/gpu_fabric.hpp"
+#include "backends/sim/wire_mode.hpp"
 #include "engine/routing/weight_routing_table.hpp"
 
 namespace railcheck::sim {
@@ -63,7 +64,8 @@ struct WeightTransferResult {
 
 // Trainer GPUs take fabric indices [0, trainers), rollout GPUs follow; keep the trainer count a
 // multiple of gpus_per_node so no node mixes the two.
+// `wire` as for scenario runs (backends/sim/wire_mode.hpp): the same figures either way.
 WeightTransferResult simulate_weight_transfer(const WeightTransferInput& in, const FabricParams& fabric,
-                                              const PipelineParams& pipeline);
+                                              const PipelineParams& pipeline, WireMode wire = WireMode::Mailbox);
 
 }  // namespace railcheck::sim

@@ -93,3 +93,26 @@ TEST_CASE("a DeepSeek-V3 table runs to the end, never beating the busiest NIC", 
   CHECK(res.mean_stage.gather > 0);
   CHECK(res.peak_tmp_bytes > 0);
 }
+
+TEST_CASE("both wires give the same weight-transfer figures", "[sim][routing][wire]") {
+  // The mailbox wire only changes what SimGrid pays per write (docs/benchmarks.md): every
+  // figure must be the same double. A tight cap and many writes keep many in flight at once.
+  FabricParams f;
+  f.gpus_per_node = 2;
+  const FlatWorld w(4, 4, 24, 40'000'000);
+  PipelineParams p;
+  p.max_tmp_bytes = 200'000'000;
+  const auto a = simulate_weight_transfer({w.trainer, w.rollout, w.mappings, w.table}, f, p, WireMode::Sendto);
+  const auto b = simulate_weight_transfer({w.trainer, w.rollout, w.mappings, w.table}, f, p, WireMode::Mailbox);
+  CHECK(a.writes == b.writes);
+  CHECK(a.tasks == b.tasks);
+  CHECK(a.total_s == b.total_s);
+  CHECK(a.group_end_s == b.group_end_s);
+  CHECK(a.peak_tmp_bytes == b.peak_tmp_bytes);
+  CHECK(a.mean_stage.cap_wait == b.mean_stage.cap_wait);
+  CHECK(a.mean_stage.h2d == b.mean_stage.h2d);
+  CHECK(a.mean_stage.gather == b.mean_stage.gather);
+  CHECK(a.mean_stage.gpu_ops == b.mean_stage.gpu_ops);
+  CHECK(a.mean_stage.barrier == b.mean_stage.barrier);
+  CHECK(a.total_s > 0);
+}
