@@ -35,19 +35,23 @@ struct SearchLimits {
   std::uint64_t walks = 1000;             // random mode
   std::uint64_t seed = 1;                 // random mode
   double max_seconds = 0;                 // wall-time bound in every mode; 0: none. Hitting it is inconclusive
+  // Threads of a bfs search (verify/parallel_bfs.hpp): the same verdict, figures and shortest
+  // counterexample as one thread. 1 runs the one-thread search below; dfs and random run on one
+  // thread whatever this says (the command line refuses --threads with them).
+  unsigned threads = 1;
   // Called every `progress_every` states with the running statistics (stderr progress line).
   std::uint64_t progress_every = 0;
 };
 
 struct SearchStats {
-  std::uint64_t states = 0;       // states visited, counting revisits through other paths
-  std::uint64_t distinct = 0;     // distinct fingerprints
-  std::uint64_t end_states = 0;   // states with no step left
+  std::uint64_t states = 0;      // states visited, counting revisits through other paths
+  std::uint64_t distinct = 0;    // distinct fingerprints
+  std::uint64_t end_states = 0;  // states with no step left
   std::uint32_t max_depth = 0;
-  std::uint64_t pending = 0;      // steps known but not yet taken (dfs stack / bfs frontier); in progress reports
+  std::uint64_t pending = 0;  // steps known but not yet taken (dfs stack / bfs frontier); in progress reports
   double seconds = 0;
-  bool exhausted = false;         // every state within the bound was explored
-  std::string truncated_by;       // why not, when not: "max_states", "max_depth", "random walks"
+  bool exhausted = false;    // every state within the bound was explored
+  std::string truncated_by;  // why not, when not: "max_states", "max_depth", "random walks"
   double states_per_second() const { return seconds > 0 ? static_cast<double>(states) / seconds : 0; }
   double distinct_per_second() const { return seconds > 0 ? static_cast<double>(distinct) / seconds : 0; }
   // Seconds until `max_states` distinct states at the rate so far: an upper bound on the run
@@ -97,6 +101,14 @@ class FingerprintSet {
     ++size_;
     return true;
   }
+  bool contains(std::uint64_t fp) const {
+    if (fp == 0) return has_zero_;
+    const std::size_t mask = slots_.size() - 1;
+    for (std::size_t i = slot_of(fp, mask);; i = (i + 1) & mask) {
+      if (slots_[i] == fp) return true;
+      if (slots_[i] == 0) return false;
+    }
+  }
   std::size_t size() const { return size_; }
 
  private:
@@ -137,12 +149,18 @@ inline double since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+template <typename World>
+SearchResult<World> explore_bfs_threads(const World& root, std::span<const Invariant<World>> invariants,
+                                        const SearchLimits& lim, const ProgressFn<World>& progress);
+
 }  // namespace detail
 
 template <typename World>
 SearchResult<World> explore(const World& root, std::span<const Invariant<World>> invariants, const SearchLimits& lim,
                             const ProgressFn<World>& progress = {}) {
   using Choice = typename World::ChoiceType;
+  if (lim.mode == SearchMode::Bfs && lim.threads > 1)
+    return detail::explore_bfs_threads(root, invariants, lim, progress);
   SearchResult<World> result;
   SearchStats& st = result.stats;
   const auto t0 = std::chrono::steady_clock::now();
@@ -345,3 +363,5 @@ SearchResult<World> explore(const World& root, std::span<const Invariant<World>>
 }
 
 }  // namespace railcheck::verify
+
+#include "verify/parallel_bfs.hpp"  // IWYU pragma: export (explore_bfs_threads)

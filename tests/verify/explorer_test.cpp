@@ -1,40 +1,21 @@
 // The explorer on a toy world whose state space is known exactly, so each search mode can be
 // checked against hand-computed answers.
-#include <catch2/catch.hpp>
+#include "verify/explorer.hpp"
 
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <string>
 
-#include "verify/explorer.hpp"
+#include "verify/grid_world.hpp"
 
 namespace {
 
 using namespace railcheck::verify;
 
-// Two counters, each stepped by +1 up to a limit: (limit+1)^2 states, one end state. The state
-// (3, 2) is "bad" for the tests that look for a violation: its shortest path has 5 steps.
-struct GridWorld {
-  struct ChoiceType {
-    int axis = 0;
-    bool operator==(const ChoiceType&) const = default;
-  };
-  int x = 0, y = 0, limit = 4;
-  std::vector<ChoiceType> choices() const {
-    std::vector<ChoiceType> c;
-    if (x < limit) c.push_back({0});
-    if (y < limit) c.push_back({1});
-    return c;
-  }
-  void apply(const ChoiceType& c) { (c.axis == 0 ? x : y) += 1; }
-  std::uint64_t fingerprint() const { return static_cast<std::uint64_t>(x * 100 + y); }
-};
+using testing::GridWorld;
 
-const std::vector<Invariant<GridWorld>> kNeverThreeTwo = {
-    {"not-3-2", "the walk never reaches (3, 2)",
-     [](const GridWorld& w, bool) -> std::optional<std::string> {
-       if (w.x == 3 && w.y == 2) return std::string("reached (3, 2)");
-       return std::nullopt;
-     }}};
+// (3, 2) is "bad" for the tests that look for a violation: its shortest path has 5 steps.
+const std::vector<Invariant<GridWorld>> kNeverThreeTwo = testing::never_reaches(3, 2);
 const std::vector<Invariant<GridWorld>> kNothing = {};
 
 }  // namespace
