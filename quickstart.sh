@@ -63,10 +63,11 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:ha
   ctest --test-dir build-asan --output-on-failure -j "$jobs"
 
 # ThreadSanitizer build of the tests whose threads are railcheck's own (the GPU host proxy, the
-# TCP bootstrap). Tests that run libfabric's provider threads stay out: libfabric is not
-# instrumented, so TSan cannot see its synchronisation and would report its writes as races.
+# TCP bootstrap, the model checker's threaded bfs). Tests that run libfabric's provider threads
+# stay out: libfabric is not instrumented, so TSan cannot see its synchronisation and would report
+# its writes as races.
 tsan_tests=()
-for dir in tests/backends/hw/cuda tests/backends/hw/bootstrap; do
+for dir in tests/backends/hw/cuda tests/backends/hw/bootstrap tests/verify/parallel_bfs; do
   [ -d "$dir" ] && tsan_tests+=("railcheck_tests_$(echo "${dir#tests/}" | tr / _)")
 done
 if [ "${#tsan_tests[@]}" -gt 0 ]; then

@@ -35,8 +35,8 @@ inline bool write_text(const std::string& path, const std::string& text) {
   return !f.fail();
 }
 
-// Applies --mode, --max-states, --max-depth, --max-seconds, --walks and --seed over the model
-// file's [search]; returns the bad-input line, or nothing. Options a dfs/bfs search cannot use
+// Applies --mode, --max-states, --max-depth, --max-seconds, --walks, --seed and --threads over
+// the model file's [search]; returns the bad-input line, or nothing. Options a search cannot use
 // are refused, not ignored.
 inline std::optional<std::string> apply_search_options(const CheckOptions& o, verify::SearchLimits& l) {
   using verify::SearchMode;
@@ -54,6 +54,8 @@ inline std::optional<std::string> apply_search_options(const CheckOptions& o, ve
     return fmt::format("{} applies to --mode random only (this search is {})", o.walks ? "--walks" : "--seed",
                        verify::to_string(l.mode));
   if (o.max_states && *o.max_states == 0) return "--max-states 0 explores nothing; give at least 1";
+  if (auto bad = check_threads_error(o, l.mode == SearchMode::Bfs)) return bad;
+  if (o.threads) l.threads = *o.threads;
   return std::nullopt;
 }
 
@@ -89,9 +91,10 @@ int run_check(const CheckOptions& o, CheckJob<World> job, const World& root) {
   using verify::SearchMode;
   auto& lim = job.limits;
   fmt::print("railcheck check {}: {}\n", job.name, job.description);
-  fmt::print("search: {}, up to {} states, depth {}{}; invariants: {}\n", verify::to_string(lim.mode), lim.max_states,
+  fmt::print("search: {}, up to {} states, depth {}{}{}; invariants: {}\n", verify::to_string(lim.mode), lim.max_states,
              lim.max_depth,
              lim.mode == SearchMode::Random ? fmt::format(", {} walks from seed {}", lim.walks, lim.seed) : "",
+             lim.threads > 1 ? fmt::format(", {} threads", lim.threads) : "",
              job.invariant_names.empty() ? "all" : fmt::format("{}", fmt::join(job.invariant_names, ", ")));
 
   // Progress: a line every ~2 s of wall time when asked, or when stderr is a terminal.
@@ -116,6 +119,7 @@ int run_check(const CheckOptions& o, CheckJob<World> job, const World& root) {
                    {"model", job.name},
                    {"description", job.description},
                    {"mode", std::string(verify::to_string(lim.mode))},
+                   {"threads", lim.threads},
                    {"states", st.states},
                    {"distinct_states", st.distinct},
                    {"end_states", st.end_states},

@@ -23,6 +23,20 @@ int list_invariants() {
 
 }  // namespace
 
+// Only the breadth-first search runs on several threads: its levels are what makes the result
+// independent of the thread count (verify/parallel_bfs.hpp). A dfs or random search asked for
+// threads is refused rather than silently run on one.
+std::optional<std::string> check_threads_error(const CheckOptions& o, bool bfs) {
+  constexpr unsigned kMaxThreads = 1024;
+  if (!o.threads) return std::nullopt;
+  if (*o.threads == 0) return "--threads 0: give at least 1";
+  if (*o.threads > kMaxThreads) return fmt::format("--threads {}: at most {}", *o.threads, kMaxThreads);
+  if (*o.threads > 1 && !bfs)
+    return fmt::format("--threads {} needs --mode bfs: only the breadth-first search runs on several threads",
+                       *o.threads);
+  return std::nullopt;
+}
+
 int cmd_check(const CheckOptions& o) {
   if (o.list_invariants) return list_invariants();
   if (o.file.empty()) {

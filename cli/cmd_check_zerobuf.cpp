@@ -70,6 +70,11 @@ int cmd_check_zerobuf(const CheckOptions& o) {
     fmt::print(stderr, "railcheck check: {} applies to --mode random only\n", o.walks ? "--walks" : "--seed");
     return kExitBadInput;
   }
+  if (auto bad = check_threads_error(o, spec.limits.mode == SearchMode::Bfs)) {
+    fmt::print(stderr, "railcheck check: {}\n", *bad);
+    return kExitBadInput;
+  }
+  if (o.threads) spec.limits.threads = *o.threads;
   if (o.max_states && *o.max_states == 0) {
     fmt::print(stderr, "railcheck check: --max-states 0 explores nothing; give at least 1\n");
     return kExitBadInput;

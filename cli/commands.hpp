@@ -40,12 +40,15 @@ struct CheckOptions {
   std::optional<std::uint64_t> walks;
   std::optional<std::uint64_t> seed;
   std::optional<double> max_seconds;  // wall-time bound in every mode (exit 3 when hit)
+  std::optional<unsigned> threads;    // bfs only (verify/parallel_bfs.hpp)
   std::string trace_path = "counterexample.trace.json";
   std::string json_path;
   bool list_invariants = false;
   bool progress = false;
 };
 int cmd_check(const CheckOptions& o);
+// --threads against the search mode: the bad-input line, or nothing (cli/cmd_check.cpp).
+std::optional<std::string> check_threads_error(const CheckOptions& o, bool bfs);
 // The worlds a model file names with a top-level `world = "..."` (plan-channels,
 // plan-lifecycle, imm; cli/cmd_check_worlds.cpp): nothing when `o.file` names none of them.
 std::optional<int> check_named_world(const CheckOptions& o);

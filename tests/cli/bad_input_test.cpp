@@ -145,6 +145,13 @@ TEST_CASE("no false success: empty traces, unwritten files, ignored options, unb
             "--max-seconds");
   bad_input("check '" + std::string(RAILCHECK_SOURCE_DIR) + "/verify/models/standard-naive.toml' --max-seconds 0",
             "--max-seconds");
+  // --threads: at least 1, a number, and only for the breadth-first search.
+  const std::string naive = "check '" + std::string(RAILCHECK_SOURCE_DIR) + "/verify/models/standard-naive.toml'";
+  bad_input(naive + " --mode bfs --threads 0", "--threads 0: give at least 1");
+  bad_input(naive + " --mode bfs --threads two", "--threads");
+  bad_input(naive + " --threads 2", "--threads 2 needs --mode bfs");
+  bad_input("check '" + std::string(RAILCHECK_SOURCE_DIR) + "/verify/models/zerobuf_sma.toml' --mode dfs --threads 4",
+            "--threads 4 needs --mode bfs");
 }
 
 TEST_CASE("inputs the fuzz campaigns found (tests/data/fuzz-found/)", "[cli]") {

@@ -1,11 +1,15 @@
 // railcheck check / replay: exit codes, the trace file, and the JSON result.
-#include <catch2/catch.hpp>
+#include <fmt/format.h>
+#include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "tests/cli/railcheck_exe.hpp"
 
 using namespace railcheck::cli;
 
@@ -81,4 +85,35 @@ TEST_CASE("railcheck check: a state limit is inconclusive (exit 3), bad input ex
   ReplayOptions r;
   r.trace = write("bad.trace.json", "{\"railcheck_trace\": 1}");
   CHECK(cmd_replay(r) == kExitBadInput);
+}
+
+TEST_CASE("railcheck check --threads: a bfs on 3 threads prints the one-thread verdict, figures and trace", "[cli]") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("railcheck-check-threads-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::ofstream(dir / "small.toml") << kSmallModel;
+  for (const char* policy : {"naive", "resync"}) {
+    INFO("policy " << policy);
+    nlohmann::json results[2];
+    std::string traces[2];
+    for (const int threads : {1, 3}) {
+      const auto r = exe::run_railcheck(dir, fmt::format("check small.toml --mode bfs --policy {} --threads {} "
+                                                         "--json out-{}.json --trace cx-{}.json",
+                                                         policy, threads, threads, threads));
+      INFO(r.out << r.err);
+      CHECK(r.code == (std::string(policy) == "naive" ? kExitViolation : kExitOk));
+      auto& j = results[threads == 1 ? 0 : 1];
+      j = nlohmann::json::parse(exe::slurp(dir / fmt::format("out-{}.json", threads)));
+      CHECK(j.at("threads") == threads);
+      if (r.code == kExitViolation) traces[threads == 1 ? 0 : 1] = exe::slurp(dir / fmt::format("cx-{}.json", threads));
+    }
+    for (const char* key : {"states", "distinct_states", "end_states", "max_depth", "exhausted"})
+      CHECK(results[0].at(key) == results[1].at(key));
+    CHECK(results[0].value("violation", nlohmann::json{}) == results[1].value("violation", nlohmann::json{}));
+    CHECK(traces[0] == traces[1]);
+  }
+  const auto help = exe::run_railcheck(dir, "check --help");
+  CHECK_THAT(help.out, Catch::Contains("--threads"));
+  fs::remove_all(dir);
 }
