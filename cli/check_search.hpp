@@ -13,13 +13,17 @@
 #include <ctime>
 #include <fstream>
 #include <functional>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "backends/sim/sweep/mpi_sweep.hpp"
 #include "cli/commands.hpp"
+#include "engine/core/result.hpp"
 #include "verify/check_spec.hpp"
+#include "verify/distributed_bfs.hpp"
 #include "verify/explorer.hpp"
 
 namespace railcheck::cli {
@@ -59,6 +63,10 @@ inline std::optional<std::string> apply_search_options(const CheckOptions& o, ve
   return std::nullopt;
 }
 
+// The ranks of `mpirun -np N railcheck check` (cli/cmd_check_mpi.cpp): MPI_COMM_WORLD, or why
+// this build cannot give it.
+Result<std::unique_ptr<verify::RankExchange>> open_mpi_ranks();
+
 // One world's job for run_check.
 template <typename World>
 struct CheckJob {
@@ -90,15 +98,39 @@ template <typename World>
 int run_check(const CheckOptions& o, CheckJob<World> job, const World& root) {
   using verify::SearchMode;
   auto& lim = job.limits;
+  // Under mpirun with more than one rank the bfs is spread over the ranks
+  // (verify/distributed_bfs.hpp); rank 0 alone prints and writes files, and every rank exits
+  // with the same code.
+  std::unique_ptr<verify::RankExchange> ranks;
+  if (sweep::started_by_mpirun()) {
+    const char* bad = lim.mode != SearchMode::Bfs ? "under mpirun, railcheck check needs --mode bfs"
+                      : lim.threads > 1           ? "under mpirun each rank runs one thread: drop --threads"
+                                                  : nullptr;
+    if (bad != nullptr) {
+      fmt::print(stderr, "railcheck check: {}\n", bad);
+      return kExitBadInput;
+    }
+    auto opened = open_mpi_ranks();
+    if (!opened) {
+      fmt::print(stderr, "railcheck check: {}\n", opened.error().message());
+      return kExitBadInput;
+    }
+    ranks = std::move(opened.value());
+    if (ranks->ranks() == 1) ranks.reset();
+  }
+  const bool speaker = !ranks || ranks->rank() == 0;
+  if (!speaker && std::freopen("/dev/null", "w", stdout) == nullptr) return kExitInternal;
   fmt::print("railcheck check {}: {}\n", job.name, job.description);
   fmt::print("search: {}, up to {} states, depth {}{}{}; invariants: {}\n", verify::to_string(lim.mode), lim.max_states,
              lim.max_depth,
              lim.mode == SearchMode::Random ? fmt::format(", {} walks from seed {}", lim.walks, lim.seed) : "",
-             lim.threads > 1 ? fmt::format(", {} threads", lim.threads) : "",
+             lim.threads > 1 ? fmt::format(", {} threads", lim.threads)
+             : ranks         ? fmt::format(", {} ranks", ranks->ranks())
+                             : "",
              job.invariant_names.empty() ? "all" : fmt::format("{}", fmt::join(job.invariant_names, ", ")));
 
   // Progress: a line every ~2 s of wall time when asked, or when stderr is a terminal.
-  const bool show_progress = o.progress || isatty(STDERR_FILENO) != 0;
+  const bool show_progress = speaker && (o.progress || isatty(STDERR_FILENO) != 0);
   lim.progress_every = show_progress ? 20000 : 0;
   auto last = std::chrono::steady_clock::now();
   auto progress = [&](const verify::SearchStats& s) {
@@ -110,7 +142,8 @@ int run_check(const CheckOptions& o, CheckJob<World> job, const World& root) {
                lim.max_states, std::isfinite(cap) ? fmt::format("{:.0f} s", cap) : std::string("?"));
   };
   const double cpu0 = detail::cpu_seconds();
-  const auto result = verify::explore<World>(root, job.invariants, lim, progress);
+  const auto result = ranks ? verify::explore_distributed<World>(root, job.invariants, lim, *ranks, progress)
+                            : verify::explore<World>(root, job.invariants, lim, progress);
   const verify::SearchStats& st = result.stats;
   const double cpu = detail::cpu_seconds() - cpu0;
   fmt::print("explored {}, {} end states, {:.2f} s CPU\n", detail::figures(st), st.end_states, cpu);
@@ -120,6 +153,7 @@ int run_check(const CheckOptions& o, CheckJob<World> job, const World& root) {
                    {"description", job.description},
                    {"mode", std::string(verify::to_string(lim.mode))},
                    {"threads", lim.threads},
+                   {"ranks", ranks ? ranks->ranks() : 1},
                    {"states", st.states},
                    {"distinct_states", st.distinct},
                    {"end_states", st.end_states},
@@ -137,10 +171,12 @@ int run_check(const CheckOptions& o, CheckJob<World> job, const World& root) {
     if (v.walk) fmt::print("found by random walk {} of seed {}\n", *v.walk, lim.seed);
     fmt::print("counterexample, {} steps:\n", v.steps.size());
     for (const auto& line : job.explain(v)) fmt::print("{}\n", line);
-    if (write_text(o.trace_path, job.trace(v))) {
-      fmt::print("trace written to {}; replay it with: railcheck replay {}\n", o.trace_path, o.trace_path);
-    } else {
-      fmt::print(stderr, "railcheck check: cannot write the trace to {}\n", o.trace_path);
+    if (speaker) {
+      if (write_text(o.trace_path, job.trace(v))) {
+        fmt::print("trace written to {}; replay it with: railcheck replay {}\n", o.trace_path, o.trace_path);
+      } else {
+        fmt::print(stderr, "railcheck check: cannot write the trace to {}\n", o.trace_path);
+      }
     }
     j["violation"] = {{"invariant", v.invariant}, {"message", v.message}, {"steps", v.steps.size()}};
     rc = kExitViolation;
@@ -155,7 +191,7 @@ int run_check(const CheckOptions& o, CheckJob<World> job, const World& root) {
         st.truncated_by);
     rc = kExitInconclusive;
   }
-  if (!o.json_path.empty() && !write_text(o.json_path, j.dump(2) + "\n")) {
+  if (speaker && !o.json_path.empty() && !write_text(o.json_path, j.dump(2) + "\n")) {
     fmt::print(stderr, "railcheck check: cannot write {}\n", o.json_path);
     return kExitBadInput;
   }
