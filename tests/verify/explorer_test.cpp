@@ -6,7 +6,7 @@
 #include <cmath>
 #include <string>
 
-#include "verify/grid_world.hpp"
+#include "tests/verify/grid_world.hpp"
 
 namespace {
 

@@ -9,24 +9,18 @@
 #include <string>
 #include <vector>
 
+#include "tests/verify/grid_world.hpp"
+#include "tests/verify/parallel_bfs/same_result.hpp"
 #include "verify/explorer.hpp"
 #include "verify/failover_invariants.hpp"
-#include "verify/grid_world.hpp"
 
 namespace {
 
 using namespace railcheck;
 using namespace railcheck::verify;
+using testing::figures;
 using testing::GridWorld;
-
-template <typename World>
-std::string figures(const SearchResult<World>& r) {
-  const auto& s = r.stats;
-  return fmt::format("states {} distinct {} end {} depth {} exhausted {} truncated_by '{}' violation {} steps {}",
-                     s.states, s.distinct, s.end_states, s.max_depth, s.exhausted, s.truncated_by,
-                     r.violation ? r.violation->invariant + ": " + r.violation->message : "none",
-                     r.violation ? r.violation->steps.size() : 0);
-}
+using testing::small_failover_model;
 
 // Runs `lim` on 1, 2, 3 and 4 threads and checks every run against the one-thread search.
 template <typename World>
@@ -43,18 +37,6 @@ SearchResult<World> same_on_every_thread_count(const World& root, std::span<cons
     if (one.violation && many.violation) CHECK(many.violation->steps == one.violation->steps);
   }
   return one;
-}
-
-FailoverModel small(ReplayPolicy p) {
-  FailoverModel m;
-  m.paths = 2;
-  m.messages = 2;
-  m.bidirectional = false;
-  m.link_failures = 1;
-  m.losses = 1;
-  m.timer_races = 1;
-  m.tunables.replay = p;
-  return m;
 }
 
 }  // namespace
@@ -97,18 +79,18 @@ TEST_CASE("threaded bfs stops at max_states and max_depth where one thread does"
 }
 
 TEST_CASE("threaded bfs exhausts a failover bound with the one-thread figures") {
-  const FailoverModel m = small(ReplayPolicy::Resync);
+  const FailoverModel m = small_failover_model(ReplayPolicy::Resync);
   const auto r = same_on_every_thread_count<FailoverWorld>(FailoverWorld(m), failover_invariants(), SearchLimits{});
   CHECK(r.stats.exhausted);
   CHECK(r.stats.distinct > 1000);
 }
 
 TEST_CASE("threaded bfs finds the naive rule's duplicate and a broken variant's bug as one thread does") {
-  const auto naive = same_on_every_thread_count<FailoverWorld>(FailoverWorld(small(ReplayPolicy::Naive)),
+  const auto naive = same_on_every_thread_count<FailoverWorld>(FailoverWorld(small_failover_model(ReplayPolicy::Naive)),
                                                                failover_invariants(), SearchLimits{});
   REQUIRE(naive.violation);
   CHECK(naive.violation->invariant == "exactly-once-in-order");
-  FailoverModel m = small(ReplayPolicy::Probe);
+  FailoverModel m = small_failover_model(ReplayPolicy::Probe);
   m.mutation = Mutation::ReplaySwapped;
   const auto swapped =
       same_on_every_thread_count<FailoverWorld>(FailoverWorld(m), failover_invariants(), SearchLimits{});
