@@ -117,3 +117,45 @@ TEST_CASE("railcheck check --threads: a bfs on 3 threads prints the one-thread v
   CHECK_THAT(help.out, Catch::Contains("--threads"));
   fs::remove_all(dir);
 }
+
+TEST_CASE("mpirun -np 2 railcheck check: the one-process verdict, figures and counterexample", "[cli][mpi]") {
+  namespace fs = std::filesystem;
+  if (!fs::exists("/usr/bin/mpirun")) {
+    WARN("skipped: /usr/bin/mpirun is missing (scripts/install-deps.sh installs OpenMPI)");
+    return;
+  }
+  const fs::path dir = fs::temp_directory_path() / ("railcheck-check-mpi-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::ofstream(dir / "small.toml") << kSmallModel;
+  // In a container as root, one host with more ranks than slots, loopback TCP only (as the sweep's
+  // mpirun test); OpenMPI's own allocations would read as leaks under the sanitizer build.
+  const std::string env =
+      "env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 "
+      "OMPI_MCA_btl=self,tcp OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo ASAN_OPTIONS=detect_leaks=0";
+  for (const char* policy : {"naive", "resync"}) {
+    INFO("policy " << policy);
+    const auto one = exe::run_railcheck(
+        dir, fmt::format("check small.toml --mode bfs --policy {} --json one.json --trace one-cx.json", policy));
+    const auto two = exe::run_railcheck(
+        dir, fmt::format("check small.toml --mode bfs --policy {} --json two.json --trace two-cx.json", policy), env,
+        "/usr/bin/mpirun -np 2 --oversubscribe --allow-run-as-root");
+    INFO("one process: " << one.out << one.err << "\nmpirun -np 2: " << two.out << two.err);
+    if (two.err.find("built without MPI") != std::string::npos) {
+      WARN("skipped: this railcheck was built without MPI");
+      break;
+    }
+    CHECK(one.code == (std::string(policy) == "naive" ? kExitViolation : kExitOk));
+    CHECK(two.code == one.code);
+    const auto a = nlohmann::json::parse(exe::slurp(dir / "one.json"));
+    const auto b = nlohmann::json::parse(exe::slurp(dir / "two.json"));
+    CHECK(b.at("ranks") == 2);
+    for (const char* key : {"states", "distinct_states", "end_states", "max_depth", "exhausted"})
+      CHECK(a.at(key) == b.at(key));
+    CHECK(a.value("violation", nlohmann::json{}) == b.value("violation", nlohmann::json{}));
+    if (one.code == kExitViolation) CHECK(exe::slurp(dir / "one-cx.json") == exe::slurp(dir / "two-cx.json"));
+    // Rank 0 alone speaks: one final line, not two.
+    CHECK(two.out.find("explored ") == two.out.rfind("explored "));
+  }
+  fs::remove_all(dir);
+}

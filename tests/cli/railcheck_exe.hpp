@@ -24,15 +24,16 @@ inline std::string slurp(const std::filesystem::path& p) {
 }
 
 // `railcheck <args>` run in `dir` under a 60 s limit (a hang is exit 124) and `limits` (shell
-// ulimits, ignored under ASan, which reserves terabytes of address space); stdout and stderr go
-// to dir/out.txt and dir/err.txt.
-inline Ran run_railcheck(const std::filesystem::path& dir, const std::string& args, std::string limits = "") {
+// ulimits, ignored under ASan, which reserves terabytes of address space), started by `launcher`
+// when given (`mpirun -np 2`); stdout and stderr go to dir/out.txt and dir/err.txt.
+inline Ran run_railcheck(const std::filesystem::path& dir, const std::string& args, std::string limits = "",
+                         const std::string& launcher = "") {
 #ifdef RAILCHECK_SANITIZE
   limits.clear();
 #endif
   const auto exe = std::filesystem::read_symlink("/proc/self/exe").parent_path() / "../cli/railcheck";
-  const std::string cmd =
-      "cd '" + dir.string() + "' && " + limits + " timeout 60 '" + exe.string() + "' " + args + " >out.txt 2>err.txt";
+  const std::string cmd = "cd '" + dir.string() + "' && " + limits + " timeout 60 " + launcher + " '" + exe.string() +
+                          "' " + args + " >out.txt 2>err.txt";
   const int st = std::system(("bash -c \"" + cmd + "\"").c_str());
   Ran r;
   r.code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
