@@ -204,7 +204,7 @@ SearchResult<World> explore_distributed(const World& root, std::span<const Invar
     for (std::size_t k = 0; k < next_level.size(); ++k) {
       const std::uint64_t pos = mine_at + k;
       if (cut && pos > *cut) {
-        next_level.resize(k);
+        next_level.erase(next_level.begin() + static_cast<std::ptrdiff_t>(k), next_level.end());
         break;
       }
       const std::uint64_t key = win_keys[k];
