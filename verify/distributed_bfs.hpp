@@ -254,8 +254,8 @@ SearchResult<World> explore_distributed(const World& root, std::span<const Invar
         // Every rank replays the same steps to the same state, so every rank names the violation
         // the rank that found it judged.
         auto bad = detail::check_all(w, invariants, w.choices().empty());
-        result.violation = Counterexample<World>{bad ? bad->first : "", bad ? bad->second : "", std::move(steps),
-                                                 std::nullopt};
+        result.violation =
+            Counterexample<World>{bad ? bad->first : "", bad ? bad->second : "", std::move(steps), std::nullopt};
       } else {
         truncated = true;
         st.truncated_by = "max_states";
