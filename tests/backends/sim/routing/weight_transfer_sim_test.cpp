@@ -95,8 +95,13 @@ TEST_CASE("a DeepSeek-V3 table runs to the end, never beating the busiest NIC", 
 }
 
 TEST_CASE("both wires give the same weight-transfer figures", "[sim][routing][wire]") {
-  // The mailbox wire only changes what SimGrid pays per write (docs/benchmarks.md): every
-  // figure must be the same double. A tight cap and many writes keep many in flight at once.
+  // The mailbox wire only changes what SimGrid pays per write (docs/benchmarks.md), not the
+  // model: counts must be equal and times equal to rounding. Not bit-equal: the two wires
+  // create SimGrid's activities in a different order, so its solver sums the same shares in
+  // a different order (measured at -O2: a few ulps, relative differences of 3e-15..1.4e-14).
+  // 1e-12 relative is a thousand times that and far below any modelling effect (a single
+  // extra 4 KB write on a 100 Gb/s link moves total_s by ~1e-5 relative here).
+  // A tight cap and many writes keep many in flight at once.
   FabricParams f;
   f.gpus_per_node = 2;
   const FlatWorld w(4, 4, 24, 40'000'000);
@@ -104,15 +109,18 @@ TEST_CASE("both wires give the same weight-transfer figures", "[sim][routing][wi
   p.max_tmp_bytes = 200'000'000;
   const auto a = simulate_weight_transfer({w.trainer, w.rollout, w.mappings, w.table}, f, p, WireMode::Sendto);
   const auto b = simulate_weight_transfer({w.trainer, w.rollout, w.mappings, w.table}, f, p, WireMode::Mailbox);
+  const auto same = [](double x) { return Approx(x).epsilon(1e-12).margin(0); };
   CHECK(a.writes == b.writes);
   CHECK(a.tasks == b.tasks);
-  CHECK(a.total_s == b.total_s);
-  CHECK(a.group_end_s == b.group_end_s);
   CHECK(a.peak_tmp_bytes == b.peak_tmp_bytes);
-  CHECK(a.mean_stage.cap_wait == b.mean_stage.cap_wait);
-  CHECK(a.mean_stage.h2d == b.mean_stage.h2d);
-  CHECK(a.mean_stage.gather == b.mean_stage.gather);
-  CHECK(a.mean_stage.gpu_ops == b.mean_stage.gpu_ops);
-  CHECK(a.mean_stage.barrier == b.mean_stage.barrier);
+  CHECK(a.total_s == same(b.total_s));
+  REQUIRE(a.group_end_s.size() == b.group_end_s.size());
+  for (std::size_t g = 0; g < a.group_end_s.size(); ++g) CHECK(a.group_end_s[g] == same(b.group_end_s[g]));
+  CHECK(a.mean_stage.cap_wait == same(b.mean_stage.cap_wait));
+  CHECK(a.mean_stage.h2d == same(b.mean_stage.h2d));
+  CHECK(a.mean_stage.gather == same(b.mean_stage.gather));
+  CHECK(a.mean_stage.gpu_ops == same(b.mean_stage.gpu_ops));
+  CHECK(a.mean_stage.barrier == same(b.mean_stage.barrier));
   CHECK(a.total_s > 0);
+  CHECK(a.mean_stage.gather > 0);
 }
