@@ -40,6 +40,7 @@ class GpuFabric {
 
   simgrid::s4u::Host* compute(std::uint32_t gpu) const { return hosts_[gpu].compute; }
   simgrid::s4u::Host* nic(std::uint32_t gpu) const { return hosts_[gpu].nic; }
+  simgrid::s4u::Host* nvlink(std::uint32_t gpu) const { return hosts_[gpu].nvlink; }
   simgrid::s4u::Host* host_memory(std::uint32_t gpu) const { return hosts_[gpu].cpu; }
   // The host pair a GPU-to-GPU copy uses: NVLink inside a node, the NICs between nodes.
   std::pair<simgrid::s4u::Host*, simgrid::s4u::Host*> route(std::uint32_t from, std::uint32_t to) const;
