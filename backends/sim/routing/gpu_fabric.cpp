@@ -50,7 +50,7 @@ std::unique_ptr<sg4::Engine> make_routing_engine() {
     // RDMA fabric: no TCP correction factors, no ACK cross traffic.
     sg4::Engine::set_config("network/model:CM02");
     sg4::Engine::set_config("network/crosstraffic", false);
-    // One short-lived writer actor per task: small unguarded stacks.
+    // Small unguarded stacks: the sendto driver runs one short-lived writer actor per task.
     sg4::Engine::set_config("contexts/guard-size", 0);
     sg4::Engine::set_config("contexts/stack-size", kActorStackKiB);
   }

@@ -9,8 +9,8 @@
 //      node or the NICs across nodes, entered and left together (it is a collective);
 //   4. fuses and quantizes: a fixed per-tensor launch overhead, then a memory-bound kernel over
 //      the gathered and output bytes;
-//   5. hands the writes to a writer actor that posts every RDMA write at once and frees the
-//      task's temporary memory when the last one lands, while the GPU actor moves on.
+//   5. posts every RDMA write of the task at once and moves on; the task's temporary memory is
+//      free again when its last write lands.
 // After a mesh group's last gather every trainer enters a global barrier (Gloo over Ethernet in
 // the seed, so it overlaps the group's RDMA tail), then starts the next group.
 #include <cstdint>
@@ -64,7 +64,9 @@ struct WeightTransferResult {
 
 // Trainer GPUs take fabric indices [0, trainers), rollout GPUs follow; keep the trainer count a
 // multiple of gpus_per_node so no node mixes the two.
-// `wire` as for scenario runs (backends/sim/wire_mode.hpp): the same figures either way.
+// `wire` picks the driver (weight_transfer_run.hpp): Mailbox, one actor per trainer GPU whose
+// transfers are mailbox puts; Sendto, the driver before issue 15 (detached sendto, one writer
+// actor per task), kept for one release. The same figures either way, to 1e-12 relative.
 WeightTransferResult simulate_weight_transfer(const WeightTransferInput& in, const FabricParams& fabric,
                                               const PipelineParams& pipeline, WireMode wire = WireMode::Mailbox);
 

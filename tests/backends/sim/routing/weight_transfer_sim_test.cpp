@@ -94,21 +94,18 @@ TEST_CASE("a DeepSeek-V3 table runs to the end, never beating the busiest NIC", 
   CHECK(res.peak_tmp_bytes > 0);
 }
 
-TEST_CASE("both wires give the same weight-transfer figures", "[sim][routing][wire]") {
-  // The mailbox wire only changes what SimGrid pays per write (docs/benchmarks.md), not the
-  // model: counts must be equal and times equal to rounding. Not bit-equal: the two wires
-  // create SimGrid's activities in a different order, so its solver sums the same shares in
-  // a different order (measured at -O2: a few ulps, relative differences of 3e-15..1.4e-14).
-  // 1e-12 relative is a thousand times that and far below any modelling effect (a single
-  // extra 4 KB write on a 100 Gb/s link moves total_s by ~1e-5 relative here).
-  // A tight cap and many writes keep many in flight at once.
-  FabricParams f;
-  f.gpus_per_node = 2;
-  const FlatWorld w(4, 4, 24, 40'000'000);
-  PipelineParams p;
-  p.max_tmp_bytes = 200'000'000;
-  const auto a = simulate_weight_transfer({w.trainer, w.rollout, w.mappings, w.table}, f, p, WireMode::Sendto);
-  const auto b = simulate_weight_transfer({w.trainer, w.rollout, w.mappings, w.table}, f, p, WireMode::Mailbox);
+namespace {
+
+// The GPU driver (one actor per trainer GPU, mailbox puts) and the sendto driver (detached
+// sendto, one writer actor per task, kept for one release) hand SimGrid the same transfers at the
+// same instants, so counts must be equal and times equal to rounding. Not bit-equal in general:
+// the drivers create SimGrid's activities in a different order, so its solver may sum the same
+// shares in a different order (measured at -O2: a few ulps, relative differences of
+// 3e-15..1.4e-14). 1e-12 relative is a thousand times that and far below any modelling effect
+// (a single extra 4 KB write on a 100 Gb/s link moves total_s by ~1e-5 relative here).
+void check_drivers_agree(const WeightTransferInput& in, const FabricParams& f, const PipelineParams& p) {
+  const auto a = simulate_weight_transfer(in, f, p, WireMode::Sendto);
+  const auto b = simulate_weight_transfer(in, f, p, WireMode::Mailbox);
   const auto same = [](double x) { return Approx(x).epsilon(1e-12).margin(0); };
   CHECK(a.writes == b.writes);
   CHECK(a.tasks == b.tasks);
@@ -123,4 +120,29 @@ TEST_CASE("both wires give the same weight-transfer figures", "[sim][routing][wi
   CHECK(a.mean_stage.barrier == same(b.mean_stage.barrier));
   CHECK(a.total_s > 0);
   CHECK(a.mean_stage.gather > 0);
+}
+
+}  // namespace
+
+TEST_CASE("both drivers give the same weight-transfer figures under a tight memory cap", "[sim][routing][wire]") {
+  // A tight cap and many writes keep many in flight at once, and the cap decides when each
+  // task starts.
+  FabricParams f;
+  f.gpus_per_node = 2;
+  const FlatWorld w(4, 4, 24, 40'000'000);
+  PipelineParams p;
+  p.max_tmp_bytes = 200'000'000;
+  check_drivers_agree({w.trainer, w.rollout, w.mappings, w.table}, f, p);
+}
+
+TEST_CASE("both drivers give the same weight-transfer figures for a DeepSeek-V3 table", "[sim][routing][wire]") {
+  // Two mesh groups, expert gathers across nodes on the NICs beside the writes, dense gathers
+  // over NVLink, H2D copies, fused and quantized outputs.
+  auto plan = plan_weight_transfer(*find_model_config("deepseek-v3"), {.pp = 2, .fsdp = 2, .ep = 8},
+                                   {.replicas = 1, .gpus_per_replica = 16, .dtype = DType::FP8});
+  REQUIRE(plan.ok());
+  PipelineParams p;
+  p.batch_bytes = 64ull << 20;
+  p.max_tmp_bytes = 512ull << 20;
+  check_drivers_agree({plan->trainer, plan->rollout, plan->mappings, plan->table}, FabricParams{}, p);
 }
