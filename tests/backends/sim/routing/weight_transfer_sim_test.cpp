@@ -100,24 +100,29 @@ namespace {
 // sendto, one writer actor per task, kept for one release) hand SimGrid the same transfers at the
 // same instants, so counts must be equal and times equal to rounding. Not bit-equal in general:
 // the drivers create SimGrid's activities in a different order, so its solver may sum the same
-// shares in a different order (measured at -O2: a few ulps, relative differences of
-// 3e-15..1.4e-14). 1e-12 relative is a thousand times that and far below any modelling effect
-// (a single extra 4 KB write on a 100 Gb/s link moves total_s by ~1e-5 relative here).
+// shares in a different order. Instants (the end, each group's end) must agree to 1e-12
+// relative; measured at -O2: a few ulps (3e-15..1.4e-14). A stage's time is a sum of hundreds of
+// differences of such instants, so its rounding is on the scale of the clock, not of the sum:
+// it must agree to 1e-12 of the simulated time (measured: 1.1e-13 s in 2.32 s, 5e-14 of it, in
+// the DeepSeek-V3 world when other engines ran first in the process; 5.6e-12 of the stage's own
+// value). Both bounds are far below any modelling effect: a single extra 4 KB write on a
+// 400 Gb/s link moves an instant by 8e-8 s.
 void check_drivers_agree(const WeightTransferInput& in, const FabricParams& f, const PipelineParams& p) {
   const auto a = simulate_weight_transfer(in, f, p, WireMode::Sendto);
   const auto b = simulate_weight_transfer(in, f, p, WireMode::Mailbox);
-  const auto same = [](double x) { return Approx(x).epsilon(1e-12).margin(0); };
+  const auto same_instant = [](double x) { return Approx(x).epsilon(1e-12).margin(0); };
+  const auto same_stage = [&](double x) { return Approx(x).epsilon(0).margin(1e-12 * a.total_s); };
   CHECK(a.writes == b.writes);
   CHECK(a.tasks == b.tasks);
   CHECK(a.peak_tmp_bytes == b.peak_tmp_bytes);
-  CHECK(a.total_s == same(b.total_s));
+  CHECK(a.total_s == same_instant(b.total_s));
   REQUIRE(a.group_end_s.size() == b.group_end_s.size());
-  for (std::size_t g = 0; g < a.group_end_s.size(); ++g) CHECK(a.group_end_s[g] == same(b.group_end_s[g]));
-  CHECK(a.mean_stage.cap_wait == same(b.mean_stage.cap_wait));
-  CHECK(a.mean_stage.h2d == same(b.mean_stage.h2d));
-  CHECK(a.mean_stage.gather == same(b.mean_stage.gather));
-  CHECK(a.mean_stage.gpu_ops == same(b.mean_stage.gpu_ops));
-  CHECK(a.mean_stage.barrier == same(b.mean_stage.barrier));
+  for (std::size_t g = 0; g < a.group_end_s.size(); ++g) CHECK(a.group_end_s[g] == same_instant(b.group_end_s[g]));
+  CHECK(a.mean_stage.cap_wait == same_stage(b.mean_stage.cap_wait));
+  CHECK(a.mean_stage.h2d == same_stage(b.mean_stage.h2d));
+  CHECK(a.mean_stage.gather == same_stage(b.mean_stage.gather));
+  CHECK(a.mean_stage.gpu_ops == same_stage(b.mean_stage.gpu_ops));
+  CHECK(a.mean_stage.barrier == same_stage(b.mean_stage.barrier));
   CHECK(a.total_s > 0);
   CHECK(a.mean_stage.gather > 0);
 }
