@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "backends/sim/sweep/mpi_sweep.hpp"
+#include "cli/cli_output.hpp"
 #include "cli/commands.hpp"
 #include "engine/core/result.hpp"
 #include "verify/check_spec.hpp"
@@ -27,17 +28,6 @@
 #include "verify/explorer.hpp"
 
 namespace railcheck::cli {
-
-inline bool write_text(const std::string& path, const std::string& text) {
-  if (path == "-") {
-    fmt::print("{}", text);
-    return true;
-  }
-  std::ofstream f(path);
-  f << text;
-  f.close();  // flushes: a full disk shows here, not as a silently short file
-  return !f.fail();
-}
 
 // Applies --mode, --max-states, --max-depth, --max-seconds, --walks, --seed and --threads over
 // the model file's [search]; returns the bad-input line, or nothing. Options a search cannot use

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backends/sim/sweep/device_fill.hpp"
+#include "cli/cli_output.hpp"
 #include "cli/commands.hpp"
 #include "models/preset_caps.hpp"
 #include "models/scenario.hpp"
@@ -18,11 +19,6 @@ namespace {
 
 using budget::BudgetResource;
 using budget::kUnbounded;
-
-int bad_input(const Error& e) {
-  std::fprintf(stderr, "railcheck budget: %s\n", e.message().c_str());
-  return kExitBadInput;
-}
 
 // Caps and usage from a scenario or a preset, then every override on top.
 Result<std::pair<budget::BudgetCaps, budget::BudgetUsage>> inputs(const BudgetOptions& o) {
@@ -151,15 +147,15 @@ nlohmann::json to_json(const budget::BudgetCaps& caps, const budget::BudgetUsage
 
 int cmd_budget(const BudgetOptions& o) {
   auto in = inputs(o);
-  if (!in) return bad_input(in.error());
+  if (!in) return bad_input("budget", in.error());
   const auto& [caps, usage] = in.value();
   auto b = budget::compute_budget(caps, usage);
-  if (!b) return bad_input(b.error());
+  if (!b) return bad_input("budget", b.error());
   std::optional<sweep::DeviceFill> fill;
   // A scenario is how the sweep runs points of the maxComms study: it always opens.
   if (o.open || !o.scenario.empty()) {
     auto f = sweep::fill_device(caps, usage);
-    if (!f) return bad_input(f.error());
+    if (!f) return bad_input("budget", f.error());
     fill = f.value();
   }
   if (o.json_path == "-") {
@@ -170,7 +166,7 @@ int cmd_budget(const BudgetOptions& o) {
       std::ofstream out(o.json_path);
       out << to_json(caps, usage, b.value(), fill).dump(2) << "\n";
       out.close();
-      if (out.fail()) return bad_input({fmt::format("cannot write {}", o.json_path), {}});
+      if (out.fail()) return bad_input("budget", {fmt::format("cannot write {}", o.json_path), {}});
     }
   }
   // The budget over-promises when the device cannot hold what it would report to NCCL.

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "cli/check_search.hpp"
+#include "cli/cli_output.hpp"
 #include "cli/commands.hpp"
 #include "models/toml_reader.hpp"
 #include "verify/imm/imm_world.hpp"
@@ -17,11 +18,6 @@ namespace {
 
 using verify::Counterexample;
 using verify::Invariant;
-
-int bad_input(std::string_view cmd, const std::string& line) {
-  fmt::print(stderr, "railcheck {}: {}\n", cmd, line);
-  return kExitBadInput;
-}
 
 template <typename World>
 std::vector<std::string> step_texts(const std::vector<typename World::ChoiceType>& steps) {

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "cli/cli_output.hpp"
 #include "cli/commands.hpp"
 #include "models/toml_reader.hpp"
 #include "verify/zerobuf/zerobuf_check.hpp"
@@ -19,17 +20,6 @@ using namespace railcheck::verify::zerobuf;
 bool names_zerobuf(const std::string& path) {
   auto text = read_text_file(path, "file", "");
   return text.ok() && names_zerobuf_world(text.value());
-}
-
-bool write_text(const std::string& path, const std::string& text) {
-  if (path == "-") {
-    fmt::print("{}", text);
-    return true;
-  }
-  std::ofstream f(path);
-  f << text;
-  f.close();
-  return !f.fail();
 }
 
 }  // namespace

@@ -36,18 +36,18 @@ PairWorld::PairWorld(const HaTunables& t, std::uint32_t paths)
 void PairWorld::handshake() {
   Actions acts;
   const ConnectionHandle h = receiver_.listen(acts);
-  execute(End::Receiver, acts);
+  execute(PairEnd::Receiver, acts);
   const auto bytes = encode_handle(h);
   acts.clear();
   (void)sender_.connect(now_, bytes, acts);
-  execute(End::Sender, acts);
-  feed(End::Sender, UserRegMr{kSendMr, send_addr(0), 1 << 20});
-  feed(End::Receiver, UserRegMr{kRecvMr, recv_addr(0), 1 << 20});
+  execute(PairEnd::Sender, acts);
+  feed(PairEnd::Sender, UserRegMr{kSendMr, send_addr(0), 1 << 20});
+  feed(PairEnd::Receiver, UserRegMr{kRecvMr, recv_addr(0), 1 << 20});
   deliver_all();
 }
 
 void PairWorld::isend(std::uint64_t msg) {
-  feed(End::Sender, UserIsend{RequestId{msg}, Sge{send_addr(msg), 4096, kSendMr}, msg});
+  feed(PairEnd::Sender, UserIsend{RequestId{msg}, Sge{send_addr(msg), 4096, kSendMr}, msg});
 }
 
 void PairWorld::irecv(std::uint64_t first_msg, std::uint32_t group) {
@@ -57,18 +57,18 @@ void PairWorld::irecv(std::uint64_t first_msg, std::uint32_t group) {
     r.tags.push_back(first_msg + i);
     recv_requests_[first_msg].push_back(recv_addr(first_msg + i));
   }
-  feed(End::Receiver, r);
+  feed(PairEnd::Receiver, r);
 }
 
-void PairWorld::feed(End e, const Event& ev) {
+void PairWorld::feed(PairEnd e, const Event& ev) {
   Actions acts;
   engine(e).handle(now_, ev, acts);
   execute(e, acts);
 }
 
-void PairWorld::execute(End e, Actions& acts) {
-  Actions& log = e == End::Sender ? sender_log_ : receiver_log_;
-  const End peer = e == End::Sender ? End::Receiver : End::Sender;
+void PairWorld::execute(PairEnd e, Actions& acts) {
+  Actions& log = e == PairEnd::Sender ? sender_log_ : receiver_log_;
+  const PairEnd peer = e == PairEnd::Sender ? PairEnd::Receiver : PairEnd::Sender;
   for (const Action& a : acts) {
     log.push_back(a);
     if (const auto* p = std::get_if<PostSend>(&a)) {
@@ -111,7 +111,7 @@ void PairWorld::execute(End e, Actions& acts) {
             InFlight{InFlight::Kind::Control, peer, s->channel.path.value, {}, s->channel, s->message});
     } else if (const auto* r = std::get_if<CompleteRequest>(&a)) {
       const bool ok = r->outcome == RequestOutcome::Done;
-      if (e == End::Sender) {
+      if (e == PairEnd::Sender) {
         (ok ? sends_completed_ : sends_failed_)++;
       } else if (!ok) {
         ++recvs_failed_;
@@ -138,8 +138,8 @@ bool PairWorld::deliver(std::size_t i) {
     for (auto it = q.outstanding.begin(); it != q.outstanding.end(); ++it) {
       if (it->id == f.wr.id) {
         q.outstanding.erase(it);
-        feed(End::Sender, CompletionEvent{PathIndex{f.path}, f.wr.id, WrOpcode::Send, WcStatus::Success,
-                                          static_cast<std::uint32_t>(f.wr.total_bytes()), std::nullopt});
+        feed(PairEnd::Sender, CompletionEvent{PathIndex{f.path}, f.wr.id, WrOpcode::Send, WcStatus::Success,
+                                              static_cast<std::uint32_t>(f.wr.total_bytes()), std::nullopt});
         break;
       }
     }
@@ -156,9 +156,9 @@ bool PairWorld::deliver(std::size_t i) {
   r.recvs.pop_front();
   ++r.landed;
   memory_[recv.sges[0].addr] = f.wr.sges[0].addr;
-  in_flight_.push_back(InFlight{InFlight::Kind::Ack, End::Sender, f.path, f.wr});
-  feed(End::Receiver, CompletionEvent{PathIndex{f.path}, recv.id, WrOpcode::Recv, WcStatus::Success,
-                                      static_cast<std::uint32_t>(f.wr.total_bytes()), f.wr.imm});
+  in_flight_.push_back(InFlight{InFlight::Kind::Ack, PairEnd::Sender, f.path, f.wr});
+  feed(PairEnd::Receiver, CompletionEvent{PathIndex{f.path}, recv.id, WrOpcode::Recv, WcStatus::Success,
+                                          static_cast<std::uint32_t>(f.wr.total_bytes()), f.wr.imm});
   return true;
 }
 
@@ -207,7 +207,7 @@ void PairWorld::kill_path(std::uint32_t path) {
   }
   q.outstanding.clear();
   q.state = QpState::Err;
-  for (const auto& e : errs) feed(End::Sender, e);
+  for (const auto& e : errs) feed(PairEnd::Sender, e);
 }
 
 bool PairWorld::fire_next_timer(Nanos horizon) {
@@ -219,7 +219,7 @@ bool PairWorld::fire_next_timer(Nanos horizon) {
   const auto [key, deadline] = *best;
   timers_.erase(best);
   if (deadline > now_) now_ = deadline;
-  feed(static_cast<End>(key.first), TimerFired{TimerId{key.second}});
+  feed(static_cast<PairEnd>(key.first), TimerFired{TimerId{key.second}});
   return true;
 }
 

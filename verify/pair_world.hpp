@@ -15,11 +15,11 @@
 
 namespace railcheck::verify {
 
-enum class End : std::uint8_t { Sender, Receiver };
+enum class PairEnd : std::uint8_t { Sender, Receiver };
 
 struct InFlight {
   enum class Kind : std::uint8_t { Data, Ack, Control } kind = Kind::Data;
-  End to = End::Receiver;
+  PairEnd to = PairEnd::Receiver;
   std::uint32_t path = 0;
   WorkRequest wr;                  // Data: the send; Ack: the send being acknowledged
   ControlChannel channel{};        // Control
@@ -60,7 +60,7 @@ class PairWorld {
   std::uint64_t sends_completed() const { return sends_completed_; }
   std::uint64_t sends_failed() const { return sends_failed_; }
   bool receiver_failed_requests() const { return recvs_failed_ > 0; }
-  const Actions& log(End e) const { return e == End::Sender ? sender_log_ : receiver_log_; }
+  const Actions& log(PairEnd e) const { return e == PairEnd::Sender ? sender_log_ : receiver_log_; }
   const std::deque<InFlight>& in_flight() const { return in_flight_; }
 
   static std::uint64_t send_addr(std::uint64_t msg) { return 0x1000'0000 + msg * 64; }
@@ -73,11 +73,11 @@ class PairWorld {
     std::vector<WorkRequest> outstanding;  // sender: sends without completion, in order
     std::uint64_t landed = 0;              // receiver: packets landed (PSN check for retransmits)
   };
-  void feed(End e, const Event& ev);
-  void execute(End e, Actions& acts);
+  void feed(PairEnd e, const Event& ev);
+  void execute(PairEnd e, Actions& acts);
   bool deliver(std::size_t index);
-  HaConnection& engine(End e) { return e == End::Sender ? sender_ : receiver_; }
-  std::vector<QpSim>& qps(End e) { return e == End::Sender ? sender_qps_ : receiver_qps_; }
+  HaConnection& engine(PairEnd e) { return e == PairEnd::Sender ? sender_ : receiver_; }
+  std::vector<QpSim>& qps(PairEnd e) { return e == PairEnd::Sender ? sender_qps_ : receiver_qps_; }
 
   HaConnection sender_;
   HaConnection receiver_;

@@ -10,8 +10,6 @@
 namespace railcheck::plan {
 namespace {
 
-constexpr std::uint32_t kMaxP2pPerBatch = 8;  // NCCL_MAX_DEV_WORK_P2P_PER_BATCH (device.h)
-
 std::uint32_t reverse_bits(std::uint32_t v, int bits) {
   std::uint32_t out = 0;
   for (int i = 0; i < bits; ++i) out |= ((v >> i) & 1U) << (bits - 1 - i);

@@ -11,6 +11,9 @@
 
 namespace railcheck::plan {
 
+// NCCL_MAX_DEV_WORK_P2P_PER_BATCH (src/include/device.h): p2p operations one plan batch holds.
+inline constexpr std::uint32_t kMaxP2pPerBatch = 8;
+
 struct P2pRound {
   std::uint32_t send_to = 0;
   std::uint32_t recv_from = 0;

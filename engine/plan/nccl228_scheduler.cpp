@@ -19,7 +19,6 @@ constexpr std::uint64_t kWorkP2pBytes = 48;     // sizeof(ncclDevWorkP2p)
 constexpr std::uint64_t kWorkBatchBytes = 16;   // sizeof(ncclDevWorkBatch)
 constexpr std::uint64_t kKernelArgsBytes = 32;  // sizeof(ncclDevKernelArgs)
 constexpr std::uint64_t kMaxBatchBytes = 1024;  // NCCL_MAX_DEV_WORK_BATCH_BYTES
-constexpr std::uint32_t kMaxP2pPerBatch = 8;    // NCCL_MAX_DEV_WORK_P2P_PER_BATCH
 
 enum class WorkType : std::uint8_t { P2p, Coll };
 

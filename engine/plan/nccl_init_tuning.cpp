@@ -5,22 +5,21 @@
 
 #include <charconv>
 
+#include "engine/core/ascii.hpp"
+
 namespace railcheck::plan {
 namespace {
-
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 
 // Every unsigned number in `s` that stands on its own, in order ("p2p" holds none).
 std::vector<std::uint64_t> numbers(std::string_view s) {
   std::vector<std::uint64_t> out;
   for (std::size_t i = 0; i < s.size();) {
-    if (!is_digit(s[i])) {
+    if (!is_ascii_digit(s[i])) {
       ++i;
       continue;
     }
-    if (i > 0 && is_alpha(s[i - 1])) {
-      while (i < s.size() && (is_digit(s[i]) || is_alpha(s[i]))) ++i;
+    if (i > 0 && is_ascii_alpha(s[i - 1])) {
+      while (i < s.size() && (is_ascii_digit(s[i]) || is_ascii_alpha(s[i]))) ++i;
       continue;
     }
     std::uint64_t v = 0;

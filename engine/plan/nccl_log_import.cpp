@@ -12,6 +12,7 @@
 #include <set>
 #include <string_view>
 
+#include "engine/core/ascii.hpp"
 #include "engine/core/excerpt.hpp"
 #include "engine/plan/comm_shape.hpp"
 #include "engine/plan/groundtruth.hpp"
@@ -26,9 +27,6 @@ namespace {
 constexpr std::size_t kMaxLineBytes = 64 * 1024;  // an NCCL INFO line is a few hundred bytes
 constexpr std::uint64_t kMaxCount = 1ULL << 48;   // as sched_trace: count * sizeof(datatype) cannot overflow
 
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-
 // A cursor over one line; every take_* consumes on success only.
 struct Cursor {
   std::string_view s;
@@ -42,7 +40,7 @@ struct Cursor {
   }
   std::size_t skip_spaces() {
     const std::size_t from = i;
-    while (i < s.size() && is_space(s[i])) ++i;
+    while (i < s.size() && is_ascii_blank(s[i])) ++i;
     return i - from;
   }
   template <typename Pred>
@@ -54,7 +52,7 @@ struct Cursor {
     i = j;
     return out;
   }
-  std::optional<std::string_view> digits() { return take(is_digit); }
+  std::optional<std::string_view> digits() { return take(is_ascii_digit); }
   std::optional<std::string_view> signed_digits() {
     const std::size_t from = i;
     const bool minus = lit("-");
@@ -66,7 +64,7 @@ struct Cursor {
     return s.substr(from, i - from);
   }
   std::optional<std::string_view> non_space() {
-    return take([](char c) { return !is_space(c); });
+    return take([](char c) { return !is_ascii_blank(c); });
   }
 };
 
@@ -82,7 +80,7 @@ std::optional<Prefixed> match_prefix(std::string_view line) {
   const std::size_t start = c.i;
   if (c.lit("NCCL INFO ")) return Prefixed{"", line.substr(c.i)};
   c.i = start;
-  const auto host = c.take([](char ch) { return !is_space(ch) && ch != ':'; });
+  const auto host = c.take([](char ch) { return !is_ascii_blank(ch) && ch != ':'; });
   if (!host || !c.lit(":")) return std::nullopt;
   const auto pid = c.digits();
   if (!pid || !c.lit(":") || !c.digits() || c.skip_spaces() == 0 || !c.lit("[") || !c.digits() || !c.lit("]") ||

@@ -7,7 +7,6 @@
 namespace railcheck::zerobuf {
 namespace {
 
-std::uint64_t round_up(std::uint64_t v, std::uint64_t to) { return (v + to - 1) / to * to; }
 bool pow2(std::uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
 
 }  // namespace

@@ -17,6 +17,9 @@
 
 namespace railcheck::zerobuf {
 
+// v rounded up to a multiple of `to` (to > 0): page and granule sizes of both heaps.
+constexpr std::uint64_t round_up(std::uint64_t v, std::uint64_t to) { return (v + to - 1) / to * to; }
+
 enum class HeapKind : std::uint8_t { Small, Large };
 const char* to_string(HeapKind h);
 

@@ -7,7 +7,6 @@
 namespace railcheck::zerobuf {
 namespace {
 
-std::uint64_t round_up(std::uint64_t v, std::uint64_t to) { return (v + to - 1) / to * to; }
 HeapKind other(HeapKind h) { return h == HeapKind::Small ? HeapKind::Large : HeapKind::Small; }
 std::size_t index(HeapKind h) { return h == HeapKind::Small ? 0 : 1; }
 

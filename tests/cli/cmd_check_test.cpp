@@ -9,11 +9,14 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "support/test_files.hpp"
 #include "tests/cli/railcheck_exe.hpp"
 
 using namespace railcheck::cli;
 
 namespace {
+
+using railcheck::test::write_temp;
 
 const char* kSmallModel = R"(
 [world]
@@ -26,17 +29,11 @@ losses = 1
 timer_races = 1
 )";
 
-std::string write(const std::string& name, const std::string& content) {
-  const std::string path = "/tmp/railcheck-check-test-" + name;
-  std::ofstream(path) << content;
-  return path;
-}
-
 }  // namespace
 
 TEST_CASE("railcheck check: naive exits 1 and writes a trace that replay reproduces", "[cli]") {
   CheckOptions o;
-  o.file = write("small.toml", kSmallModel);
+  o.file = write_temp("check-test", "small.toml", kSmallModel);
   o.policy = "naive";
   o.mode = "bfs";
   o.trace_path = "/tmp/railcheck-check-test-naive.trace.json";
@@ -49,7 +46,7 @@ TEST_CASE("railcheck check: naive exits 1 and writes a trace that replay reprodu
 
 TEST_CASE("railcheck check: resync exhausts the bound, exits 0 and says so in JSON", "[cli]") {
   CheckOptions o;
-  o.file = write("small2.toml", kSmallModel);
+  o.file = write_temp("check-test", "small2.toml", kSmallModel);
   o.policy = "resync";
   o.json_path = "/tmp/railcheck-check-test-resync.json";
   REQUIRE(cmd_check(o) == kExitOk);
@@ -70,7 +67,7 @@ TEST_CASE("railcheck check: resync exhausts the bound, exits 0 and says so in JS
 
 TEST_CASE("railcheck check: a state limit is inconclusive (exit 3), bad input exits 2", "[cli]") {
   CheckOptions o;
-  o.file = write("small3.toml", kSmallModel);
+  o.file = write_temp("check-test", "small3.toml", kSmallModel);
   o.max_states = 50;
   CHECK(cmd_check(o) == kExitInconclusive);
   o.max_states.reset();
@@ -80,10 +77,10 @@ TEST_CASE("railcheck check: a state limit is inconclusive (exit 3), bad input ex
   o.policy = "hope";
   CHECK(cmd_check(o) == kExitBadInput);
   o.policy.clear();
-  o.file = write("bad.toml", "[world]\npaths = 0\n");
+  o.file = write_temp("check-test", "bad.toml", "[world]\npaths = 0\n");
   CHECK(cmd_check(o) == kExitBadInput);
   ReplayOptions r;
-  r.trace = write("bad.trace.json", "{\"railcheck_trace\": 1}");
+  r.trace = write_temp("check-test", "bad.trace.json", "{\"railcheck_trace\": 1}");
   CHECK(cmd_replay(r) == kExitBadInput);
 }
 

@@ -17,7 +17,7 @@ using exe::slurp;
 
 namespace {
 
-std::string model(const std::string& name) {
+std::string quoted_model(const std::string& name) {
   return "'" + std::string(RAILCHECK_SOURCE_DIR) + "/verify/models/" + name + ".toml'";
 }
 
@@ -41,7 +41,7 @@ bool has(const std::string& text, const std::string& part) { return text.find(pa
 // `check` exits 1 with a trace that `replay` reproduces: the same invariant, exit 1.
 void violation_replays(const Folder& f, const std::string& name, const std::string& invariant,
                        const std::string& extra = "") {
-  const Ran c = f.run("check " + model(name) + " --trace cx.json " + extra);
+  const Ran c = f.run("check " + quoted_model(name) + " --trace cx.json " + extra);
   INFO(c.out << c.err);
   REQUIRE(c.code == 1);
   CHECK(has(c.out, "VIOLATION of " + invariant + ": "));
@@ -59,7 +59,7 @@ void violation_replays(const Folder& f, const std::string& name, const std::stri
 
 TEST_CASE("plan-channels: nccl exhausts the bound clean, all 6336 communicators", "[cli][worlds]") {
   const Folder f("nccl");
-  const Ran r = f.run("check " + model("plan-channels-nccl") + " --json out.json");
+  const Ran r = f.run("check " + quoted_model("plan-channels-nccl") + " --json out.json");
   INFO(r.out << r.err);
   CHECK(r.code == 0);
   CHECK(has(r.out, "bound exhausted: no invariant violated"));
@@ -74,20 +74,20 @@ TEST_CASE("plan-channels: passsm diverges on two ranks, and the trace replays it
   const Folder f("passsm");
   violation_replays(f, "plan-channels-passsm", "channel-agreement");
   // The shortest counterexample: 2 ranks, one self copy, one collective on one channel.
-  const Ran b = f.run("check " + model("plan-channels-passsm") + " --mode bfs --trace bfs.json");
+  const Ran b = f.run("check " + quoted_model("plan-channels-passsm") + " --mode bfs --trace bfs.json");
   CHECK(b.code == 1);
   const auto steps = nlohmann::json::parse(slurp(f.dir / "bfs.json")).at("steps");
   CHECK(steps.front() == "ranks 2");
   CHECK(has(b.out, "\"ev\":\"send\",\"peer\":1"));  // the schedule trace for replay-sched
   // --policy overrides the model's scheduling policy: nccl is clean on the same bound.
-  CHECK(f.run("check " + model("plan-channels-passsm") + " --policy nccl").code == 0);
+  CHECK(f.run("check " + quoted_model("plan-channels-passsm") + " --policy nccl").code == 0);
   // Replay has no --policy for these worlds (the steps depend on it).
   CHECK(f.run("replay bfs.json --policy nccl").code == 2);
 }
 
 TEST_CASE("plan-lifecycle: NCCL's polling rule is clean, polling anywhere reclaims a plan in use", "[cli][worlds]") {
   const Folder f("lifecycle");
-  const Ran clean = f.run("check " + model("plan-lifecycle"));
+  const Ran clean = f.run("check " + quoted_model("plan-lifecycle"));
   INFO(clean.out << clean.err);
   CHECK(clean.code == 0);
   CHECK(has(clean.out, "bound exhausted"));
@@ -98,40 +98,40 @@ TEST_CASE("plan-lifecycle: NCCL's polling rule is clean, polling anywhere reclai
 TEST_CASE("imm: resync is clean over every fate and order of 4 writes, the seed's naive rule double-counts",
           "[cli][worlds]") {
   const Folder f("imm");
-  const Ran clean = f.run("check " + model("imm-resync"));
+  const Ran clean = f.run("check " + quoted_model("imm-resync"));
   INFO(clean.out << clean.err);
   CHECK(clean.code == 0);
   CHECK(has(clean.out, "bound exhausted"));
   violation_replays(f, "imm-naive", "fires-exactly-once");
   // --policy overrides the model's replay policy.
-  CHECK(f.run("check " + model("imm-resync") + " --policy naive --trace n.json").code == 1);
+  CHECK(f.run("check " + quoted_model("imm-resync") + " --policy naive --trace n.json").code == 1);
 }
 
 TEST_CASE("plan and imm worlds: the failover world's bounds, random mode and bad-input exits", "[cli][worlds]") {
   const Folder f("bounds");
-  CHECK(f.run("check " + model("plan-channels-nccl") + " --max-states 100").code == 3);
-  CHECK(f.run("check " + model("plan-channels-nccl") + " --max-depth 5").code == 3);
-  const Ran timed = f.run("check " + model("imm-resync") + " --max-seconds 0.001");
+  CHECK(f.run("check " + quoted_model("plan-channels-nccl") + " --max-states 100").code == 3);
+  CHECK(f.run("check " + quoted_model("plan-channels-nccl") + " --max-depth 5").code == 3);
+  const Ran timed = f.run("check " + quoted_model("imm-resync") + " --max-seconds 0.001");
   CHECK(timed.code == 3);
   CHECK(has(timed.out, "stopped at max_seconds"));
   // Random walks: a seed finds the violation and the same seed finds the same trace.
-  const Ran w1 = f.run("check " + model("plan-channels-passsm") + " --mode random --seed 5 --trace w1.json");
-  const Ran w2 = f.run("check " + model("plan-channels-passsm") + " --mode random --seed 5 --trace w2.json");
+  const Ran w1 = f.run("check " + quoted_model("plan-channels-passsm") + " --mode random --seed 5 --trace w1.json");
+  const Ran w2 = f.run("check " + quoted_model("plan-channels-passsm") + " --mode random --seed 5 --trace w2.json");
   REQUIRE(w1.code == 1);
   CHECK(has(w1.out, "found by random walk"));
   CHECK(slurp(f.dir / "w1.json") == slurp(f.dir / "w2.json"));
-  CHECK(f.run("check " + model("plan-channels-nccl") + " --mode random --walks 20").code == 0);
+  CHECK(f.run("check " + quoted_model("plan-channels-nccl") + " --mode random --walks 20").code == 0);
   // Bad input: one line, exit 2.
-  const Ran seed = f.run("check " + model("imm-naive") + " --seed 3");
+  const Ran seed = f.run("check " + quoted_model("imm-naive") + " --seed 3");
   CHECK(seed.code == 2);
   CHECK(has(seed.err, "--seed applies to --mode random only"));
-  CHECK(f.run("check " + model("plan-channels-nccl") + " --policy fastest").code == 2);
+  CHECK(f.run("check " + quoted_model("plan-channels-nccl") + " --policy fastest").code == 2);
   std::ofstream(f.dir / "bad.toml") << "world = \"imm\"\n[bounds]\nwrites = 9\n";
   const Ran bad = f.run("check bad.toml");
   CHECK(bad.code == 2);
   CHECK(has(bad.err, "bad.toml:3: bounds.writes"));
   // A trace whose steps no longer fit its world: exit 2, naming the step.
-  REQUIRE(f.run("check " + model("imm-naive") + " --trace t.json").code == 1);
+  REQUIRE(f.run("check " + quoted_model("imm-naive") + " --trace t.json").code == 1);
   auto t = nlohmann::json::parse(slurp(f.dir / "t.json"));
   t["steps"][0] = "write 0 vanished";
   std::ofstream(f.dir / "t.json") << t.dump();
@@ -150,9 +150,9 @@ TEST_CASE("plan and imm worlds: the failover world's bounds, random mode and bad
 // the engine code under it that loses the violation shows here.
 TEST_CASE("the shipped plan and imm traces replay to their violation", "[cli][worlds]") {
   const Folder f("traces");
-  for (const auto& [name, invariant] : {std::pair{"plan-channels-passsm", "channel-agreement"},
-                                        std::pair{"plan-lifecycle-poll-anywhere", "plan-lifecycle"},
-                                        std::pair{"imm-naive", "fires-exactly-once"}}) {
+  for (const auto& [name, invariant] :
+       {std::pair{"plan-channels-passsm", "channel-agreement"},
+        std::pair{"plan-lifecycle-poll-anywhere", "plan-lifecycle"}, std::pair{"imm-naive", "fires-exactly-once"}}) {
     const Ran r = f.run("replay '" + std::string(RAILCHECK_SOURCE_DIR) + "/verify/traces/" + name + ".trace.json'");
     INFO(name << "\n" << r.out << r.err);
     CHECK(r.code == 1);

@@ -9,20 +9,14 @@
 #include <string>
 
 #include "cli/commands.hpp"
+#include "support/test_files.hpp"
 
 using namespace railcheck::cli;
 
 namespace {
 
-std::string model(const std::string& name) {
-  return std::string(RAILCHECK_SOURCE_DIR) + "/verify/models/" + name + ".toml";
-}
-
-std::string write(const std::string& name, const std::string& content) {
-  const std::string path = "/tmp/railcheck-zerobuf-test-" + name;
-  std::ofstream(path) << content;
-  return path;
-}
+using railcheck::test::model_path;
+using railcheck::test::write_temp;
 
 nlohmann::json read_json(const std::string& path) {
   std::ifstream f(path);
@@ -35,8 +29,8 @@ TEST_CASE("railcheck check: the shipped zero-buffer models exhaust their bounds 
   for (const char* name : {"zerobuf_flags_2ranks", "zerobuf_flags_3ranks", "zerobuf_sma"}) {
     INFO(name);
     CheckOptions o;
-    o.file = model(name);
-    o.json_path = write(std::string(name) + ".json", "");
+    o.file = model_path(name);
+    o.json_path = write_temp("zerobuf-test", std::string(name) + ".json", "");
     REQUIRE(cmd_check(o) == kExitOk);
     const auto j = read_json(o.json_path);
     CHECK(j.at("exhausted") == true);
@@ -50,9 +44,9 @@ TEST_CASE("railcheck check: a zero-buffer mutation exits 1 with a trace that rep
                                         std::pair{"zerobuf_sma_early_event", "no-reuse-under-foreign-event"}}) {
     INFO(name);
     CheckOptions o;
-    o.file = model(name);
-    o.trace_path = write(std::string(name) + ".trace.json", "");
-    o.json_path = write(std::string(name) + ".json", "");
+    o.file = model_path(name);
+    o.trace_path = write_temp("zerobuf-test", std::string(name) + ".trace.json", "");
+    o.json_path = write_temp("zerobuf-test", std::string(name) + ".json", "");
     REQUIRE(cmd_check(o) == kExitViolation);
     CHECK(read_json(o.json_path).at("violation").at("invariant") == invariant);
     const auto trace = read_json(o.trace_path);
@@ -69,9 +63,9 @@ TEST_CASE("railcheck check: a zero-buffer mutation exits 1 with a trace that rep
 
 TEST_CASE("railcheck check: zero-buffer bad input exits 2, a cut-short search 3", "[cli][zerobuf]") {
   CheckOptions o;
-  o.file = model("zerobuf_flags_3ranks");
+  o.file = model_path("zerobuf_flags_3ranks");
   o.max_states = 100;
-  o.json_path = write("cut.json", "");
+  o.json_path = write_temp("zerobuf-test", "cut.json", "");
   CHECK(cmd_check(o) == kExitInconclusive);
   CHECK(read_json(o.json_path).at("stopped_by") == "max_states");
   o.json_path.clear();
@@ -93,17 +87,19 @@ TEST_CASE("railcheck check: zero-buffer bad input exits 2, a cut-short search 3"
         "world = \"zerobuf-sma\"\n[sma]\nstreams = 2\nwhat = 1\n",
         "world = \"zerobuf-sma\"\ninvariants = [\"no-flag-aba\"]\n"}) {
     INFO(text);
-    o.file = write("bad.toml", text);
+    o.file = write_temp("zerobuf-test", "bad.toml", text);
     CHECK(cmd_check(o) == kExitBadInput);
   }
   // A trace whose steps are not possible in its world (hand-edited, or an older engine).
   ReplayOptions r;
-  r.trace = write("bad.trace.json",
-                  R"({"railcheck_trace": 1, "world": "zerobuf-flags", "model": {"ranks": 2, "ops": ["all-gather"]},
+  r.trace = write_temp("zerobuf-test", "bad.trace.json",
+                       R"({"railcheck_trace": 1, "world": "zerobuf-flags", "model": {"ranks": 2, "ops": ["all-gather"]},
                       "steps": ["step r1"]})");
   CHECK(cmd_replay(r) == kExitBadInput);
-  r.trace = write("bad2.trace.json", R"({"railcheck_trace": 1, "world": "zerobuf-flags", "steps": []})");
+  r.trace =
+      write_temp("zerobuf-test", "bad2.trace.json", R"({"railcheck_trace": 1, "world": "zerobuf-flags", "steps": []})");
   CHECK(cmd_replay(r) == kExitBadInput);
-  r.trace = write("bad3.trace.json", R"({"world": "zerobuf-sma", "model": {}, "invariant": 5, "steps": []})");
+  r.trace = write_temp("zerobuf-test", "bad3.trace.json",
+                       R"({"world": "zerobuf-sma", "model": {}, "invariant": 5, "steps": []})");
   CHECK(cmd_replay(r) == kExitBadInput);
 }

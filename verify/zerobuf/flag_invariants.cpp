@@ -8,7 +8,7 @@ namespace {
 using railcheck::zerobuf::RunnerState;
 
 // An access the world saw and recorded under this invariant's name.
-Invariant<FlagWorld> recorded(std::string name, std::string description) {
+Invariant<FlagWorld> recorded_flag_violation(std::string name, std::string description) {
   return Invariant<FlagWorld>{
       name, std::move(description),
       [name](const FlagWorld& w, bool) -> std::optional<std::string> { return w.bad_access(name); }};
@@ -23,12 +23,13 @@ std::uint32_t waited_for(const FlagWorld::Rank& k) { return k.runner.program()[k
 
 const std::vector<Invariant<FlagWorld>>& flag_invariants() {
   static const std::vector<Invariant<FlagWorld>> all = {
-      recorded("no-read-before-written",
-               "a peer's input is read, and an output consumed, only once it holds this call's data"),
-      recorded("no-overwrite-before-readers-done",
-               "no buffer is overwritten while someone still has to read it (a peer's pending read of an input, "
-               "an output not yet consumed)"),
-      recorded("no-flag-aba", "a wait accepts only a flag posted for the epoch it waits for"),
+      recorded_flag_violation("no-read-before-written",
+                              "a peer's input is read, and an output consumed, only once it holds this call's data"),
+      recorded_flag_violation(
+          "no-overwrite-before-readers-done",
+          "no buffer is overwritten while someone still has to read it (a peer's pending read of an input, "
+          "an output not yet consumed)"),
+      recorded_flag_violation("no-flag-aba", "a wait accepts only a flag posted for the epoch it waits for"),
       {"no-deadlock", "at the end every rank has finished, died or failed; with no death, every rank finished",
        [](const FlagWorld& w, bool at_end) -> std::optional<std::string> {
          if (!at_end) return std::nullopt;

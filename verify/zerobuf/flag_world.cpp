@@ -13,7 +13,7 @@ using namespace railcheck::zerobuf;
 
 namespace {
 
-constexpr std::array<std::pair<FlagMutation, std::string_view>, 8> kMutations = {{
+constexpr std::array<std::pair<FlagMutation, std::string_view>, 8> kFlagMutations = {{
     {FlagMutation::None, "none"},
     {FlagMutation::BooleanFlags, "boolean-flags"},
     {FlagMutation::WriteBeforeReady, "write-before-ready"},
@@ -38,13 +38,13 @@ bool skipped_by(FlagMutation m, FlagKind k) {
 }  // namespace
 
 std::string_view to_string(FlagMutation m) {
-  for (const auto& [k, name] : kMutations)
+  for (const auto& [k, name] : kFlagMutations)
     if (k == m) return name;
   return "?";
 }
 
 std::optional<FlagMutation> parse_flag_mutation(std::string_view s) {
-  for (const auto& [k, name] : kMutations)
+  for (const auto& [k, name] : kFlagMutations)
     if (name == s) return k;
   return std::nullopt;
 }

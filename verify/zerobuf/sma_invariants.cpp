@@ -5,7 +5,7 @@
 namespace railcheck::verify::zerobuf {
 namespace {
 
-Invariant<SmaWorld> recorded(std::string name, std::string description) {
+Invariant<SmaWorld> recorded_sma_violation(std::string name, std::string description) {
   return Invariant<SmaWorld>{
       name, std::move(description),
       [name](const SmaWorld& w, bool) -> std::optional<std::string> { return w.bad_access(name); }};
@@ -41,12 +41,13 @@ std::optional<std::string> tiling(const SmaWorld& w) {
 
 const std::vector<Invariant<SmaWorld>>& sma_invariants() {
   static const std::vector<Invariant<SmaWorld>> all = {
-      recorded("no-reuse-under-foreign-event",
-               "a block is never handed to a stream while another stream may still use it"),
-      recorded("live-blocks-disjoint", "a block never overlaps a live or parked one"),
-      recorded("no-unmap-in-use", "no segment is released while any stream may still use its pages"),
-      recorded("no-physical-free-during-capture", "no segment is released while a graph capture is open"),
-      recorded("capture-frees-deferred", "a block freed during a capture is not handed out before the capture ends"),
+      recorded_sma_violation("no-reuse-under-foreign-event",
+                             "a block is never handed to a stream while another stream may still use it"),
+      recorded_sma_violation("live-blocks-disjoint", "a block never overlaps a live or parked one"),
+      recorded_sma_violation("no-unmap-in-use", "no segment is released while any stream may still use its pages"),
+      recorded_sma_violation("no-physical-free-during-capture", "no segment is released while a graph capture is open"),
+      recorded_sma_violation("capture-frees-deferred",
+                             "a block freed during a capture is not handed out before the capture ends"),
       {"blocks-tile-segments",
        "blocks tile every segment exactly; segments are page-aligned inside their heap and wholly mapped",
        [](const SmaWorld& w, bool) { return tiling(w); }},

@@ -13,7 +13,7 @@ using namespace railcheck::zerobuf;
 
 namespace {
 
-constexpr std::array<std::pair<SmaMutation, std::string_view>, 5> kMutations = {
+constexpr std::array<std::pair<SmaMutation, std::string_view>, 5> kSmaMutations = {
     {{SmaMutation::None, "none"},
      {SmaMutation::EarlyEventDone, "early-event-done"},
      {SmaMutation::CaptureNotTold, "capture-not-told"},
@@ -25,13 +25,13 @@ bool overlaps(std::uint64_t a, std::uint64_t an, std::uint64_t b, std::uint64_t 
 }  // namespace
 
 std::string_view to_string(SmaMutation m) {
-  for (const auto& [k, name] : kMutations)
+  for (const auto& [k, name] : kSmaMutations)
     if (k == m) return name;
   return "?";
 }
 
 std::optional<SmaMutation> parse_sma_mutation(std::string_view s) {
-  for (const auto& [k, name] : kMutations)
+  for (const auto& [k, name] : kSmaMutations)
     if (name == s) return k;
   return std::nullopt;
 }

@@ -6,7 +6,7 @@
 #include "verify/pair_world.hpp"
 
 using namespace railcheck;
-using railcheck::verify::End;
+using railcheck::verify::PairEnd;
 using railcheck::verify::PairWorld;
 
 namespace {
@@ -66,7 +66,7 @@ TEST_CASE("resync and probe deliver exactly once, in order, in the same interlea
 
 TEST_CASE("failover runs ERR, drain, switch, lazy MR registration, replay, in that order", "[failover]") {
   PairWorld w = ack_lost_then_link_dies(ReplayPolicy::Resync);
-  const Actions& log = w.log(End::Sender);
+  const Actions& log = w.log(PairEnd::Sender);
   const auto started = test::find_action(log, test::is_trace(TraceKind::FailoverStarted));
   REQUIRE(started);
   const auto err = test::find_action(log, test::is_modify(0, QpState::Err), *started);
@@ -102,7 +102,7 @@ TEST_CASE("replay keeps the original order and the grouped receive's tag mapping
   w.run(sec(10));
   // The receiver re-posted its six receives on path 1 in their original order and tags.
   std::vector<std::uint64_t> reposted_tags;
-  for (const Action& a : w.log(End::Receiver))
+  for (const Action& a : w.log(PairEnd::Receiver))
     if (const auto* r = std::get_if<PostRecv>(&a); r && r->path.value == 1) reposted_tags.push_back(r->wr.tags.at(0));
   CHECK(reposted_tags == iota(6));
   CHECK(w.delivered() == iota(6));
@@ -116,7 +116,7 @@ TEST_CASE("with both paths dead the caller gets an error, not a hang", "[failove
   CHECK(w.sender().failed());
   CHECK(w.sends_failed() == 4);
   CHECK(w.sends_completed() == 0);
-  const bool reported = std::any_of(w.log(End::Sender).begin(), w.log(End::Sender).end(),
+  const bool reported = std::any_of(w.log(PairEnd::Sender).begin(), w.log(PairEnd::Sender).end(),
                                     [](const Action& a) { return std::holds_alternative<ConnectionFailed>(a); });
   CHECK(reported);
 }
@@ -142,9 +142,9 @@ TEST_CASE("the soft RTO fails over when the hardware reports nothing", "[failove
   CHECK(w.sender().failovers() == 0);
   w.run(ms(2));
   CHECK(w.sender().failovers() == 1);
-  const auto started = test::find_action(w.log(End::Sender), test::is_trace(TraceKind::FailoverStarted));
+  const auto started = test::find_action(w.log(PairEnd::Sender), test::is_trace(TraceKind::FailoverStarted));
   REQUIRE(started);
-  CHECK_THAT(std::get<Trace>(w.log(End::Sender)[*started]).note.detail, Catch::Contains("soft RTO"));
+  CHECK_THAT(std::get<Trace>(w.log(PairEnd::Sender)[*started]).note.detail, Catch::Contains("soft RTO"));
 }
 
 TEST_CASE("the default soft RTO is at least twice the hardware retry window", "[rto]") {

@@ -4,7 +4,7 @@
 #include "verify/pair_world.hpp"
 
 using namespace railcheck;
-using railcheck::verify::End;
+using railcheck::verify::PairEnd;
 using railcheck::verify::PairWorld;
 
 TEST_CASE("connect and accept hand out no comm until the primary QP is RTS on both sides", "[handshake]") {
@@ -24,7 +24,7 @@ TEST_CASE("connect and accept hand out no comm until the primary QP is RTS on bo
   REQUIRE(w.sender().comm_ready());
   REQUIRE(w.receiver().comm_ready());
   // On each side, the primary went RTS before the comm was handed out.
-  for (End e : {End::Sender, End::Receiver}) {
+  for (PairEnd e : {PairEnd::Sender, PairEnd::Receiver}) {
     const auto& log = w.log(e);
     const auto rts = test::find_action(log, test::is_modify(0, QpState::Rts));
     const auto ready =
@@ -43,7 +43,7 @@ TEST_CASE("phase 2 brings the standby up over the primary, after the comm is han
     CHECK(w.receiver().path(PathIndex{p}).health == PathHealth::Ready);
     CHECK(w.sender().path(PathIndex{p}).qp == QpState::Rts);
   }
-  const auto& log = w.log(End::Sender);
+  const auto& log = w.log(PairEnd::Sender);
   const auto ready = test::find_action(log, [](const Action& a) { return std::holds_alternative<ConnectionReady>(a); });
   const auto offer = test::find_action(log, [](const Action& a) {
     const auto* s = std::get_if<SendControl>(&a);

@@ -7,6 +7,7 @@
 
 #include "cli/commands.hpp"
 #include "engine/plan/alignment.hpp"
+#include "support/test_files.hpp"
 #include "tests/engine/plan/shipped_file.hpp"
 
 namespace fs = std::filesystem;
@@ -14,7 +15,7 @@ namespace fs = std::filesystem;
 namespace railcheck::cli {
 namespace {
 
-std::string source(const std::string& rel) { return std::string(RAILCHECK_SOURCE_DIR) + "/" + rel; }
+using railcheck::test::source_path;
 
 int align(std::vector<std::string> inputs) {
   AlignOptions o;
@@ -27,7 +28,7 @@ int align(std::vector<std::string> inputs) {
 TEST_CASE("align: every committed NCCL 2.28.9 recording aligns op by op with the 2.28 model", "[cli][plan][align]") {
   plan::AlignmentReport report;
   int workloads = 0;
-  for (const auto& dir : fs::directory_iterator(source("scenarios/groundtruth"))) {
+  for (const auto& dir : fs::directory_iterator(source_path("scenarios/groundtruth"))) {
     if (!dir.is_directory()) continue;
     ++workloads;
     std::vector<plan::NamedText> traces, logs;
@@ -50,14 +51,14 @@ TEST_CASE("align: every committed NCCL 2.28.9 recording aligns op by op with the
   CHECK(report.mismatches.empty());
   CHECK(report.by_func["Send"].ops >= 38);
   CHECK(report.by_func["AllGather"].ops >= 6);
-  CHECK(align({source("scenarios/groundtruth")}) == kExitOk);
+  CHECK(align({source_path("scenarios/groundtruth")}) == kExitOk);
 }
 
 TEST_CASE("align: a recording NCCL did not make is a mismatch and bad input exits 2", "[cli][plan][align]") {
   const fs::path dir = "/tmp/railcheck-align-test";
   fs::remove_all(dir);
   fs::create_directories(dir);
-  for (const auto& f : fs::directory_iterator(source("scenarios/groundtruth/coalesced_colls"))) {
+  for (const auto& f : fs::directory_iterator(source_path("scenarios/groundtruth/coalesced_colls"))) {
     const auto name = f.path().filename().string();
     std::string text = plan::shipped_file("scenarios/groundtruth/coalesced_colls/" + name);
     // Move rank 1's last kernel-channel event from channel 1 to channel 0.

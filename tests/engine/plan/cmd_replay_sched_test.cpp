@@ -4,17 +4,13 @@
 #include <fstream>
 
 #include "cli/commands.hpp"
+#include "support/test_files.hpp"
 
 namespace railcheck::cli {
 namespace {
 
-std::string source(const std::string& rel) { return std::string(RAILCHECK_SOURCE_DIR) + "/" + rel; }
-
-std::string write(const std::string& name, const std::string& content) {
-  const std::string path = "/tmp/railcheck-replay-sched-test-" + name;
-  std::ofstream(path) << content;
-  return path;
-}
+using railcheck::test::source_path;
+using railcheck::test::write_temp;
 
 int run(std::vector<std::string> inputs, std::vector<std::string> policies = {},
         std::optional<std::string> nccl = std::nullopt) {
@@ -26,32 +22,34 @@ int run(std::vector<std::string> inputs, std::vector<std::string> policies = {},
 }
 
 TEST_CASE("replay-sched: the PassSm scenario exits 1, and 0 under nccl alone", "[cli][plan]") {
-  CHECK(run({source("scenarios/sched/passsm_divergence.toml")}) == kExitViolation);
-  CHECK(run({source("scenarios/sched/passsm_divergence.toml")}, {"nccl"}) == kExitOk);
+  CHECK(run({source_path("scenarios/sched/passsm_divergence.toml")}) == kExitViolation);
+  CHECK(run({source_path("scenarios/sched/passsm_divergence.toml")}, {"nccl"}) == kExitOk);
 }
 
 TEST_CASE("replay-sched: the PassSm scenario follows its nccl = 2.18 and under --nccl 2.28 it cannot diverge",
           "[cli][plan]") {
-  CHECK(run({source("scenarios/sched/passsm_divergence.toml")}, {"passsm"}, "2.18") == kExitViolation);
-  CHECK(run({source("scenarios/sched/passsm_divergence.toml")}, {"passsm"}, "2.28") == kExitOk);
-  CHECK(run({source("scenarios/sched/passsm_divergence.toml")}, {}, "2.19") == kExitBadInput);
+  CHECK(run({source_path("scenarios/sched/passsm_divergence.toml")}, {"passsm"}, "2.18") == kExitViolation);
+  CHECK(run({source_path("scenarios/sched/passsm_divergence.toml")}, {"passsm"}, "2.28") == kExitOk);
+  CHECK(run({source_path("scenarios/sched/passsm_divergence.toml")}, {}, "2.19") == kExitBadInput);
 }
 
 TEST_CASE("replay-sched: the minimal PassSm trace exits 1 under passsm and 0 under nccl", "[cli][plan]") {
-  CHECK(run({source("scenarios/sched/passsm_minimal.jsonl")}, {"passsm"}) == kExitViolation);
-  CHECK(run({source("scenarios/sched/passsm_minimal.jsonl")}, {"nccl"}) == kExitOk);
+  CHECK(run({source_path("scenarios/sched/passsm_minimal.jsonl")}, {"passsm"}) == kExitViolation);
+  CHECK(run({source_path("scenarios/sched/passsm_minimal.jsonl")}, {"nccl"}) == kExitOk);
 }
 
 TEST_CASE("replay-sched: the shipped trace and log replay clean under nccl", "[cli][plan]") {
-  CHECK(run({source("scenarios/sched/two_rank.jsonl")}, {"nccl"}) == kExitOk);
-  CHECK(run({source("scenarios/sched/two_rank_coll.log")}, {"nccl"}) == kExitOk);
+  CHECK(run({source_path("scenarios/sched/two_rank.jsonl")}, {"nccl"}) == kExitOk);
+  CHECK(run({source_path("scenarios/sched/two_rank_coll.log")}, {"nccl"}) == kExitOk);
 }
 
 TEST_CASE("replay-sched: bad input exits 2", "[cli][plan]") {
-  CHECK(run({write("bad.jsonl", "{\"rank\":0,\"ev\":\"coll\",\"op\":\"AllReduce\"}\n")}) == kExitBadInput);
-  CHECK(run({write("bad.log", "h:1:1 [0] NCCL INFO Gather: opCount 0 garbage\n")}) == kExitBadInput);
-  CHECK(run({write("bad.toml", "[comm]\nnranks = 0\n")}) == kExitBadInput);
-  CHECK(run({source("scenarios/sched/two_rank.jsonl")}, {"fifo"}) == kExitBadInput);
+  CHECK(run({write_temp("replay-sched-test", "bad.jsonl", "{\"rank\":0,\"ev\":\"coll\",\"op\":\"AllReduce\"}\n")}) ==
+        kExitBadInput);
+  CHECK(run({write_temp("replay-sched-test", "bad.log", "h:1:1 [0] NCCL INFO Gather: opCount 0 garbage\n")}) ==
+        kExitBadInput);
+  CHECK(run({write_temp("replay-sched-test", "bad.toml", "[comm]\nnranks = 0\n")}) == kExitBadInput);
+  CHECK(run({source_path("scenarios/sched/two_rank.jsonl")}, {"fifo"}) == kExitBadInput);
 }
 
 }  // namespace

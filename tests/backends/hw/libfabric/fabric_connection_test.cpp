@@ -4,18 +4,19 @@
 
 #include "engine/handshake/handle_codec.hpp"
 #include "stream_fixture.hpp"
+#include "support/fabric_providers.hpp"
 
 using namespace railcheck;
 using namespace railcheck::test;
 
 namespace {
 
-const char* const kProviders[] = {"tcp;ofi_rxm", "shm"};
+using railcheck::test::kLoopbackProviders;
 
 }  // namespace
 
 TEST_CASE("connect and accept never block and the comm is ready only after phase 1", "[fabric]") {
-  for (const char* prov : kProviders) {
+  for (const char* prov : kLoopbackProviders) {
     DYNAMIC_SECTION(prov) {
       if (!provider_here(prov)) continue;
       auto p = open_pair(loopback_options(prov));
@@ -36,7 +37,7 @@ TEST_CASE("connect and accept never block and the comm is ready only after phase
 }
 
 TEST_CASE("send/recv delivers every message exactly once, bytes verified, grouped receives keep tags", "[fabric]") {
-  for (const char* prov : kProviders) {
+  for (const char* prov : kLoopbackProviders) {
     DYNAMIC_SECTION(prov) {
       if (!provider_here(prov)) continue;
       auto p = open_pair(loopback_options(prov));
@@ -53,7 +54,7 @@ TEST_CASE("send/recv delivers every message exactly once, bytes verified, groupe
 }
 
 TEST_CASE("cutting the primary rail mid-stream fails over with no loss and no duplicate", "[fabric]") {
-  for (const char* prov : kProviders) {
+  for (const char* prov : kLoopbackProviders) {
     DYNAMIC_SECTION(prov) {
       if (!provider_here(prov)) continue;
       auto p = open_pair(loopback_options(prov));

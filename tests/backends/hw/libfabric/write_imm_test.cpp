@@ -5,13 +5,14 @@
 
 #include "backends/hw/conform/write_imm_case.hpp"
 #include "stream_fixture.hpp"
+#include "support/fabric_providers.hpp"
 
 using namespace railcheck;
 using namespace railcheck::test;
 
 namespace {
 
-const char* const kProviders[] = {"tcp;ofi_rxm", "shm"};
+using railcheck::test::kLoopbackProviders;
 
 // Empty when the case passed on the pair; else why.
 std::string run_write_case(Pair& p, const conform::WriteCaseSpec& spec) {
@@ -34,7 +35,7 @@ std::string run_write_case(Pair& p, const conform::WriteCaseSpec& spec) {
 }  // namespace
 
 TEST_CASE("write_imm: every immediate lands exactly once and ImmCounter completes each value once", "[fabric][imm]") {
-  for (const char* prov : kProviders) {
+  for (const char* prov : kLoopbackProviders) {
     DYNAMIC_SECTION(prov) {
       if (!provider_here(prov)) continue;
       auto p = open_pair(loopback_options(prov));

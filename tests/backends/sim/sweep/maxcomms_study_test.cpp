@@ -7,25 +7,15 @@
 #include "backends/sim/sweep/child_pool.hpp"
 #include "backends/sim/sweep/report_script.hpp"
 #include "backends/sim/sweep/sweep_run.hpp"
+#include "support/test_files.hpp"
 
 namespace fs = std::filesystem;
 using namespace railcheck::sweep;
 
 namespace {
 
-fs::path fresh_dir(const std::string& name) {
-  const fs::path d = fs::temp_directory_path() / ("railcheck-maxcomms-test-" + name + "-" + std::to_string(::getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
-
-std::vector<nlohmann::json> rows(const fs::path& file) {
-  std::vector<nlohmann::json> out;
-  std::ifstream in(file);
-  for (std::string line; std::getline(in, line);) out.push_back(nlohmann::json::parse(line));
-  return out;
-}
+using railcheck::test::fresh_dir;
+using railcheck::test::json_lines;
 
 int run(const std::vector<std::string>& argv, const fs::path& log) {
   int code = -1;
@@ -52,14 +42,14 @@ TEST_CASE("the shipped maxComms sweep runs railcheck budget per point, and the h
   // A small slice: the EFA preset's 8-channel column.
   spec.value().axes[0].values = toml::array{"efa-100g"};
   spec.value().axes[3].values = toml::array{8};
-  const fs::path dir = fresh_dir("sweep");
+  const fs::path dir = fresh_dir("maxcomms-test", "sweep");
   auto t =
       run_sweep(spec.value(), SweepConfig{dir.string(), {railcheck.string(), "budget"}, 2, false, Shard{}, nullptr});
   REQUIRE(t);
   CHECK(t->ran == 9);
   CHECK(t->errors == 0);
   CHECK(t->violations == 0);
-  const auto rs = rows(dir / "results.jsonl");
+  const auto rs = json_lines(dir / "results.jsonl");
   REQUIRE(rs.size() == 9);
   for (const auto& r : rs) {
     INFO(r.dump());
@@ -74,7 +64,7 @@ TEST_CASE("the shipped maxComms sweep runs railcheck budget per point, and the h
 }
 
 TEST_CASE("the heatmap script names the file and line of a malformed row and exits 2") {
-  const fs::path dir = fresh_dir("bad");
+  const fs::path dir = fresh_dir("maxcomms-test", "bad");
   const fs::path jsonl = dir / "results.jsonl";
   std::ofstream(jsonl) << R"({"params":{"topology.nic":"x"}})"
                        << "\n";

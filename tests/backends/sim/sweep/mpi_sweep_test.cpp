@@ -9,18 +9,15 @@
 #include <nlohmann/json.hpp>
 
 #include "backends/sim/sweep/child_pool.hpp"
+#include "support/test_files.hpp"
 
 namespace fs = std::filesystem;
 using namespace railcheck::sweep;
 
 namespace {
 
-fs::path fresh_dir(const std::string& name) {
-  const fs::path d = fs::temp_directory_path() / ("railcheck-mpi-test-" + name + "-" + std::to_string(::getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
+using railcheck::test::fresh_dir;
+using railcheck::test::read_file;
 
 // Rows by point id, without the one field that names the folder the point ran in.
 std::map<std::string, nlohmann::json> rows_by_point(const fs::path& jsonl) {
@@ -35,11 +32,6 @@ std::map<std::string, nlohmann::json> rows_by_point(const fs::path& jsonl) {
   return out;
 }
 
-std::string read(const fs::path& p) {
-  std::ifstream in(p);
-  return {std::istreambuf_iterator<char>(in), {}};
-}
-
 }  // namespace
 
 TEST_CASE("mpirun -np 2 railcheck sweep merges every rank's rows: each point once, as without MPI") {
@@ -50,7 +42,7 @@ TEST_CASE("mpirun -np 2 railcheck sweep merges every rank's rows: each point onc
   }
   const fs::path railcheck = fs::read_symlink("/proc/self/exe").parent_path() / "../cli/railcheck";
   REQUIRE(fs::exists(railcheck));
-  const fs::path dir = fresh_dir("merge");
+  const fs::path dir = fresh_dir("mpi-test", "merge");
   // 3 NICs x 2 maxRecvs x 2 seeds = 12 points of the maxComms study (no SimGrid: quick).
   const fs::path sweep = dir / "small.toml";
   std::ofstream(sweep) << "name = \"mpi-small\"\nscenario = \"" << RAILCHECK_SOURCE_DIR
@@ -81,9 +73,9 @@ TEST_CASE("mpirun -np 2 railcheck sweep merges every rank's rows: each point onc
                                          "1"};
   int code = -1;
   REQUIRE(run_children({ChildJob{argv, (dir / "mpirun.log").string()}}, 1, [&](std::size_t, int c) { code = c; }));
-  INFO(read(dir / "mpirun.log"));
+  INFO(read_file(dir / "mpirun.log"));
   REQUIRE(code == 0);
-  CHECK(read(dir / "mpirun.log").find("rank 0 merged 12 rows") != std::string::npos);
+  CHECK(read_file(dir / "mpirun.log").find("rank 0 merged 12 rows") != std::string::npos);
 
   // Each rank ran its own shard...
   const auto rank0 = rows_by_point(dir / "mpi/rank-0/results.jsonl");

@@ -7,18 +7,15 @@
 
 #include "backends/sim/sweep/child_pool.hpp"
 #include "backends/sim/sweep/report_script.hpp"
+#include "support/test_files.hpp"
 
 namespace fs = std::filesystem;
 using namespace railcheck::sweep;
 
 namespace {
 
-fs::path fresh_dir(const std::string& name) {
-  const fs::path d = fs::temp_directory_path() / ("railcheck-report-test-" + name + "-" + std::to_string(::getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
+using railcheck::test::fresh_dir;
+using railcheck::test::read_file;
 
 int run_report(const fs::path& results, const fs::path& out) {
   int code = -1;
@@ -29,15 +26,10 @@ int run_report(const fs::path& results, const fs::path& out) {
   return code;
 }
 
-std::string read(const fs::path& p) {
-  std::ifstream in(p);
-  return {std::istreambuf_iterator<char>(in), {}};
-}
-
 }  // namespace
 
 TEST_CASE("the report script turns a small result set into figures and one self-contained HTML file") {
-  const fs::path dir = fresh_dir("ok");
+  const fs::path dir = fresh_dir("report-test", "ok");
   std::ofstream rows(dir / "results.jsonl");
   for (int rto : {100, 1000})
     for (int window : {50, 500})
@@ -63,7 +55,7 @@ TEST_CASE("the report script turns a small result set into figures and one self-
     INFO(png);
     CHECK(fs::file_size(out / png) > 1000);
   }
-  const std::string html = read(out / "report.html");
+  const std::string html = read_file(out / "report.html");
   CHECK_THAT(html, Catch::Contains("data:image/png;base64,"));
   CHECK_THAT(html, Catch::Contains("delivered 8"));
   CHECK(html.find("src='failover_rate.png'") == std::string::npos);  // images inlined, not linked
@@ -71,19 +63,19 @@ TEST_CASE("the report script turns a small result set into figures and one self-
 }
 
 TEST_CASE("the report script rejects a malformed results file with its line and exit status 2") {
-  const fs::path dir = fresh_dir("bad");
+  const fs::path dir = fresh_dir("report-test", "bad");
   std::ofstream(dir / "results.jsonl") << R"({"point":"a","params":{},"seed":1,"outcome":"delivered"})"
                                        << "\n"
                                        << "{not json\n";
   const fs::path out = dir / "report";
   CHECK(run_report(dir, out) == 2);
-  CHECK_THAT(read(out.string() + ".log"), Catch::Contains("results.jsonl:2: not JSON"));
+  CHECK_THAT(read_file(out.string() + ".log"), Catch::Contains("results.jsonl:2: not JSON"));
   CHECK_FALSE(fs::exists(out / "report.html"));
   fs::remove_all(dir);
 }
 
 TEST_CASE("the report folds qp_timeout and qp_retry_cnt into the hardware retry window axis") {
-  const fs::path dir = fresh_dir("window");
+  const fs::path dir = fresh_dir("report-test", "window");
   std::ofstream rows(dir / "results.jsonl");
   for (int t : {12, 14})
     for (int retry : {5, 7})
@@ -105,11 +97,11 @@ TEST_CASE("the report folds qp_timeout and qp_retry_cnt into the hardware retry 
                                                                "engine.rto_ms"}),
                                  out.string() + ".log"}},
                        1, [&](std::size_t, int c) { code = c; }));
-  INFO(read(out.string() + ".log"));
+  INFO(read_file(out.string() + ".log"));
   REQUIRE(code == 0);
   // t 12, retry 5: 4.096 us x 4096 x 6 = 101 ms; t 14, retry 7: 537 ms. The two source axes are
   // folded into x, not listed as averaged.
-  const std::string html = read(out / "report.html");
+  const std::string html = read_file(out / "report.html");
   CHECK_THAT(html, Catch::Contains("x: hw_window_ms"));
   CHECK_THAT(html, Catch::Contains("averaged over: seed<"));
   fs::remove_all(dir);

@@ -6,11 +6,15 @@
 
 #include "backends/sim/sweep/sweep_run.hpp"
 #include "models/scenario.hpp"
+#include "support/test_files.hpp"
 
 namespace fs = std::filesystem;
 using namespace railcheck::sweep;
 
 namespace {
+
+using railcheck::test::fresh_dir;
+using railcheck::test::json_lines;
 
 const std::string kScenarioDir = std::string(RAILCHECK_SOURCE_DIR) + "/scenarios";
 
@@ -33,23 +37,10 @@ key = "faults.link_down[0].until_ms"
 range = { from = 40, to = 60, step = 20 }
 )";
 
-fs::path fresh_dir(const std::string& name) {
-  const fs::path d = fs::temp_directory_path() / ("railcheck-sweep-test-" + name + "-" + std::to_string(::getpid()));
-  fs::remove_all(d);
-  return d;
-}
-
 // Stands in for `railcheck run`: writes a summary to the --json path ($5) and counts its calls.
 std::vector<std::string> fake_runner(const fs::path& counter) {
   return {"/bin/sh", "-c",
           "echo '{\"outcome\":\"delivered\",\"lost\":0}' > \"$5\"; echo \"$3\" >> '" + counter.string() + "'", "fake"};
-}
-
-std::vector<nlohmann::json> rows(const fs::path& dir) {
-  std::vector<nlohmann::json> out;
-  std::ifstream in(dir / "results.jsonl");
-  for (std::string line; std::getline(in, line);) out.push_back(nlohmann::json::parse(line));
-  return out;
 }
 
 std::size_t lines(const fs::path& f) {
@@ -143,7 +134,7 @@ TEST_CASE("a sweep file with an unknown key fails with file and line") {
 
 TEST_CASE("resume runs only the points a previous, partial sweep did not finish") {
   const SweepSpec spec = load(kTwoAxes);
-  const fs::path dir = fresh_dir("resume");
+  const fs::path dir = fresh_dir("sweep-test", "resume", false);
   const fs::path counter = dir.string() + ".calls";
   fs::remove(counter);
   SweepConfig cfg{dir.string(), fake_runner(counter), 2, false, Shard{0, 3}, nullptr};
@@ -160,7 +151,7 @@ TEST_CASE("resume runs only the points a previous, partial sweep did not finish"
   CHECK(second->ran == 8);
   CHECK(lines(counter) == 12);
   std::multiset<std::string> ids;
-  for (const auto& r : rows(dir)) ids.insert(r["point"].get<std::string>());
+  for (const auto& r : json_lines(dir / "results.jsonl")) ids.insert(r["point"].get<std::string>());
   for (const auto& p : expand(spec)) CHECK(ids.count(p.id) == 1);
   CHECK(lines(dir / "results.csv") == 1 + 12);
 
@@ -173,7 +164,7 @@ TEST_CASE("resume runs only the points a previous, partial sweep did not finish"
 
 TEST_CASE("a sweep refuses to mix into existing results without --resume") {
   const SweepSpec spec = load(kTwoAxes);
-  const fs::path dir = fresh_dir("noresume");
+  const fs::path dir = fresh_dir("sweep-test", "noresume", false);
   const fs::path counter = dir.string() + ".calls";
   SweepConfig cfg{dir.string(), fake_runner(counter), 1, false, Shard{0, 12}, nullptr};
   REQUIRE(run_sweep(spec, cfg));
@@ -186,13 +177,13 @@ TEST_CASE("a sweep refuses to mix into existing results without --resume") {
 
 TEST_CASE("a point whose run gives no summary is an error row, and resume runs it again") {
   const SweepSpec spec = load(kTwoAxes);
-  const fs::path dir = fresh_dir("error");
+  const fs::path dir = fresh_dir("sweep-test", "error", false);
   SweepConfig cfg{dir.string(), {"/bin/sh", "-c", "echo 'no summary here' >&2; exit 2", "fake"}, 2, false, Shard{0, 6},
                   nullptr};
   auto t = run_sweep(spec, cfg);
   REQUIRE(t);
   CHECK(t->errors == 2);
-  const auto r = rows(dir);
+  const auto r = json_lines(dir / "results.jsonl");
   REQUIRE(r.size() == 2);
   CHECK(r[0]["outcome"] == "error");
   CHECK(r[0]["error"] == "no summary here");
@@ -215,12 +206,12 @@ seeds = [3]
 key = "faults.link_down[0].until_ms"
 values = [30.0, 50.0]
 )");
-  const fs::path dir = fresh_dir("real");
+  const fs::path dir = fresh_dir("sweep-test", "real", false);
   auto t = run_sweep(spec, SweepConfig{dir.string(), {railcheck.string(), "run"}, 2, false, Shard{}, nullptr});
   REQUIRE(t);
   CHECK(t->ran == 2);
   CHECK(t->errors == 0);
-  for (const auto& r : rows(dir)) {
+  for (const auto& r : json_lines(dir / "results.jsonl")) {
     CHECK(r["outcome"] == "delivered");
     CHECK(r["seed"] == 3);
     CHECK(r["messages_delivered"] == r["messages_expected"]);
