@@ -64,11 +64,6 @@ cmake -S . -B build-asan -G Ninja -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPIL
   "$debug_info" "$unity" >/dev/null
 cmake --build build-asan -j "$jobs" --target railcheck_tests railcheck_fuzz
 phase "ASan+UBSan tests"
-# The same tests as the first tree, whose run left each one's time in CTest's cost file: with it,
-# CTest starts the longest first, so the two cores finish together instead of one of them running
-# a two-minute simulation test alone at the end.
-mkdir -p build-asan/Testing/Temporary
-cp -f build/Testing/Temporary/CTestCostData.txt build-asan/Testing/Temporary/ 2>/dev/null || true
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j "$jobs"
 
