@@ -32,7 +32,10 @@ class TrainerGpu {
         timed(st.cap_wait, [&] { take(t.tmp_bytes); });
         if (run_.pipeline.cpu_offload)
           timed(st.h2d, [&] { transfer(run_.fabric.host_memory(rank_), run_.fabric.compute(rank_), t.local_bytes); });
-        timed(st.gather, [&] { gather(t); });
+        timed(st.gather, [&] {
+          ring_gather(run_, rank_, t,
+                      [this](sg4::Host* from, const sg4::Host* to, std::uint64_t b) { transfer(from, to, b); });
+        });
         timed(st.gpu_ops, [&] {
           sg4::this_actor::sleep_for(to_seconds(run_.pipeline.gpu_op_overhead) * t.tensors);
           if (t.output_bytes > 0) {
@@ -69,19 +72,6 @@ class TrainerGpu {
   void transfer(sg4::Host* from, const sg4::Host* to, std::uint64_t bytes) {
     go_to(from);
     inbox(to)->put(&run_, bytes);
-  }
-
-  // A ring all-gather: each peer passes (k - 1) / k of the tensor to the next one. Entered and
-  // left together, as full_tensor() is a collective.
-  void gather(const PipelineTask& t) {
-    const auto k = static_cast<std::uint32_t>(t.peers.size());
-    if (k < 2) return;
-    sg4::Barrier& barrier = *run_.gather_barriers.at(t.peers);
-    barrier.wait();
-    const auto me = static_cast<std::uint32_t>(std::find(t.peers.begin(), t.peers.end(), rank_) - t.peers.begin());
-    const auto [from, to] = run_.fabric.route(rank_, t.peers[(me + 1) % k]);
-    transfer(from, to, t.gathered_bytes / k * (k - 1));
-    barrier.wait();
   }
 
   // Waits until the task fits under the cap (a task larger than the cap runs alone rather than

@@ -2,6 +2,7 @@
 // What the two weight-transfer drivers share (weight_transfer_sim.cpp): the tasks, the
 // collectives' barriers, and where each trainer GPU's time and memory went. Internal to
 // railcheck_sim_routing.
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -36,6 +37,20 @@ void timed(double& into, F&& body) {
   const double t0 = sim_now();
   body();
   into += sim_now() - t0;
+}
+
+// A ring all-gather: each of the k peers passes (k - 1) / k of the tensor to the next one with
+// `send(from_host, to_host, bytes)`. Entered and left together, as full_tensor() is a collective.
+template <typename Send>
+void ring_gather(const TransferRun& run, std::uint32_t rank, const PipelineTask& t, Send&& send) {
+  const auto k = static_cast<std::uint32_t>(t.peers.size());
+  if (k < 2) return;
+  simgrid::s4u::Barrier& barrier = *run.gather_barriers.at(t.peers);
+  barrier.wait();
+  const auto me = static_cast<std::uint32_t>(std::find(t.peers.begin(), t.peers.end(), rank) - t.peers.begin());
+  const auto [from, to] = run.fabric.route(rank, t.peers[(me + 1) % k]);
+  send(from, to, t.gathered_bytes / k * (k - 1));
+  barrier.wait();
 }
 
 // Both drivers run the same pipeline (weight_transfer_sim.hpp); they differ in what SimGrid

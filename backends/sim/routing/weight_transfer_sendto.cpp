@@ -41,17 +41,6 @@ struct SendtoRun {
   std::vector<TmpMemory> memory;
 };
 
-void gather(const TransferRun& run, std::uint32_t rank, const PipelineTask& t) {
-  const auto k = static_cast<std::uint32_t>(t.peers.size());
-  if (k < 2) return;
-  sg4::Barrier& barrier = *run.gather_barriers.at(t.peers);
-  barrier.wait();
-  const auto me = static_cast<std::uint32_t>(std::find(t.peers.begin(), t.peers.end(), rank) - t.peers.begin());
-  const auto [from, to] = run.fabric.route(rank, t.peers[(me + 1) % k]);
-  sg4::Comm::sendto(from, to, t.gathered_bytes / k * (k - 1));
-  barrier.wait();
-}
-
 void write_out(SendtoRun& s, std::uint32_t rank, std::size_t group, const PipelineTask& t) {
   const TransferRun& run = s.run;
   std::vector<sg4::CommPtr> comms;
@@ -72,7 +61,10 @@ void trainer_gpu(SendtoRun& s, std::uint32_t rank) {
       if (run.pipeline.cpu_offload)
         timed(st.h2d,
               [&] { sg4::Comm::sendto(run.fabric.host_memory(rank), run.fabric.compute(rank), t.local_bytes); });
-      timed(st.gather, [&] { gather(run, rank, t); });
+      timed(st.gather, [&] {
+        ring_gather(run, rank, t,
+                    [](sg4::Host* from, sg4::Host* to, std::uint64_t b) { sg4::Comm::sendto(from, to, b); });
+      });
       timed(st.gpu_ops, [&] {
         sg4::this_actor::sleep_for(to_seconds(run.pipeline.gpu_op_overhead) * t.tensors);
         if (t.output_bytes > 0) sg4::this_actor::execute(static_cast<double>(t.gathered_bytes + t.output_bytes));
