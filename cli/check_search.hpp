@@ -70,7 +70,17 @@ struct CheckJob {
   std::function<std::vector<std::string>(const verify::Counterexample<World>&)> explain;
   // The trace file's text.
   std::function<std::string(const verify::Counterexample<World>&)> trace;
+  // Whether the world's symmetry reduction is on; nothing for a world without one (then
+  // --symmetry is refused).
+  std::optional<bool> symmetry;
 };
+
+// --symmetry: on (also when not given) or off; the bad-input line otherwise.
+inline Result<bool> symmetry_option(const CheckOptions& o) {
+  if (o.symmetry.empty() || o.symmetry == "on") return true;
+  if (o.symmetry == "off") return false;
+  return Error{fmt::format("--symmetry {}: expected on or off", o.symmetry), ""};
+}
 
 namespace detail {
 
@@ -88,6 +98,13 @@ template <typename World>
 int run_check(const CheckOptions& o, CheckJob<World> job, const World& root) {
   using verify::SearchMode;
   auto& lim = job.limits;
+  if (!job.symmetry && !o.symmetry.empty()) {
+    fmt::print(
+        stderr,
+        "railcheck check: --symmetry applies to the failover world only (the {} world has no symmetry reduction)\n",
+        job.world);
+    return kExitBadInput;
+  }
   // Under mpirun with more than one rank the bfs is spread over the ranks
   // (verify/distributed_bfs.hpp); rank 0 alone prints and writes files, and every rank exits
   // with the same code.
@@ -111,13 +128,14 @@ int run_check(const CheckOptions& o, CheckJob<World> job, const World& root) {
   const bool speaker = !ranks || ranks->rank() == 0;
   if (!speaker && std::freopen("/dev/null", "w", stdout) == nullptr) return kExitInternal;
   fmt::print("railcheck check {}: {}\n", job.name, job.description);
-  fmt::print("search: {}, up to {} states, depth {}{}{}; invariants: {}\n", verify::to_string(lim.mode), lim.max_states,
-             lim.max_depth,
+  const std::string symmetry = job.symmetry ? fmt::format(", symmetry {}", *job.symmetry ? "on" : "off") : "";
+  fmt::print("search: {}, up to {} states, depth {}{}{}{}; invariants: {}\n", verify::to_string(lim.mode),
+             lim.max_states, lim.max_depth,
              lim.mode == SearchMode::Random ? fmt::format(", {} walks from seed {}", lim.walks, lim.seed) : "",
              lim.threads > 1 ? fmt::format(", {} threads", lim.threads)
              : ranks         ? fmt::format(", {} ranks", ranks->ranks())
                              : "",
-             job.invariant_names.empty() ? "all" : fmt::format("{}", fmt::join(job.invariant_names, ", ")));
+             symmetry, job.invariant_names.empty() ? "all" : fmt::format("{}", fmt::join(job.invariant_names, ", ")));
 
   // Progress: a line every ~2 s of wall time when asked, or when stderr is a terminal.
   const bool show_progress = speaker && (o.progress || isatty(STDERR_FILENO) != 0);
@@ -136,7 +154,7 @@ int run_check(const CheckOptions& o, CheckJob<World> job, const World& root) {
                             : verify::explore<World>(root, job.invariants, lim, progress);
   const verify::SearchStats& st = result.stats;
   const double cpu = detail::cpu_seconds() - cpu0;
-  fmt::print("explored {}, {} end states, {:.2f} s CPU\n", detail::figures(st), st.end_states, cpu);
+  fmt::print("explored {}, {} end states, {:.2f} s CPU{}\n", detail::figures(st), st.end_states, cpu, symmetry);
 
   nlohmann::json j{{"world", job.world},
                    {"model", job.name},
@@ -153,6 +171,7 @@ int run_check(const CheckOptions& o, CheckJob<World> job, const World& root) {
                    {"distinct_per_second", st.distinct_per_second()},
                    {"cpu_seconds", cpu},
                    {"exhausted", st.exhausted}};
+  if (job.symmetry) j["symmetry"] = *job.symmetry;
   if (!st.exhausted && !result.violation) j["stopped_by"] = st.truncated_by;
   int rc = kExitOk;
   if (result.violation) {

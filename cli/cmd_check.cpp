@@ -63,6 +63,11 @@ int cmd_check(const CheckOptions& o) {
     fmt::print(stderr, "railcheck check: {}\n", *bad);
     return kExitBadInput;
   }
+  const auto symmetry = symmetry_option(o);
+  if (!symmetry) {
+    fmt::print(stderr, "railcheck check: {}\n", symmetry.error().what);
+    return kExitBadInput;
+  }
   std::vector<std::string> unknown;
   const auto invariants = select_invariants<FailoverWorld>(failover_invariants(), spec.invariants, unknown);
   CheckJob<FailoverWorld> job;
@@ -80,7 +85,10 @@ int cmd_check(const CheckOptions& o) {
     return replayed ? replayed.value().lines : std::vector<std::string>{};
   };
   job.trace = [&](const Counterexample<FailoverWorld>& v) { return write_trace_json(trace_of(v)); };
-  return run_check(o, std::move(job), FailoverWorld(spec.model));
+  job.symmetry = symmetry.value();
+  FailoverWorld root(spec.model);
+  root.set_symmetry(symmetry.value());
+  return run_check(o, std::move(job), root);
 }
 
 }  // namespace railcheck::cli

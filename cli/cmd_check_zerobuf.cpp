@@ -44,6 +44,13 @@ int cmd_check_zerobuf(const CheckOptions& o) {
     fmt::print(stderr, "railcheck check: --policy applies to failover models, not to {}\n", world_name(spec.world));
     return kExitBadInput;
   }
+  if (!o.symmetry.empty()) {
+    fmt::print(
+        stderr,
+        "railcheck check: --symmetry applies to the failover world only (the {} world has no symmetry reduction)\n",
+        world_name(spec.world));
+    return kExitBadInput;
+  }
   if (!o.mode.empty()) {
     if (o.mode != "dfs" && o.mode != "bfs" && o.mode != "random") {
       fmt::print(stderr, "railcheck check: --mode {}: expected dfs, bfs or random\n", o.mode);

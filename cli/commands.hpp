@@ -41,6 +41,7 @@ struct CheckOptions {
   std::optional<std::uint64_t> seed;
   std::optional<double> max_seconds;  // wall-time bound in every mode (exit 3 when hit)
   std::optional<unsigned> threads;    // bfs only (verify/parallel_bfs.hpp)
+  std::string symmetry;               // on | off (failover world only; empty: on)
   std::string trace_path = "counterexample.trace.json";
   std::string json_path;
   bool list_invariants = false;

@@ -168,6 +168,9 @@ int dispatch(int argc, char** argv) {
   check_cmd->add_option(
       "--threads", check.threads,
       "Threads of a bfs search (default 1); the verdict, counts and counterexample do not depend on it");
+  check_cmd->add_option("--symmetry", check.symmetry,
+                        "on (default) or off: failover world, merge states equal up to swapping the two connections "
+                        "or renaming fresh ids (docs/verify.md); the verdict does not depend on it");
   check_cmd->add_option("--trace", check.trace_path, "Where to write a counterexample (default counterexample.trace.json)");
   check_cmd->add_option("--json", check.json_path, "Also write the result as JSON to this file ('-' for stdout)");
   check_cmd->add_flag("--list-invariants", check.list_invariants, "List the invariants and exit");

@@ -1,20 +1,23 @@
 // The failover world: construction, executing engine actions, user calls, fingerprints.
 // Steps (deliveries, timers, faults) are in failover_world_steps.cpp.
+#include "verify/failover_world.hpp"
+
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "engine/core/rc_timeouts.hpp"
-#include "verify/failover_world.hpp"
 
 namespace railcheck::verify {
 namespace {
 
 constexpr MrId kUserMr{1};
 
-HaConnection make_engine(const FailoverModel& m, std::uint8_t conn, End end) {
+HaConnection make_engine(const FailoverModel& m, End end) {
   HaConnectionConfig c{end == kSender ? ConnRole::Sender : ConnRole::Receiver, {}, m.tunables};
   for (std::uint32_t p = 0; p < m.paths; ++p) {
     QpEndpoint ep;
-    ep.qpn = 100u * (conn + 1u) + 10u * end + p;
+    ep.qpn = 100u + 10u * end + p;
     ep.lid = static_cast<std::uint16_t>(p + 1);
     ep.psn = 0;
     c.paths.push_back(PathConfig{PdId{p}, ep});
@@ -31,7 +34,7 @@ FailoverWorld::FailoverWorld(const FailoverModel& model)
       rail_hit_(model.paths, false) {
   const std::uint8_t n = model.bidirectional ? 2 : 1;
   for (std::uint8_t c = 0; c < n; ++c) {
-    ConnWorld w({make_engine(model, c, kSender), make_engine(model, c, kReceiver)});
+    ConnWorld w({make_engine(model, kSender), make_engine(model, kReceiver)});
     for (auto& q : w.qp) q.resize(model.paths);
     w.data.resize(model.paths);
     w.acks.resize(model.paths);
@@ -198,7 +201,7 @@ void FailoverWorld::user_calls() {
     ConnWorld& w = conns_[c];
     for (const End e : {kSender, kReceiver}) {
       if (!w.ready[e] || w.registered[e].count({0, kUserMr.value}) != 0) continue;
-      const std::uint64_t base = e == kSender ? send_addr(c, 0) : recv_addr(c, 0);
+      const std::uint64_t base = e == kSender ? send_addr(0) : recv_addr(0);
       feed(c, e, UserRegMr{kUserMr, base, kRegion});
     }
     if (model_.interleave_user_calls) continue;
@@ -211,7 +214,7 @@ void FailoverWorld::issue_isend(std::uint8_t conn) {
   ConnWorld& w = conns_[conn];
   const std::uint64_t msg = w.isends++;
   note(fmt::format("  c{} user: isend {}", conn, msg));
-  feed(conn, kSender, UserIsend{RequestId{msg}, Sge{send_addr(conn, msg), 64, kUserMr}, msg});
+  feed(conn, kSender, UserIsend{RequestId{msg}, Sge{send_addr(msg), 64, kUserMr}, msg});
 }
 
 void FailoverWorld::issue_irecv(std::uint8_t conn) {
@@ -219,9 +222,9 @@ void FailoverWorld::issue_irecv(std::uint8_t conn) {
   const std::uint64_t first = static_cast<std::uint64_t>(w.irecvs++) * model_.recv_group;
   UserIrecv r{RequestId{first}, {}, {}};
   for (std::uint32_t i = 0; i < model_.recv_group; ++i) {
-    r.buffers.push_back(Sge{recv_addr(conn, first + i), 64, kUserMr});
+    r.buffers.push_back(Sge{recv_addr(first + i), 64, kUserMr});
     r.tags.push_back(first + i);
-    w.recv_buffers[first].push_back(recv_addr(conn, first + i));
+    w.recv_buffers[first].push_back(recv_addr(first + i));
   }
   note(fmt::format("  c{} user: irecv {} (x{})", conn, first, model_.recv_group));
   feed(conn, kReceiver, r);
@@ -254,6 +257,10 @@ bool FailoverWorld::handshake_done() const {
   return true;
 }
 
+// The world's symmetries (docs/verify.md, "Symmetry reduction"): each connection is hashed on
+// its own, without its number; with symmetry on, the connections' hashes go in sorted (the
+// state and its mirror, the connections swapped, get one fingerprint) and the engines leave
+// out their id counters (states equal up to renaming fresh ids get one fingerprint).
 std::uint64_t FailoverWorld::fingerprint() const {
   StateHasher h;
   h.add(now_);
@@ -265,95 +272,106 @@ std::uint64_t FailoverWorld::fingerprint() const {
     h.add(static_cast<bool>(rail_up_[p]));
     h.add(static_cast<bool>(rail_hit_[p]));
   }
+  if (conns_.size() == 2 && symmetry_) {
+    const auto a = hash_conn(conns_[0], IdCounters::Omit);
+    const auto b = hash_conn(conns_[1], IdCounters::Omit);
+    h.add(std::min(a, b));
+    h.add(std::max(a, b));
+  } else {
+    for (const auto& w : conns_) h.add(hash_conn(w, symmetry_ ? IdCounters::Omit : IdCounters::Hash));
+  }
+  return h.value();
+}
+
+std::uint64_t FailoverWorld::hash_conn(const ConnWorld& w, IdCounters counters) const {
+  StateHasher h;
   auto hash_wr_id = [&](const WorkRequest& wr) {
     h.add(wr.id);
     h.add(wr.sges.empty() ? 0 : wr.sges[0].addr);
     h.add(wr.imm);
   };
-  for (const auto& w : conns_) {
-    for (const auto& e : w.engine) e.hash_state(h);
-    for (const auto& side : w.qp)
-      for (const auto& q : side) {
-        h.add(q.state);
-        h.add(q.sends.size());
-        for (const auto& s : q.sends) {
-          h.add(s.psn);
-          hash_wr_id(s.wr);
-          h.add(s.posted);
-        }
-        h.add(q.recvs.size());
-        for (const auto& r : q.recvs) hash_wr_id(r);
-        h.add(q.next_psn);
-        h.add(q.expected_psn);
-        h.add(q.landed_psn.size());
-        for (const auto psn : q.landed_psn) h.add(psn);
-        h.add(q.retry_deadline);
-        h.add(q.lost_something);
+  for (const auto& e : w.engine) e.hash_state(h, counters);
+  for (const auto& side : w.qp)
+    for (const auto& q : side) {
+      h.add(q.state);
+      h.add(q.sends.size());
+      for (const auto& s : q.sends) {
+        h.add(s.psn);
+        hash_wr_id(s.wr);
+        h.add(s.posted);
       }
-    for (std::uint32_t p = 0; p < model_.paths; ++p) {
-      h.add(w.data[p].size());
-      for (const auto& pk : w.data[p]) {
-        h.add(pk.psn);
-        hash_wr_id(pk.wr);
-      }
-      h.add(w.acks[p].size());
-      for (const auto a : w.acks[p]) h.add(a);
-      h.add(w.recv_cq[p].size());
-      for (const auto& c : w.recv_cq[p]) {
-        h.add(c.wr);
-        h.add(c.status);
-      }
+      h.add(q.recvs.size());
+      for (const auto& r : q.recvs) hash_wr_id(r);
+      h.add(q.next_psn);
+      h.add(q.expected_psn);
+      h.add(q.landed_psn.size());
+      for (const auto psn : q.landed_psn) h.add(psn);
+      h.add(q.retry_deadline);
+      h.add(q.lost_something);
     }
-    for (const auto& side : w.control)
-      for (const auto& ch : side) {
-        h.add(ch.size());
-        for (const auto& m : ch) {
-          h.add(m.index());
-          std::visit(
-              [&](const auto& x) {
-                using T = std::decay_t<decltype(x)>;
-                if constexpr (requires { x.epoch; }) h.add(x.epoch);
-                if constexpr (requires { x.nonce; }) h.add(x.nonce);
-                if constexpr (std::is_same_v<T, ResyncAck>) h.add(x.delivered);
-                if constexpr (std::is_same_v<T, ProbeRequest>)
-                  for (auto s : x.seqs) h.add(s);
-                if constexpr (std::is_same_v<T, ProbeReply>)
-                  for (auto s : x.delivered) h.add(s);
-                if constexpr (requires { x.next; }) h.add(x.next);
-                if constexpr (std::is_same_v<T, PathRevive>) {
-                  h.add(x.path);
-                  h.add(x.ack);
-                }
-                if constexpr (std::is_same_v<T, StandbyParams>) h.add(x.reply);
-              },
-              m);
-        }
-      }
-    for (const auto& side : w.timers) {
-      h.add(side.size());
-      for (const auto& [id, d] : side) {
-        h.add(id);
-        h.add(d);
-      }
+  for (std::uint32_t p = 0; p < model_.paths; ++p) {
+    h.add(w.data[p].size());
+    for (const auto& pk : w.data[p]) {
+      h.add(pk.psn);
+      hash_wr_id(pk.wr);
     }
-    for (const auto& side : w.registered) h.add(side.size());
-    h.add(w.isends);
-    h.add(w.irecvs);
-    h.add(w.delivered.size());
-    for (const auto d : w.delivered) h.add(d);
-    h.add(w.memory.size());
-    for (const auto& [addr, msg] : w.memory) {
-      h.add(addr);
-      h.add(msg);
+    h.add(w.acks[p].size());
+    for (const auto a : w.acks[p]) h.add(a);
+    h.add(w.recv_cq[p].size());
+    for (const auto& c : w.recv_cq[p]) {
+      h.add(c.wr);
+      h.add(c.status);
     }
-    for (const auto& side : w.completed) h.add(side.size());
-    h.add(w.failed_requests[0]);
-    h.add(w.failed_requests[1]);
-    h.add(w.ready[0]);
-    h.add(w.ready[1]);
-    h.add(w.failed[0]);
-    h.add(w.failed[1]);
   }
+  for (const auto& side : w.control)
+    for (const auto& ch : side) {
+      h.add(ch.size());
+      for (const auto& m : ch) {
+        h.add(m.index());
+        std::visit(
+            [&](const auto& x) {
+              using T = std::decay_t<decltype(x)>;
+              if constexpr (requires { x.epoch; }) h.add(x.epoch);
+              if constexpr (requires { x.nonce; }) h.add(x.nonce);
+              if constexpr (std::is_same_v<T, ResyncAck>) h.add(x.delivered);
+              if constexpr (std::is_same_v<T, ProbeRequest>)
+                for (auto s : x.seqs) h.add(s);
+              if constexpr (std::is_same_v<T, ProbeReply>)
+                for (auto s : x.delivered) h.add(s);
+              if constexpr (requires { x.next; }) h.add(x.next);
+              if constexpr (std::is_same_v<T, PathRevive>) {
+                h.add(x.path);
+                h.add(x.ack);
+              }
+              if constexpr (std::is_same_v<T, StandbyParams>) h.add(x.reply);
+            },
+            m);
+      }
+    }
+  for (const auto& side : w.timers) {
+    h.add(side.size());
+    for (const auto& [id, d] : side) {
+      h.add(id);
+      h.add(d);
+    }
+  }
+  for (const auto& side : w.registered) h.add(side.size());
+  h.add(w.isends);
+  h.add(w.irecvs);
+  h.add(w.delivered.size());
+  for (const auto d : w.delivered) h.add(d);
+  h.add(w.memory.size());
+  for (const auto& [addr, msg] : w.memory) {
+    h.add(addr);
+    h.add(msg);
+  }
+  for (const auto& side : w.completed) h.add(side.size());
+  h.add(w.failed_requests[0]);
+  h.add(w.failed_requests[1]);
+  h.add(w.ready[0]);
+  h.add(w.ready[1]);
+  h.add(w.failed[0]);
+  h.add(w.failed[1]);
   return h.value();
 }
 

@@ -110,7 +110,12 @@ class FailoverWorld {
   std::vector<Choice> choices() const;
   // Take one step. Precondition: `c` is among choices().
   void apply(const Choice& c);
+  // With symmetry on (set_symmetry), the fingerprint of the state's orbit under the world's
+  // symmetries: the two connections swapped, and fresh ids renamed (docs/verify.md, "Symmetry
+  // reduction"). Off: the state's own. Either way a pure function of the state.
   std::uint64_t fingerprint() const;
+  void set_symmetry(bool on) { symmetry_ = on; }
+  bool symmetry() const { return symmetry_; }
 
   // Collect a line per thing that happened in the following apply() calls (counterexamples).
   void narrate(bool on) { narrate_ = on; }
@@ -129,11 +134,14 @@ class FailoverWorld {
   // when every path did.
   std::uint32_t paths_hit() const;
 
-  // Where the user's buffers are: message m of connection c is sent from send_addr(c, m) and
-  // received into recv_addr(c, m); the world checks data by these addresses.
-  static std::uint64_t send_addr(std::uint8_t conn, std::uint64_t msg) { return 0x1000'0000ULL + conn * kRegion + msg * 64; }
-  static std::uint64_t recv_addr(std::uint8_t conn, std::uint64_t msg) { return 0x2000'0000ULL + conn * kRegion + msg * 64; }
-  static std::uint64_t message_sent_from(std::uint8_t conn, std::uint64_t addr) { return (addr - send_addr(conn, 0)) / 64; }
+  // Where the user's buffers are: message m is sent from send_addr(m) of the sending rank and
+  // received into recv_addr(m) of the receiving one; the world checks data by these addresses.
+  // Each rank sends from one region and receives into another, so the two connections use the
+  // same addresses (and QP numbers): nothing in a connection's state names which one it is,
+  // which is what lets the symmetry reduction swap them.
+  static std::uint64_t send_addr(std::uint64_t msg) { return 0x1000'0000ULL + msg * 64; }
+  static std::uint64_t recv_addr(std::uint64_t msg) { return 0x2000'0000ULL + msg * 64; }
+  static std::uint64_t message_sent_from(std::uint64_t addr) { return (addr - send_addr(0)) / 64; }
   static constexpr std::uint64_t kRegion = 1 << 20;
 
  private:
@@ -143,7 +151,14 @@ class FailoverWorld {
     std::int8_t end = -1;         // -1: an HCA retry window of (conn, path)
     std::uint64_t id = 0;         // engine timer id, or the path
   };
+  // The timer the next Timer step fires: the earliest deadline; on a tie between the two
+  // connections, the one whose state hashes lower (see earliest_timer's comment).
   std::optional<TimerRef> earliest_timer() const;
+  std::optional<TimerRef> earliest_timer_of(std::uint8_t conn) const;
+  std::optional<Nanos> earliest_deadline() const;
+  // A connection's state, hashed without its number: equal for two connections in the same
+  // state (with IdCounters::Omit: up to renaming fresh ids), whichever they are.
+  std::uint64_t hash_conn(const ConnWorld& w, IdCounters counters) const;
   bool network_pending() const;  // something other than a timer or a fault can happen
   bool handshake_done() const;
   bool data_deliverable(const ConnWorld& w, std::uint32_t p, std::size_t index) const;
@@ -180,6 +195,7 @@ class FailoverWorld {
   std::uint32_t races_ = 0;
   bool error_cqe_in_step_ = false;
   bool narrate_ = false;
+  bool symmetry_ = false;
   std::vector<std::string> notes_;
 };
 

@@ -18,18 +18,44 @@ bool FailoverWorld::data_deliverable(const ConnWorld& w, std::uint32_t p, std::s
   return !fresh || !r.recvs.empty();
 }
 
-std::optional<FailoverWorld::TimerRef> FailoverWorld::earliest_timer() const {
+std::optional<FailoverWorld::TimerRef> FailoverWorld::earliest_timer_of(std::uint8_t c) const {
   std::optional<TimerRef> best;
   auto consider = [&](TimerRef t) {
     if (!best || t.deadline < best->deadline) best = t;
   };
+  const ConnWorld& w = conns_[c];
+  for (std::int8_t e = 0; e < 2; ++e)
+    for (const auto& [id, deadline] : w.timers[e]) consider({deadline, c, e, id});
+  for (std::uint32_t p = 0; p < model_.paths; ++p)
+    if (w.qp[kSender][p].retry_deadline) consider({*w.qp[kSender][p].retry_deadline, c, -1, p});
+  return best;
+}
+
+// Within a connection, simultaneous timers fire in a fixed order (the sender's, the receiver's,
+// then the HCAs' retry windows). Between the two connections the order must not depend on
+// which connection is which, or the world would not be symmetric under swapping them (and the
+// symmetry reduction would be unsound): the connection whose state hashes lower goes first.
+// Two connections with equal hashes are in the same state, so either order gives the same
+// outcome up to the swap. Both orders are equally arbitrary; neither is explored as a choice.
+std::optional<FailoverWorld::TimerRef> FailoverWorld::earliest_timer() const {
+  std::optional<TimerRef> best;
   for (std::uint8_t c = 0; c < conns_.size(); ++c) {
-    const ConnWorld& w = conns_[c];
-    for (std::int8_t e = 0; e < 2; ++e)
-      for (const auto& [id, deadline] : w.timers[e]) consider({deadline, c, e, id});
-    for (std::uint32_t p = 0; p < model_.paths; ++p)
-      if (w.qp[kSender][p].retry_deadline) consider({*w.qp[kSender][p].retry_deadline, c, -1, p});
+    const auto t = earliest_timer_of(c);
+    if (!t) continue;
+    if (!best || t->deadline < best->deadline) {
+      best = t;
+    } else if (t->deadline == best->deadline &&
+               hash_conn(conns_[c], IdCounters::Omit) < hash_conn(conns_[best->conn], IdCounters::Omit)) {
+      best = t;
+    }
   }
+  return best;
+}
+
+std::optional<Nanos> FailoverWorld::earliest_deadline() const {
+  std::optional<Nanos> best;
+  for (std::uint8_t c = 0; c < conns_.size(); ++c)
+    if (const auto t = earliest_timer_of(c); t && (!best || t->deadline < *best)) best = t->deadline;
   return best;
 }
 
@@ -58,8 +84,8 @@ bool FailoverWorld::network_pending() const {
 
 bool FailoverWorld::can_progress() const {
   if (network_pending()) return true;
-  const auto t = earliest_timer();
-  return t && t->deadline <= model_.horizon;
+  const auto t = earliest_deadline();
+  return t && *t <= model_.horizon;
 }
 
 std::vector<Choice> FailoverWorld::choices() const {
@@ -89,7 +115,7 @@ std::vector<Choice> FailoverWorld::choices() const {
     }
   }
   network = !out.empty();
-  if (const auto t = earliest_timer(); t && t->deadline <= model_.horizon && (!network || races_ < model_.timer_races))
+  if (const auto t = earliest_deadline(); t && *t <= model_.horizon && (!network || races_ < model_.timer_races))
     out.push_back({Kind::Timer});
   if (!model_.faults_during_handshake && !handshake_done()) return reduce(std::move(out));
   for (std::uint32_t p = 0; p < model_.paths; ++p) {
@@ -212,7 +238,7 @@ void FailoverWorld::deliver_data(std::uint8_t conn, std::uint32_t p, std::size_t
     r.landed_psn.insert(pk.psn);
   }
   const std::uint64_t buffer = recv.sges.empty() ? 0 : recv.sges[0].addr;
-  w.memory[buffer] = pk.wr.sges.empty() ? ~0ULL : message_sent_from(conn, pk.wr.sges[0].addr);
+  w.memory[buffer] = pk.wr.sges.empty() ? ~0ULL : message_sent_from(pk.wr.sges[0].addr);
   note(fmt::format("  c{} message {} lands in receive wr {}", conn, msg, recv.id.value));
   w.acks[p].push_back(pk.psn);
   const CompletionEvent cqe{PathIndex{p}, recv.id, WrOpcode::Recv, WcStatus::Success,

@@ -14,6 +14,9 @@
 
 namespace railcheck {
 
+// Whether a component hashes the counters it hands fresh ids out of (HaConnection::hash_state).
+enum class IdCounters : std::uint8_t { Hash, Omit };
+
 class StateHasher {
  public:
   void add(std::uint64_t v) {

@@ -43,7 +43,7 @@ void InflightTable::hash_state(StateHasher& h) const {
   }
 }
 
-void HaConnection::hash_state(StateHasher& h) const {
+void HaConnection::hash_state(StateHasher& h, IdCounters counters) const {
   h.add(role_);
   h.add(paths_.size());
   for (const auto& p : paths_) {
@@ -75,9 +75,11 @@ void HaConnection::hash_state(StateHasher& h) const {
     h.add(pd);
     h.add(mr);
   }
-  h.add(wr_counter_);
-  h.add(timer_counter_);
-  h.add(ping_counter_);
+  if (counters == IdCounters::Hash) {
+    h.add(wr_counter_);
+    h.add(timer_counter_);
+    h.add(ping_counter_);
+  }
   h.add(phase_);
   h.add(epoch_);
   h.add(failing_);

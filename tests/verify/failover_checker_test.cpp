@@ -1,12 +1,14 @@
 // The model checker on the real failover engine: the seed's naive replay rule is caught, the
 // safe policies exhaust their bounds clean, and every invariant catches a deliberately broken
 // engine variant (a mutation) — an invariant no mutation trips would prove nothing.
-#include <catch2/catch.hpp>
-
 #include <fmt/format.h>
 
-#include "verify/counterexample.hpp"
+#include <algorithm>
+#include <catch2/catch.hpp>
+
 #include "models/scenario.hpp"
+#include "verify/check_spec.hpp"
+#include "verify/counterexample.hpp"
 #include "verify/failover_invariants.hpp"
 #include "verify/trace_to_scenario.hpp"
 
@@ -27,11 +29,13 @@ FailoverModel small(ReplayPolicy p) {
   return m;
 }
 
-SearchResult<FailoverWorld> check(const FailoverModel& m, SearchMode mode = SearchMode::Dfs) {
+SearchResult<FailoverWorld> check(const FailoverModel& m, SearchMode mode = SearchMode::Dfs, bool symmetry = false) {
   SearchLimits lim;
   lim.mode = mode;
   lim.max_states = 3'000'000;
-  return explore<FailoverWorld>(FailoverWorld(m), failover_invariants(), lim);
+  FailoverWorld root(m);
+  root.set_symmetry(symmetry);
+  return explore<FailoverWorld>(root, failover_invariants(), lim);
 }
 
 std::string explain(const SearchResult<FailoverWorld>& r, const FailoverModel& m) {
@@ -117,31 +121,41 @@ TEST_CASE("both directions over shared rails exhaust a small bound with no viola
   CHECK(r.stats.exhausted);
 }
 
+namespace {
+
+struct MutationCase {
+  Mutation mutation;
+  std::uint32_t failures;
+  ReplayPolicy policy;
+  const char* invariant;
+};
+// Replay-order mutations run under probe: under resync the receiver's own sequence check
+// turns a misordered replay into a failed connection (defence in depth), which a different
+// invariant then reports.
+const MutationCase kMutationCases[] = {
+    {Mutation::ReadyBeforeRts, 1, ReplayPolicy::Resync, "no-comm-before-rts"},
+    {Mutation::ReplaySwapped, 1, ReplayPolicy::Probe, "exactly-once-in-order"},
+    {Mutation::ReplayDropsFirst, 1, ReplayPolicy::Probe, "exactly-once-in-order"},
+    {Mutation::SwallowFailure, 2, ReplayPolicy::Resync, "no-deadlock"},
+    {Mutation::SkipLazyMr, 1, ReplayPolicy::Resync, "mr-registered-on-path"},
+    {Mutation::NoStandbyOffer, 1, ReplayPolicy::Resync, "survives-while-a-path-is-clean"},
+    {Mutation::DoubleComplete, 1, ReplayPolicy::Resync, "one-answer-per-request"},
+};
+
+FailoverModel mutated(const MutationCase& c) {
+  FailoverModel m = small(c.policy);
+  m.link_failures = c.failures;
+  m.mutation = c.mutation;
+  // Without standby parameters phase 2 never finishes, so faults must be allowed before it.
+  m.faults_during_handshake = c.mutation == Mutation::NoStandbyOffer;
+  return m;
+}
+
+}  // namespace
+
 TEST_CASE("each invariant catches the broken engine variant aimed at it") {
-  struct Case {
-    Mutation mutation;
-    std::uint32_t failures;
-    ReplayPolicy policy;
-    const char* invariant;
-  };
-  // Replay-order mutations run under probe: under resync the receiver's own sequence check
-  // turns a misordered replay into a failed connection (defence in depth), which a different
-  // invariant then reports.
-  const Case cases[] = {
-      {Mutation::ReadyBeforeRts, 1, ReplayPolicy::Resync, "no-comm-before-rts"},
-      {Mutation::ReplaySwapped, 1, ReplayPolicy::Probe, "exactly-once-in-order"},
-      {Mutation::ReplayDropsFirst, 1, ReplayPolicy::Probe, "exactly-once-in-order"},
-      {Mutation::SwallowFailure, 2, ReplayPolicy::Resync, "no-deadlock"},
-      {Mutation::SkipLazyMr, 1, ReplayPolicy::Resync, "mr-registered-on-path"},
-      {Mutation::NoStandbyOffer, 1, ReplayPolicy::Resync, "survives-while-a-path-is-clean"},
-      {Mutation::DoubleComplete, 1, ReplayPolicy::Resync, "one-answer-per-request"},
-  };
-  for (const auto& c : cases) {
-    FailoverModel m = small(c.policy);
-    m.link_failures = c.failures;
-    m.mutation = c.mutation;
-    // Without standby parameters phase 2 never finishes, so faults must be allowed before it.
-    m.faults_during_handshake = c.mutation == Mutation::NoStandbyOffer;
+  for (const auto& c : kMutationCases) {
+    const FailoverModel m = mutated(c);
     const auto r = check(m, SearchMode::Bfs);
     INFO(to_string(c.mutation) << " -> " << explain(r, m));
     REQUIRE(r.violation);
@@ -235,4 +249,100 @@ TEST_CASE("the shipped probe trace: a probe that overtakes the receiver's poll d
   auto r = replay_trace(resync, failover_invariants());
   REQUIRE_FALSE(r);
   CHECK_THAT(r.error().what, Catch::Contains("possible: cqe c0 p0"));
+}
+
+// ---- the symmetry reduction (docs/verify.md, "Symmetry reduction") ----
+
+namespace {
+
+FailoverModel model_file(const std::string& name) {
+  auto spec = load_check_spec_file(RAILCHECK_SOURCE_DIR "/verify/models/" + name + ".toml");
+  REQUIRE(spec);
+  FailoverModel m = spec.value().model;
+#ifdef RAILCHECK_SANITIZE
+  m.losses = std::min(m.losses, 1u);  // see the standard-bound test: a smaller bound under the sanitizers
+  m.timer_races = std::min(m.timer_races, 1u);
+#endif
+  return m;
+}
+
+// The counterexample, written as a trace file and read back, replays to the same violation.
+void require_replays(const FailoverModel& m, const Counterexample<FailoverWorld>& v) {
+  auto back = read_trace_json(write_trace_json({m, v.steps, v.invariant, v.message}), "memory");
+  REQUIRE(back);
+  auto replayed = replay_trace(back.value(), failover_invariants());
+  REQUIRE(replayed);
+  CHECK(replayed.value().invariant == std::optional<std::string>(v.invariant));
+  CHECK(replayed.value().steps_run == v.steps.size());
+}
+
+}  // namespace
+
+TEST_CASE("a state and its mirror image (the connections swapped) share a fingerprint with symmetry on") {
+  FailoverModel m = small(ReplayPolicy::Resync);
+  m.bidirectional = true;
+  FailoverWorld a(m), b(m);
+  // The first control message of each connection (the handshake), delivered on one only.
+  Choice first{Choice::Kind::Control, 0, 0, 0};
+  for (const auto& c : a.choices())
+    if (c.kind == Choice::Kind::Control && c.conn == 0) first = c;
+  Choice mirror = first;
+  mirror.conn = 1;
+  a.apply(first);
+  b.apply(mirror);
+  CHECK(a.fingerprint() != b.fingerprint());
+  a.set_symmetry(true);
+  b.set_symmetry(true);
+  CHECK(a.fingerprint() == b.fingerprint());
+  // Still a fingerprint of the state: the mirror of a different state differs.
+  FailoverWorld c(m);
+  c.set_symmetry(true);
+  CHECK(c.fingerprint() != a.fingerprint());
+}
+
+TEST_CASE("the symmetry reduction gives each standard model's verdict with fewer distinct states") {
+  for (const char* name : {"standard-resync", "bidirectional"}) {
+    const FailoverModel m = model_file(name);
+    const auto off = check(m, SearchMode::Dfs, false);
+    const auto on = check(m, SearchMode::Dfs, true);
+    INFO(name << ": " << off.stats.distinct << " distinct states without, " << on.stats.distinct << " with; "
+              << explain(on, m));
+    CHECK_FALSE(off.violation);
+    CHECK_FALSE(on.violation);
+    CHECK(off.stats.exhausted);
+    CHECK(on.stats.exhausted);
+    CHECK(on.stats.distinct < off.stats.distinct);
+  }
+  // The naive rule's duplicate, one way and both ways: found either way, and the reduced
+  // search's counterexample is a real run that replays.
+  for (const bool both : {false, true}) {
+    FailoverModel m = small(ReplayPolicy::Naive);  // the bfs holds whole levels: a small bound
+    m.bidirectional = both;
+    const auto off = check(m, SearchMode::Bfs, false);
+    const auto on = check(m, SearchMode::Bfs, true);
+    INFO((both ? "both ways: " : "one way: ") << explain(on, m));
+    REQUIRE(off.violation);
+    REQUIRE(on.violation);
+    CHECK(on.violation->invariant == off.violation->invariant);
+    CHECK(on.violation->steps.size() == off.violation->steps.size());  // bfs: the shortest either way
+    require_replays(m, *on.violation);
+  }
+}
+
+TEST_CASE("every seeded mutation is found with the symmetry reduction on, one way and both ways, and replays") {
+  std::vector<std::pair<std::string, FailoverModel>> models;
+  for (const auto& c : kMutationCases) models.emplace_back(c.invariant, mutated(c));
+  FailoverModel early_rto = small(ReplayPolicy::Resync);
+  early_rto.tunables.soft_rto = ms(100);  // below the HCA's 537 ms retry window
+  models.emplace_back("failover-after-hardware-window", early_rto);
+  for (auto [invariant, m] : models) {
+    for (const bool both : {false, true}) {
+      m.bidirectional = both;
+      const auto r = check(m, SearchMode::Bfs, true);
+      INFO(to_string(m.mutation) << (both ? ", both ways" : ", one way") << " -> " << explain(r, m));
+      REQUIRE(r.violation);
+      CHECK(r.violation->invariant == invariant);
+      require_replays(m, *r.violation);
+    }
+  }
 }
