@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include "models/scenario.hpp"
+#include "tests/verify/parallel_bfs/same_result.hpp"
 #include "verify/check_spec.hpp"
 #include "verify/counterexample.hpp"
 #include "verify/failover_invariants.hpp"
@@ -17,17 +18,7 @@ namespace {
 using namespace railcheck;
 using namespace railcheck::verify;
 
-FailoverModel small(ReplayPolicy p) {
-  FailoverModel m;
-  m.paths = 2;
-  m.messages = 2;
-  m.bidirectional = false;
-  m.link_failures = 1;
-  m.losses = 1;
-  m.timer_races = 1;
-  m.tunables.replay = p;
-  return m;
-}
+using testing::small_failover_model;
 
 SearchResult<FailoverWorld> check(const FailoverModel& m, SearchMode mode = SearchMode::Dfs, bool symmetry = false) {
   SearchLimits lim;
@@ -50,7 +41,7 @@ std::string explain(const SearchResult<FailoverWorld>& r, const FailoverModel& m
 }  // namespace
 
 TEST_CASE("the naive replay rule delivers a message twice, the shortest trace shows how, and replays") {
-  const FailoverModel m = small(ReplayPolicy::Naive);
+  const FailoverModel m = small_failover_model(ReplayPolicy::Naive);
   const auto r = check(m, SearchMode::Bfs);
   REQUIRE(r.violation);
   CHECK(r.violation->invariant == "exactly-once-in-order");
@@ -67,7 +58,7 @@ TEST_CASE("the naive replay rule delivers a message twice, the shortest trace sh
 }
 
 TEST_CASE("the same steps under resync are not even possible: resync's protocol differs at failover") {
-  const FailoverModel m = small(ReplayPolicy::Naive);
+  const FailoverModel m = small_failover_model(ReplayPolicy::Naive);
   const auto r = check(m, SearchMode::Bfs);
   REQUIRE(r.violation);
   FailoverTrace t{m, r.violation->steps, "", ""};
@@ -82,7 +73,7 @@ TEST_CASE("the same steps under resync are not even possible: resync's protocol 
 
 TEST_CASE("resync and probe exhaust the small bound with no violation") {
   for (const auto p : {ReplayPolicy::Resync, ReplayPolicy::Probe}) {
-    const FailoverModel m = small(p);
+    const FailoverModel m = small_failover_model(p);
     const auto r = check(m);
     INFO(to_string(p) << ": " << explain(r, m));
     CHECK_FALSE(r.violation);
@@ -110,7 +101,7 @@ TEST_CASE("resync exhausts the standard bound with no violation") {
 }
 
 TEST_CASE("both directions over shared rails exhaust a small bound with no violation") {
-  FailoverModel m = small(ReplayPolicy::Resync);
+  FailoverModel m = small_failover_model(ReplayPolicy::Resync);
   m.bidirectional = true;
 #ifdef RAILCHECK_SANITIZE
   m.losses = 0;  // see the standard-bound test: a smaller bound under the sanitizers
@@ -143,7 +134,7 @@ const MutationCase kMutationCases[] = {
 };
 
 FailoverModel mutated(const MutationCase& c) {
-  FailoverModel m = small(c.policy);
+  FailoverModel m = small_failover_model(c.policy);
   m.link_failures = c.failures;
   m.mutation = c.mutation;
   // Without standby parameters phase 2 never finishes, so faults must be allowed before it.
@@ -164,7 +155,7 @@ TEST_CASE("each invariant catches the broken engine variant aimed at it") {
 }
 
 TEST_CASE("a soft RTO below the hardware retry window is caught pre-empting the HCA") {
-  FailoverModel m = small(ReplayPolicy::Resync);
+  FailoverModel m = small_failover_model(ReplayPolicy::Resync);
   m.tunables.soft_rto = ms(100);  // the HCA retries for 537 ms with the default QP settings
   const auto r = check(m, SearchMode::Bfs);
   INFO(explain(r, m));
@@ -173,7 +164,7 @@ TEST_CASE("a soft RTO below the hardware retry window is caught pre-empting the 
 }
 
 TEST_CASE("engine state fingerprints: equal for equal histories, different after a change") {
-  const FailoverModel m = small(ReplayPolicy::Resync);
+  const FailoverModel m = small_failover_model(ReplayPolicy::Resync);
   FailoverWorld a(m), b(m);
   CHECK(a.fingerprint() == b.fingerprint());
   const auto options = a.choices();
@@ -186,9 +177,18 @@ TEST_CASE("engine state fingerprints: equal for equal histories, different after
 
 TEST_CASE("choices have a stable text form that parses back") {
   using K = Choice::Kind;
-  const Choice all[] = {{K::Data, 1, 2, 0, 3}, {K::Ack, 0, 1},        {K::RecvCqe, 0, 2},   {K::Control, 1, 3, 1},
-                        {K::Timer},            {K::KillLink, 0, 2},   {K::RepairLink, 0, 1}, {K::LoseData, 0, 0},
-                        {K::LoseAck, 1, 1},    {K::LoseControl, 0, 2, 0}, {K::Retransmit, 0, 1}, {K::Isend, 1},
+  const Choice all[] = {{K::Data, 1, 2, 0, 3},
+                        {K::Ack, 0, 1},
+                        {K::RecvCqe, 0, 2},
+                        {K::Control, 1, 3, 1},
+                        {K::Timer},
+                        {K::KillLink, 0, 2},
+                        {K::RepairLink, 0, 1},
+                        {K::LoseData, 0, 0},
+                        {K::LoseAck, 1, 1},
+                        {K::LoseControl, 0, 2, 0},
+                        {K::Retransmit, 0, 1},
+                        {K::Isend, 1},
                         {K::Irecv, 0}};
   for (const auto& c : all) {
     INFO(to_string(c));
@@ -198,16 +198,16 @@ TEST_CASE("choices have a stable text form that parses back") {
   }
   CHECK_FALSE(parse_choice(""));
   CHECK_FALSE(parse_choice("fly c0"));
-  CHECK_FALSE(parse_choice("data c0"));          // the path is required
-  CHECK_FALSE(parse_choice("kill p1 extra"));    // trailing garbage
-  CHECK_FALSE(parse_choice("data c999 p0"));     // out of range
+  CHECK_FALSE(parse_choice("data c0"));        // the path is required
+  CHECK_FALSE(parse_choice("kill p1 extra"));  // trailing garbage
+  CHECK_FALSE(parse_choice("data c999 p0"));   // out of range
 }
 
 TEST_CASE("malformed trace files are rejected with a clear line") {
   CHECK_THAT(read_trace_json("{", "t.json").error().what, Catch::Contains("t.json: not JSON"));
   CHECK_THAT(read_trace_json(R"({"railcheck_trace": 2})", "t.json").error().what,
              Catch::Contains("not a railcheck failover trace"));
-  const FailoverModel m = small(ReplayPolicy::Resync);
+  const FailoverModel m = small_failover_model(ReplayPolicy::Resync);
   std::string text = write_trace_json({m, {Choice{Choice::Kind::Timer}}, "", ""});
   const auto at = text.find("\"timer\"");
   REQUIRE(at != std::string::npos);
@@ -216,10 +216,10 @@ TEST_CASE("malformed trace files are rejected with a clear line") {
 }
 
 TEST_CASE("a trace's rail deaths become a scenario with the same faults at the same times") {
-  FailoverModel m = small(ReplayPolicy::Probe);
+  FailoverModel m = small_failover_model(ReplayPolicy::Probe);
   m.tunables.heartbeat_interval = ms(250);
   // Replay the shortest naive counterexample's steps under this model until its kill.
-  const auto r = check(small(ReplayPolicy::Naive), SearchMode::Bfs);
+  const auto r = check(small_failover_model(ReplayPolicy::Naive), SearchMode::Bfs);
   REQUIRE(r.violation);
   const FailoverTrace t{m, r.violation->steps, "x", ""};
   const auto sc = trace_to_scenario(t);
@@ -279,7 +279,7 @@ void require_replays(const FailoverModel& m, const Counterexample<FailoverWorld>
 }  // namespace
 
 TEST_CASE("a state and its mirror image (the connections swapped) share a fingerprint with symmetry on") {
-  FailoverModel m = small(ReplayPolicy::Resync);
+  FailoverModel m = small_failover_model(ReplayPolicy::Resync);
   m.bidirectional = true;
   FailoverWorld a(m), b(m);
   // The first control message of each connection (the handshake), delivered on one only.
@@ -316,7 +316,7 @@ TEST_CASE("the symmetry reduction gives each standard model's verdict with fewer
   // The naive rule's duplicate, one way and both ways: found either way, and the reduced
   // search's counterexample is a real run that replays.
   for (const bool both : {false, true}) {
-    FailoverModel m = small(ReplayPolicy::Naive);  // the bfs holds whole levels: a small bound
+    FailoverModel m = small_failover_model(ReplayPolicy::Naive);  // the bfs holds whole levels: a small bound
     m.bidirectional = both;
     const auto off = check(m, SearchMode::Bfs, false);
     const auto on = check(m, SearchMode::Bfs, true);
@@ -332,7 +332,7 @@ TEST_CASE("the symmetry reduction gives each standard model's verdict with fewer
 TEST_CASE("every seeded mutation is found with the symmetry reduction on, one way and both ways, and replays") {
   std::vector<std::pair<std::string, FailoverModel>> models;
   for (const auto& c : kMutationCases) models.emplace_back(c.invariant, mutated(c));
-  FailoverModel early_rto = small(ReplayPolicy::Resync);
+  FailoverModel early_rto = small_failover_model(ReplayPolicy::Resync);
   early_rto.tunables.soft_rto = ms(100);  // below the HCA's 537 ms retry window
   models.emplace_back("failover-after-hardware-window", early_rto);
   for (auto [invariant, m] : models) {

@@ -1,6 +1,7 @@
 #pragma once
 // What the threaded and distributed bfs tests compare against the one-thread search: every
-// figure and the verdict in one line (so a mismatch prints both), and a small failover bound.
+// figure and the verdict in one line (so a mismatch prints both), and the small failover bound
+// the failover checker tests (tests/verify) use too.
 #include <fmt/format.h>
 
 #include <string>
