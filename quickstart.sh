@@ -3,7 +3,8 @@
 #   ./quickstart.sh run    build, then run the default scenario (scenarios/primary-dies.toml)
 #   ./quickstart.sh test   build, then run the whole test suite, plus an ASan+UBSan build of it and
 #                          a TSan build of the tests with railcheck's own threads, and every
-#                          libFuzzer target (fuzz/) for a few seconds each
+#                          libFuzzer target (fuzz/) for a few seconds each. Each build after the
+#                          first runs at low priority beside the tests before it (docs/ci.md).
 # Works on a fresh Debian 12 machine as root; safe to run again (installs only what is missing).
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -27,7 +28,9 @@ unity=-DCMAKE_UNITY_BUILD=ON
 # the CPU seconds of everything run so far (user + system; on a busy machine the wall time grows,
 # the CPU time much less).
 times_file=$(mktemp)
-trap 'rm -f "$times_file"' EXIT
+logs=$(mktemp -d)
+# A failing phase ends the run: take the background jobs with it.
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$times_file" "$logs"' EXIT
 phase() {
   # `times` must run in this shell, not in a pipe or $(...) (a fresh subshell has no children):
   # its second line is the children's "user sys", e.g. "12m3.210s 1m0.500s".
@@ -44,12 +47,33 @@ cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "$debug_info" "$u
 cmake --build build -j "$jobs"
 
 if [ "$mode" = run ]; then
-  rm -f "$times_file"  # exec skips the EXIT trap
+  rm -rf "$times_file" "$logs"  # exec skips the EXIT trap
   exec build/cli/railcheck run scenarios/primary-dies.toml --json build/primary-dies.json
 fi
 
-phase "tests"
-ctest --test-dir build --output-on-failure -j "$jobs"
+# The tests never keep both cores busy (on 2 cores: ~1.3 cores over the RelWithDebInfo tests, ~1.6
+# over the sanitizer tests), so the next tree builds beside them at the lowest CPU priority: the
+# tests run as fast as alone, the build takes the idle time. Its output goes to a log, printed
+# when it is waited for; a failure there fails the run like any other.
+declare -A bg_pid
+background() {  # name command...: a subshell at nice 19 (so a shell function can run), output to $logs/name.log
+  local name=$1
+  shift
+  (
+    renice -n 19 -p "$BASHPID" >/dev/null
+    "$@"
+  ) >"$logs/$name.log" 2>&1 &
+  bg_pid[$name]=$!
+}
+await() {  # name: wait for a background job, print its output, fail if it failed
+  local rc=0
+  wait "${bg_pid[$1]}" || rc=$?
+  cat "$logs/$1.log"
+  if [ "$rc" -ne 0 ]; then
+    echo "== quickstart: $1 failed (exit $rc)" >&2
+    exit "$rc"
+  fi
+}
 
 # Sanitizer build of the same tests (ASan + UBSan), which also builds the libFuzzer targets.
 # SimGrid switches actor stacks, which ASan cannot follow on its own, so this tree runs SimGrid
@@ -58,14 +82,12 @@ ctest --test-dir build --output-on-failure -j "$jobs"
 # code keeps every check and ASan's stay everywhere (two canary tests prove both); and libFuzzer's
 # coverage hooks in every library (RAILCHECK_FUZZ) cost the tests about a tenth more CPU time,
 # far less than a third tree for the fuzz targets would (measured 2026-11-25, docs/ci.md).
-phase "ASan+UBSan build (tests and fuzz targets)"
-cmake -S . -B build-asan -G Ninja -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 \
-  -DCMAKE_BUILD_TYPE=Debug -DRAILCHECK_SANITIZE=ON -DRAILCHECK_FUZZ=ON -DRAILCHECK_BUILD_BENCH=OFF \
-  "$debug_info" "$unity" >/dev/null
-cmake --build build-asan -j "$jobs" --target railcheck_tests railcheck_fuzz
-phase "ASan+UBSan tests"
-ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  ctest --test-dir build-asan --output-on-failure -j "$jobs"
+build_asan() {
+  cmake -S . -B build-asan -G Ninja -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 \
+    -DCMAKE_BUILD_TYPE=Debug -DRAILCHECK_SANITIZE=ON -DRAILCHECK_FUZZ=ON -DRAILCHECK_BUILD_BENCH=OFF \
+    "$debug_info" "$unity" >/dev/null
+  cmake --build build-asan -j "$jobs" --target railcheck_tests railcheck_fuzz
+}
 
 # ThreadSanitizer build of the tests whose threads are railcheck's own (the GPU host proxy, the
 # TCP bootstrap, the model checker's threaded bfs). Tests that run libfabric's provider threads
@@ -75,21 +97,37 @@ tsan_tests=()
 for dir in tests/backends/hw/cuda tests/backends/hw/bootstrap tests/verify/parallel_bfs; do
   [ -d "$dir" ] && tsan_tests+=("railcheck_tests_$(echo "${dir#tests/}" | tr / _)")
 done
-if [ "${#tsan_tests[@]}" -gt 0 ]; then
-  phase "TSan build and tests"
-  cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DRAILCHECK_TSAN=ON -DRAILCHECK_BUILD_BENCH=OFF "$debug_info" "$unity" >/dev/null
+build_tsan() {
+  cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DRAILCHECK_TSAN=ON -DRAILCHECK_BUILD_BENCH=OFF \
+    "$debug_info" "$unity" >/dev/null
   cmake --build build-tsan -j "$jobs" --target "${tsan_tests[@]}"
+}
+
+phase "tests (the ASan+UBSan build beside them)"
+background asan-build build_asan
+ctest --test-dir build --output-on-failure -j "$jobs"
+phase "ASan+UBSan build (what is left of it)"
+await asan-build
+
+phase "ASan+UBSan tests (the TSan build beside them)"
+[ "${#tsan_tests[@]}" -gt 0 ] && background tsan-build build_tsan
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir build-asan --output-on-failure -j "$jobs"
+
+# The libFuzzer targets (docs/fuzzing.md), built in the ASan tree above: each runs for a few
+# seconds over the shipped files and the bad-input reproducers, one per core, beside the TSan
+# tests. A finding fails the run and leaves its input in build-asan/fuzz-work/artifacts/.
+# RAILCHECK_FUZZ_SECONDS=0 skips them.
+phase "TSan tests and the short fuzz run"
+if [ "${RAILCHECK_FUZZ_SECONDS:-8}" != 0 ]; then
+  background fuzz env FUZZ_PARALLEL="$jobs" fuzz/run.sh build-asan "${RAILCHECK_FUZZ_SECONDS:-8}"
+fi
+if [ "${#tsan_tests[@]}" -gt 0 ]; then
+  await tsan-build
   for t in "${tsan_tests[@]}"; do
     echo "== TSan: $t"
     TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 "build-tsan/tests/$t"
   done
 fi
-
-# The libFuzzer targets (docs/fuzzing.md), built in the ASan tree above: each runs for a few
-# seconds over the shipped files and the bad-input reproducers. A finding fails the run and leaves
-# its input in build-asan/fuzz-work/artifacts/. RAILCHECK_FUZZ_SECONDS=0 skips this phase.
-if [ "${RAILCHECK_FUZZ_SECONDS:-8}" != 0 ]; then
-  phase "short fuzz run"
-  fuzz/run.sh build-asan "${RAILCHECK_FUZZ_SECONDS:-8}"
-fi
+[ "${RAILCHECK_FUZZ_SECONDS:-8}" != 0 ] && await fuzz
 phase "done"

@@ -4,7 +4,8 @@
 # the bad-input reproducers (tests/data/fuzz-repro/), and prints the executions each ran clean.
 #   fuzz/run.sh BUILD_DIR SECONDS_PER_TARGET [WORK_DIR] [JOBS]
 # With KEEP_GOING=1 a target goes on after a finding (libFuzzer's fork mode), for long campaigns;
-# FUZZ_TARGETS (space-separated) picks a subset.
+# FUZZ_TARGETS (space-separated) picks a subset; FUZZ_PARALLEL=N runs N targets at once (default 1;
+# quickstart.sh uses one per core).
 # BUILD_DIR was configured with CC=clang CXX=clang++ -DRAILCHECK_FUZZ=ON (docs/fuzzing.md).
 # Exit 1 if a target found a crash, a leak, a timeout or an out-of-memory input: the input is in
 # WORK_DIR/artifacts/<target>/, and `BUILD_DIR/fuzz/<target> <input>` replays it.
@@ -52,20 +53,14 @@ all_targets=(fuzz_groundtruth fuzz_scenario fuzz_check_spec fuzz_trace fuzz_swee
              fuzz_sched_trace fuzz_sched_scenario fuzz_wire_codecs fuzz_text_fields)
 # FUZZ_TARGETS="fuzz_trace fuzz_nccl_log" runs only those (e.g. one target per core in a campaign).
 read -r -a targets <<<"${FUZZ_TARGETS:-${all_targets[*]}}"
-failed=0
-printf '%-22s %12s %8s  %s\n' target executions seconds result
-for t in "${targets[@]}"; do
-  exe=$build/fuzz/$t
-  [ -x "$exe" ] || { echo "missing $exe (build the railcheck_fuzz target)" >&2; exit 2; }
-  corpus=$work/corpus/$t
-  art=$work/artifacts/$t/
+run_target() {  # target -> one result line in $work/$t.result
+  local t=$1 exe=$build/fuzz/$1 corpus=$work/corpus/$1 art=$work/artifacts/$1/ log=$work/$1.log rc execs found result
   rm -rf "$art"
   mkdir -p "$corpus" "$art"
   # Inputs the campaigns found (tests/data/fuzz-found/<target>-*) stay in every corpus.
   for f in $(seeds "$t") $(ls "$src"/tests/data/fuzz-found/"$t"-* 2>/dev/null); do
     cp -f "$f" "$corpus/seed-$(basename "$f")"
   done
-  log=$work/$t.log
   # -timeout: one input taking 10 s is a hang; -rss_limit_mb: a memory bomb is a finding.
   # Small inputs keep the loaders honest about their own limits (max_len 64 KiB, the long-line
   # reproducer is 200 KB and runs as a regression test instead).
@@ -84,10 +79,33 @@ for t in "${targets[@]}"; do
   found=$(ls "$art" | wc -l)
   if [ "$rc" -ne 0 ] || [ "$found" -ne 0 ]; then
     result="FOUND ($found in $art, log $log)"
-    failed=1
   else
     result=clean
   fi
-  printf '%-22s %12s %8s  %s\n' "$t" "${execs:-?}" "$secs" "$result"
+  printf '%-22s %12s %8s  %s\n' "$t" "${execs:-?}" "$secs" "$result" >"$work/$t.result"
+}
+
+for t in "${targets[@]}"; do
+  [ -x "$build/fuzz/$t" ] || { echo "missing $build/fuzz/$t (build the railcheck_fuzz target)" >&2; exit 2; }
+done
+mkdir -p "$work"
+parallel=${FUZZ_PARALLEL:-1}
+[ "$parallel" -ge 1 ] || { echo "FUZZ_PARALLEL must be at least 1" >&2; exit 2; }
+for t in "${targets[@]}"; do
+  rm -f "$work/$t.result"
+  while [ "$(jobs -rp | wc -l)" -ge "$parallel" ]; do wait -n || true; done
+  run_target "$t" &
+done
+wait
+failed=0
+printf '%-22s %12s %8s  %s\n' target executions seconds result
+for t in "${targets[@]}"; do
+  if [ -f "$work/$t.result" ]; then
+    cat "$work/$t.result"
+    grep -q ' clean$' "$work/$t.result" || failed=1
+  else
+    printf '%-22s %12s %8s  %s\n' "$t" ? "$secs" "no result (the runner itself failed)"
+    failed=1
+  fi
 done
 exit $failed

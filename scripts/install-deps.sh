@@ -18,6 +18,7 @@ packages=(
   openmpi-bin libopenmpi-dev    # sweeps under mpirun (issue 6)
   iproute2                  # conformance: network namespaces and veth pairs for the failover cut
   clang-14 libclang-rt-14-dev  # fuzz/: libFuzzer targets (quickstart.sh test runs them briefly)
+  mold                      # the linker: links the test binaries in a third of GNU ld's time
 )
 
 missing=()

@@ -84,7 +84,19 @@ TEST_CASE("bad route specs are one line with file and line, and exit code 2", "[
 
 TEST_CASE("route moe on the shipped DeepSeek-V3 decode spec: hierarchical halves RDMA bytes and time",
           "[routing][moe][scenario]") {
+#ifdef RAILCHECK_SANITIZE
+  // The MoE simulation's cost grows with the square of the ranks, and in the sanitizer tree, whose
+  // SimGrid actors are threads, the shipped 64 ranks take ~50 s: there the same spec runs on 16
+  // ranks (two nodes; hierarchical sends 0.36 of flat's RDMA bytes). The optimised tree runs it as shipped.
+  std::ifstream in(shipped("deepseek-v3-moe-decode.toml"));
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  REQUIRE(text.find("ranks = 64") != std::string::npos);
+  text.replace(text.find("ranks = 64"), 10, "ranks = 16");
+  const TempSpec spec(text);
+  const auto j = run_json(cmd_route_moe, {.spec = spec.path.string()});
+#else
   const auto j = run_json(cmd_route_moe, {.spec = shipped("deepseek-v3-moe-decode.toml")});
+#endif
   const auto& flat = j.at("flat");
   const auto& hier = j.at("hierarchical");
   CHECK(hier.at("dispatch_rdma_bytes").get<double>() < 0.6 * flat.at("dispatch_rdma_bytes").get<double>());
