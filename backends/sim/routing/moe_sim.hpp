@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "backends/sim/routing/gpu_fabric.hpp"
+#include "backends/sim/wire_mode.hpp"
 #include "engine/routing/moe_tables.hpp"
 
 namespace railcheck::sim {
@@ -17,7 +18,11 @@ struct MoeTiming {
   double combine_s = 0;
 };
 
+// `wire` picks the driver: Mailbox (default), one actor that puts every message to a permanent
+// receiver; Sendto, an actor and a detached Comm::sendto per message (before issue 15, kept for
+// one release). The same times either way, to 1e-12 relative (tests/backends/sim/routing).
 MoeTiming simulate_moe(const routing::MoeTables& tables, std::uint32_t ranks, const FabricParams& fabric,
-                       std::uint64_t dispatch_token_bytes, std::uint64_t combine_token_bytes);
+                       std::uint64_t dispatch_token_bytes, std::uint64_t combine_token_bytes,
+                       WireMode wire = WireMode::Mailbox);
 
 }  // namespace railcheck::sim
