@@ -65,8 +65,20 @@ background() {  # name command...: a subshell at nice 19 (so a shell function ca
   ) >"$logs/$name.log" 2>&1 &
   bg_pid[$name]=$!
 }
+# Once the tests it ran beside are done, a background job (and everything it started) gets normal
+# priority back, so other load on the machine cannot starve it (raising priority needs root; as
+# another user it stays at 19).
+unnice() {  # pid
+  local pids=("$1") all=()
+  while [ "${#pids[@]}" -gt 0 ]; do
+    all+=("${pids[@]}")
+    mapfile -t pids < <(ps -o pid= --ppid "$(IFS=,; echo "${pids[*]}")" 2>/dev/null | tr -d ' ' || true)
+  done
+  renice -n 0 -p "${all[@]}" >/dev/null 2>&1 || true
+}
 await() {  # name: wait for a background job, print its output, fail if it failed
   local rc=0
+  unnice "${bg_pid[$1]}"
   wait "${bg_pid[$1]}" || rc=$?
   cat "$logs/$1.log"
   if [ "$rc" -ne 0 ]; then
