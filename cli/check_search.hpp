@@ -35,8 +35,8 @@ namespace railcheck::cli {
 inline std::optional<std::string> apply_search_options(const CheckOptions& o, verify::SearchLimits& l) {
   using verify::SearchMode;
   if (!o.mode.empty()) {
-    if (o.mode != "dfs" && o.mode != "bfs" && o.mode != "random")
-      return fmt::format("--mode {}: expected dfs, bfs or random", o.mode);
+    if (o.mode != "dfs" && o.mode != "bfs" && o.mode != "random" && o.mode != "pdfs")
+      return fmt::format("--mode {}: expected dfs, bfs, random or pdfs", o.mode);
     l.mode = verify::parse_search_mode_or(o.mode, l.mode);
   }
   if (o.max_states) l.max_states = *o.max_states;
@@ -48,7 +48,7 @@ inline std::optional<std::string> apply_search_options(const CheckOptions& o, ve
     return fmt::format("{} applies to --mode random only (this search is {})", o.walks ? "--walks" : "--seed",
                        verify::to_string(l.mode));
   if (o.max_states && *o.max_states == 0) return "--max-states 0 explores nothing; give at least 1";
-  if (auto bad = check_threads_error(o, l.mode == SearchMode::Bfs)) return bad;
+  if (auto bad = check_threads_error(o, l.mode == SearchMode::Bfs || l.mode == SearchMode::ParallelDfs)) return bad;
   if (o.threads) l.threads = *o.threads;
   return std::nullopt;
 }

@@ -23,17 +23,20 @@ int list_invariants() {
 
 }  // namespace
 
-// Only the breadth-first search runs on several threads: its levels are what makes the result
-// independent of the thread count (verify/parallel_bfs.hpp). A dfs or random search asked for
-// threads is refused rather than silently run on one.
-std::optional<std::string> check_threads_error(const CheckOptions& o, bool bfs) {
+// Only the breadth-first search (whose levels make the whole result independent of the thread
+// count: verify/parallel_bfs.hpp) and the parallel depth-first search (verify/parallel_dfs.hpp)
+// run on several threads. A dfs or random search asked for threads is refused rather than
+// silently run on one.
+std::optional<std::string> check_threads_error(const CheckOptions& o, bool threaded) {
   constexpr unsigned kMaxThreads = 1024;
   if (!o.threads) return std::nullopt;
   if (*o.threads == 0) return "--threads 0: give at least 1";
   if (*o.threads > kMaxThreads) return fmt::format("--threads {}: at most {}", *o.threads, kMaxThreads);
-  if (*o.threads > 1 && !bfs)
-    return fmt::format("--threads {} needs --mode bfs: only the breadth-first search runs on several threads",
-                       *o.threads);
+  if (*o.threads > 1 && !threaded)
+    return fmt::format(
+        "--threads {} needs --mode bfs or pdfs: only the breadth-first search (shortest counterexample) and the "
+        "parallel depth-first search (least memory) run on several threads",
+        *o.threads);
   return std::nullopt;
 }
 

@@ -49,7 +49,7 @@ struct CheckOptions {
 };
 int cmd_check(const CheckOptions& o);
 // --threads against the search mode: the bad-input line, or nothing (cli/cmd_check.cpp).
-std::optional<std::string> check_threads_error(const CheckOptions& o, bool bfs);
+std::optional<std::string> check_threads_error(const CheckOptions& o, bool threaded);
 // The worlds a model file names with a top-level `world = "..."` (plan-channels,
 // plan-lifecycle, imm; cli/cmd_check_worlds.cpp): nothing when `o.file` names none of them.
 std::optional<int> check_named_world(const CheckOptions& o);

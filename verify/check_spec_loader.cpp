@@ -17,8 +17,10 @@ constexpr std::string_view kOrderedAssumption =
     "true: the failover engine assumes in-order delivery on each path (RC, or FI_ORDER_SAS on libfabric)";
 constexpr std::string_view kDocs = "see docs/verify.md for the model file format";
 
-constexpr std::array<std::pair<SearchMode, std::string_view>, 3> kModes = {
-    {{SearchMode::Dfs, "dfs"}, {SearchMode::Bfs, "bfs"}, {SearchMode::Random, "random"}}};
+constexpr std::array<std::pair<SearchMode, std::string_view>, 4> kModes = {{{SearchMode::Dfs, "dfs"},
+                                                                            {SearchMode::Bfs, "bfs"},
+                                                                            {SearchMode::Random, "random"},
+                                                                            {SearchMode::ParallelDfs, "pdfs"}}};
 
 void read_world(TomlTable t, FailoverModel& m) {
   t.allow_only({"paths", "messages", "bidirectional", "recv_group", "ordered", "delay_recv_completions",
@@ -71,7 +73,7 @@ void read_search_table(TomlTable t, SearchLimits& l) {
         l.mode = k;
         found = true;
       }
-    if (!found) t.fail("mode", "\"dfs\", \"bfs\" or \"random\"", fmt::format("\"{}\"", *mode));
+    if (!found) t.fail("mode", "\"dfs\", \"bfs\", \"random\" or \"pdfs\"", fmt::format("\"{}\"", *mode));
   }
   l.max_states = t.whole<std::uint64_t>("max_states", {1, 1e12}).value_or(l.max_states);
   l.max_depth = t.whole<std::uint32_t>("max_depth", {1, 100000}).value_or(l.max_depth);

@@ -5,6 +5,9 @@
 //   bfs     breadth-first, level by level: the first violation found has the fewest steps.
 //   random  seeded random walks from the initial state, for worlds too large to exhaust; walk k
 //           uses SeededRng(seed).fork(k), so any walk replays from (seed, k).
+//   pdfs    depth-first on `threads` threads sharing one visited set (verify/parallel_dfs.hpp):
+//           exhausts a bound with the dfs's memory on every core; the verdict and the counts of an
+//           exhausted run are the dfs's; a counterexample is a real path, not the shortest.
 //
 // A World is any copyable type with
 //   using ChoiceType = ...;                       // one step, printable with to_string()
@@ -26,7 +29,7 @@
 
 namespace railcheck::verify {
 
-enum class SearchMode : std::uint8_t { Dfs, Bfs, Random };
+enum class SearchMode : std::uint8_t { Dfs, Bfs, Random, ParallelDfs };
 
 struct SearchLimits {
   SearchMode mode = SearchMode::Dfs;
@@ -36,8 +39,9 @@ struct SearchLimits {
   std::uint64_t seed = 1;                 // random mode
   double max_seconds = 0;                 // wall-time bound in every mode; 0: none. Hitting it is inconclusive
   // Threads of a bfs search (verify/parallel_bfs.hpp): the same verdict, figures and shortest
-  // counterexample as one thread. 1 runs the one-thread search below; dfs and random run on one
-  // thread whatever this says (the command line refuses --threads with them).
+  // counterexample as one thread; 1 runs the one-thread search below. Threads of a pdfs search
+  // (verify/parallel_dfs.hpp). dfs and random run on one thread whatever this says (the command
+  // line refuses --threads with them).
   unsigned threads = 1;
   // Called every `progress_every` states with the running statistics (stderr progress line).
   std::uint64_t progress_every = 0;
@@ -152,6 +156,9 @@ inline double since(std::chrono::steady_clock::time_point t0) {
 template <typename World>
 SearchResult<World> explore_bfs_threads(const World& root, std::span<const Invariant<World>> invariants,
                                         const SearchLimits& lim, const ProgressFn<World>& progress);
+template <typename World>
+SearchResult<World> explore_dfs_threads(const World& root, std::span<const Invariant<World>> invariants,
+                                        const SearchLimits& lim, const ProgressFn<World>& progress);
 
 }  // namespace detail
 
@@ -161,6 +168,7 @@ SearchResult<World> explore(const World& root, std::span<const Invariant<World>>
   using Choice = typename World::ChoiceType;
   if (lim.mode == SearchMode::Bfs && lim.threads > 1)
     return detail::explore_bfs_threads(root, invariants, lim, progress);
+  if (lim.mode == SearchMode::ParallelDfs) return detail::explore_dfs_threads(root, invariants, lim, progress);
   SearchResult<World> result;
   SearchStats& st = result.stats;
   const auto t0 = std::chrono::steady_clock::now();
@@ -365,3 +373,4 @@ SearchResult<World> explore(const World& root, std::span<const Invariant<World>>
 }  // namespace railcheck::verify
 
 #include "verify/parallel_bfs.hpp"  // IWYU pragma: export (explore_bfs_threads)
+#include "verify/parallel_dfs.hpp"  // IWYU pragma: export (explore_dfs_threads)

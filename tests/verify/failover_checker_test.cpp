@@ -18,6 +18,8 @@ namespace {
 using namespace railcheck;
 using namespace railcheck::verify;
 
+using testing::kMutationCases;
+using testing::mutated;
 using testing::small_failover_model;
 
 SearchResult<FailoverWorld> check(const FailoverModel& m, SearchMode mode = SearchMode::Dfs, bool symmetry = false) {
@@ -111,38 +113,6 @@ TEST_CASE("both directions over shared rails exhaust a small bound with no viola
   CHECK_FALSE(r.violation);
   CHECK(r.stats.exhausted);
 }
-
-namespace {
-
-struct MutationCase {
-  Mutation mutation;
-  std::uint32_t failures;
-  ReplayPolicy policy;
-  const char* invariant;
-};
-// Replay-order mutations run under probe: under resync the receiver's own sequence check
-// turns a misordered replay into a failed connection (defence in depth), which a different
-// invariant then reports.
-const MutationCase kMutationCases[] = {
-    {Mutation::ReadyBeforeRts, 1, ReplayPolicy::Resync, "no-comm-before-rts"},
-    {Mutation::ReplaySwapped, 1, ReplayPolicy::Probe, "exactly-once-in-order"},
-    {Mutation::ReplayDropsFirst, 1, ReplayPolicy::Probe, "exactly-once-in-order"},
-    {Mutation::SwallowFailure, 2, ReplayPolicy::Resync, "no-deadlock"},
-    {Mutation::SkipLazyMr, 1, ReplayPolicy::Resync, "mr-registered-on-path"},
-    {Mutation::NoStandbyOffer, 1, ReplayPolicy::Resync, "survives-while-a-path-is-clean"},
-    {Mutation::DoubleComplete, 1, ReplayPolicy::Resync, "one-answer-per-request"},
-};
-
-FailoverModel mutated(const MutationCase& c) {
-  FailoverModel m = small_failover_model(c.policy);
-  m.link_failures = c.failures;
-  m.mutation = c.mutation;
-  // Without standby parameters phase 2 never finishes, so faults must be allowed before it.
-  m.faults_during_handshake = c.mutation == Mutation::NoStandbyOffer;
-  return m;
-}
-
-}  // namespace
 
 TEST_CASE("each invariant catches the broken engine variant aimed at it") {
   for (const auto& c : kMutationCases) {
