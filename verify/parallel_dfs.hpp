@@ -76,7 +76,10 @@ SearchResult<World> explore_dfs_threads(const World& root, std::span<const Invar
   };
 
   ShardedFingerprintSet seen;
+  // Distinct states: each thread adds its new ones in batches (one shared counter bumped by every
+  // thread for every new state would be the busiest cache line of the run).
   std::atomic<std::uint64_t> distinct{0};
+  constexpr std::uint64_t kBatch = 64;
   std::atomic<bool> stop{false};  // a violation, max_states or max_seconds: every thread returns
   std::atomic<bool> hit_depth{false}, hit_states{false}, hit_time{false};
   std::mutex violation_mutex;
@@ -94,7 +97,7 @@ SearchResult<World> explore_dfs_threads(const World& root, std::span<const Invar
     Counters& mine = counters[me];
     std::vector<Frame> stack;
     std::vector<Choice> path;  // steps from the initial state to the top frame's world
-    std::uint64_t states = 0, end_states = 0, pending = 0;
+    std::uint64_t states = 0, end_states = 0, pending = 0, fresh = 0;  // fresh: new states not yet in `distinct`
     std::uint32_t max_depth = 0;
     auto publish = [&] {
       mine.states.store(states, std::memory_order_relaxed);
@@ -106,7 +109,15 @@ SearchResult<World> explore_dfs_threads(const World& root, std::span<const Invar
     auto enter = [&](World w) {
       ++states;
       if (!seen.insert(w.fingerprint())) return;
-      const std::uint64_t d = distinct.fetch_add(1, std::memory_order_relaxed) + 1;
+      // At least the states counted so far: exact on one thread, the run stops at max_states or
+      // a little after it on more.
+      std::uint64_t d;
+      if (++fresh == kBatch) {
+        d = distinct.fetch_add(fresh, std::memory_order_relaxed) + fresh;
+        fresh = 0;
+      } else {
+        d = distinct.load(std::memory_order_relaxed) + fresh;
+      }
       auto options = w.choices();
       if (auto bad = check_all(w, invariants, options.empty())) {
         const std::lock_guard lock(violation_mutex);
@@ -199,6 +210,7 @@ SearchResult<World> explore_dfs_threads(const World& root, std::span<const Invar
       pending = 0;
       if (stop) break;
     }
+    distinct.fetch_add(fresh, std::memory_order_relaxed);
     publish();
     // Wake the others: a stop ends their waits too.
     const std::lock_guard lock(pool_mutex);
