@@ -139,8 +139,11 @@ SearchResult<World> explore_dfs_threads(const World& root, std::span<const Invar
       pending += options.size();
       stack.push_back(Frame{std::move(w), std::move(options), 0});
     };
-    // Gives half the untried choices of the oldest frame that has any to the pool.
+    // Gives half the untried choices of the oldest frame that has any to the pool, keeping at
+    // least one untried choice on this stack: a thread that gave all it had would take the next
+    // task and give it away again before taking a step (threads passing work around forever).
     auto give_away = [&] {
+      if (pending < 2) return;
       for (std::size_t i = 0; i < stack.size(); ++i) {
         Frame& f = stack[i];
         const std::size_t untried = f.options.size() - f.next;
