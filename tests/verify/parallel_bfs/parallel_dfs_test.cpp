@@ -156,6 +156,14 @@ TEST_CASE("pdfs gives the dfs verdict with the symmetry reduction on") {
   }
 }
 
+// Both ways, a depth-first search may wander far before it meets the mutation (swallow-failure:
+// ~220 000 states, ~9 CPU s at -O2), which is minutes under the sanitizers: one way only there.
+#ifdef RAILCHECK_SANITIZE
+constexpr bool kDirections[] = {false};
+#else
+constexpr bool kDirections[] = {false, true};
+#endif
+
 TEST_CASE("pdfs finds the naive rule's duplicate and every seeded mutation, and each counterexample replays") {
   std::vector<std::pair<std::string, FailoverModel>> models;
   models.emplace_back("exactly-once-in-order", small_failover_model(ReplayPolicy::Naive));
@@ -170,9 +178,9 @@ TEST_CASE("pdfs finds the naive rule's duplicate and every seeded mutation, and 
     for (const auto& inv : all)
       if (inv.name == invariant) aimed.push_back(inv);
     REQUIRE(aimed.size() == 1);
-    for (const bool both : {false, true}) {
+    for (const bool both : kDirections) {
       m.bidirectional = both;
-      for (const unsigned threads : {2U, 4U}) {
+      for (const unsigned threads : both ? std::vector<unsigned>{4} : std::vector<unsigned>{2, 4}) {
         const auto r = search_pdfs<FailoverWorld>(failover_root(m, true), aimed, SearchLimits{}, threads);
         INFO(to_string(m.mutation) << " " << to_string(m.tunables.replay) << (both ? ", both ways, " : ", one way, ")
                                    << threads << " threads: " << figures(r));
