@@ -1,7 +1,7 @@
 // Benchmark (not a test): wall time and event rate of a large simulated run — by default 1024
 // ranks x 8 rails, 8 channels per direction (one per rail), 2 paths per connection, and rank
 // 0's rail-0 link dying for good mid-stream.
-// Usage: sim_scale [ranks] [rails] [messages] [heartbeat_ms] [mailbox|sendto]
+// Usage: sim_scale [ranks] [rails] [messages] [heartbeat_ms] [mailbox|event|sendto]
 #include <cstdio>
 #include <cstdlib>
 
@@ -25,7 +25,7 @@ int main(int argc, char** argv) {
   if (argc > 4 && std::atoi(argv[4]) > 0) sc.engine.heartbeat_interval = ms(std::atoi(argv[4]));
   const auto wire = argc > 5 ? sim::parse_wire_mode(argv[5]) : sim::WireMode::Mailbox;
   if (!wire) {
-    std::fprintf(stderr, "sim_scale: wire %s: expected mailbox or sendto\n", argv[5]);
+    std::fprintf(stderr, "sim_scale: wire %s: expected mailbox, event or sendto\n", argv[5]);
     return 2;
   }
 

@@ -37,7 +37,7 @@ void sim_post_recv(SimWorld& w, std::uint32_t conn, Side side, std::uint32_t pat
   if (q.state == QpState::Err) return sim_complete(w, conn, side, flush_of(path, wr));
   if (q.state == QpState::Reset) return sim_complete(w, conn, side, flush_of(path, wr, WcStatus::LocQpOpErr));
   q.recv_queue.push_back(wr);
-  q.notify();  // a sender may be waiting out an RNR NAK
+  w.qp_changed(q);  // a sender may be waiting out an RNR NAK
 }
 
 void sim_modify_qp(SimWorld& w, std::uint32_t conn, Side side, std::uint32_t path, QpState target) {
@@ -67,7 +67,7 @@ void sim_modify_qp(SimWorld& w, std::uint32_t conn, Side side, std::uint32_t pat
       break;
     default: q.state = target; break;
   }
-  q.notify();
+  w.qp_changed(q);
 }
 
 void sim_requester_error(SimWorld& w, std::uint32_t conn, Side side, std::uint32_t path, WcStatus status) {
@@ -83,7 +83,7 @@ void sim_requester_error(SimWorld& w, std::uint32_t conn, Side side, std::uint32
   q.outstanding.clear();
   for (const auto& wr : q.recv_queue) sim_complete(w, conn, side, flush_of(path, wr));
   q.recv_queue.clear();
-  q.notify();
+  w.qp_changed(q);
 }
 
 }  // namespace railcheck::sim

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "backends/sim/event_wire.hpp"
 #include "backends/sim/qp_ops.hpp"
 #include "backends/sim/wire.hpp"
 
@@ -10,6 +11,11 @@ namespace sg4 = simgrid::s4u;
 namespace railcheck::sim {
 
 void RankDriver::operator()() {
+  if (w_.wire() == WireMode::Event) {
+    w_.event_wire().attach(rank_);
+    start();
+    return run_event_loop();
+  }
   start();
   SimRank& me = w_.ranks()[rank_];
   const Nanos limit = w_.scenario().time_limit;
@@ -33,6 +39,34 @@ void RankDriver::operator()() {
     if (!me.inbox.empty() && me.inbox.top().at <= w_.now()) continue;
     me.wake->wait_until(lock, w_.to_clock(next_deadline(w_.now())));
   }
+}
+
+void RankDriver::run_event_loop() {
+  EventWire& wire = w_.event_wire();
+  SimRank& me = w_.ranks()[rank_];
+  const Nanos limit = w_.scenario().time_limit;
+  while (!w_.stopping()) {
+    wire.run_due(rank_);
+    const Nanos now = w_.now();
+    while (!me.inbox.empty() && me.inbox.top().at <= now) {
+      InboxItem item = me.inbox.top();
+      me.inbox.pop();
+      dispatch(item);
+    }
+    fire_due_timers(now);
+    pump_users(now);
+    if (w_.all_done() || now >= limit) {
+      w_.stop();
+      break;
+    }
+    wire.go_home(rank_);
+    // From here to the wait there is no simcall, so no other actor runs: whatever another rank
+    // posts after this look rings the doorbell (EventWire::ring).
+    if (w_.stopping()) break;
+    if ((!me.inbox.empty() && me.inbox.top().at <= now) || wire.has_due(rank_)) continue;
+    wire.park(rank_, w_.to_clock(next_deadline(now)));
+  }
+  wire.detach(rank_);
 }
 
 void RankDriver::start() {

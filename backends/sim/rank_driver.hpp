@@ -15,6 +15,8 @@ class RankDriver {
 
  private:
   void start();
+  // WireMode::Event: the same steps, and the rank's packets (event_wire.hpp) in the same loop.
+  void run_event_loop();
   void dispatch(const InboxItem& item);
   void feed(std::uint32_t conn, Side side, const Event& ev);
   void execute(std::uint32_t conn, Side side, Actions& actions);

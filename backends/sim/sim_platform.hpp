@@ -12,8 +12,10 @@ namespace railcheck::sim {
 
 class SimPlatform {
  public:
-  // Builds into the current s4u::Engine. Call once, before any actor is created.
-  explicit SimPlatform(const Topology& topo);
+  // Builds into the current s4u::Engine. Call once, before any actor is created. With
+  // `loopbacks`, every NIC host also routes to itself over a zero-latency link that nothing
+  // else shares (WireMode::Event's doorbells); no route between two hosts changes.
+  explicit SimPlatform(const Topology& topo, bool loopbacks = false);
 
   simgrid::s4u::Host* nic_host(std::uint32_t rank, std::uint32_t rail) const { return hosts_[index(rank, rail)]; }
   simgrid::s4u::Link* nic_link(std::uint32_t rank, std::uint32_t rail) const { return links_[index(rank, rail)]; }

@@ -6,6 +6,7 @@
 #include <deque>
 #include <map>
 #include <simgrid/s4u.hpp>
+#include <vector>
 
 #include "engine/core/work_request.hpp"
 
@@ -26,7 +27,10 @@ struct SimQp {
   std::uint32_t expected_psn = 0;      // next PSN that may land
   std::deque<WorkRequest> recv_queue;  // posted receives, in order
 
-  // Wakes wire actors waiting for PSN order, an RNR retry, or a state change.
+  // WireMode::Event: the packets (EventWire ids) waiting for this QP to change, oldest first.
+  std::vector<std::uint32_t> waiters;
+
+  // Wakes wire actors waiting for PSN order, an RNR retry, or a state change (the actor wires).
   simgrid::s4u::ConditionVariablePtr changed = simgrid::s4u::ConditionVariable::create();
   simgrid::s4u::MutexPtr mutex = simgrid::s4u::Mutex::create();
 

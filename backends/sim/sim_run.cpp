@@ -48,16 +48,24 @@ void fault_injector(SimWorld* w) {
 std::optional<WireMode> parse_wire_mode(std::string_view s) {
   if (s == "sendto") return WireMode::Sendto;
   if (s == "mailbox") return WireMode::Mailbox;
+  if (s == "event") return WireMode::Event;
   return std::nullopt;
 }
 
-std::string_view to_string(WireMode m) { return m == WireMode::Sendto ? "sendto" : "mailbox"; }
+std::string_view to_string(WireMode m) {
+  switch (m) {
+    case WireMode::Sendto: return "sendto";
+    case WireMode::Mailbox: return "mailbox";
+    case WireMode::Event: return "event";
+  }
+  return "?";
+}
 
 Result<WireMode> default_wire_mode() {
   const char* env = std::getenv("RAILCHECK_SIM_WIRE");
   if (env == nullptr || *env == '\0') return WireMode::Mailbox;
   if (auto m = parse_wire_mode(env)) return *m;
-  return Error{std::string("RAILCHECK_SIM_WIRE=") + env + ": unknown wire", "expected mailbox or sendto"};
+  return Error{std::string("RAILCHECK_SIM_WIRE=") + env + ": unknown wire", "expected mailbox, event or sendto"};
 }
 
 RunOutput run_scenario(const Scenario& sc, std::uint64_t seed, const ProgressFn& progress, WireMode wire) {
@@ -104,7 +112,7 @@ RunOutput run_scenario(const Scenario& sc, std::uint64_t seed, const ProgressFn&
   sg4::Engine engine(&argc, argv.data());
 
   SimWorld world(sc, seed, wire);
-  if (wire == WireMode::Mailbox) start_nic_receivers(world);
+  if (wire != WireMode::Sendto) start_nic_receivers(world);
   for (std::uint32_t r = 0; r < sc.topology.ranks; ++r)
     sg4::Actor::create("rank" + std::to_string(r), world.platform().nic_host(r, 0), RankDriver(world, r));
   if (!sc.faults.empty())

@@ -24,7 +24,7 @@ struct RunOutput {
 // connections finished, connections in all, wall seconds).
 using ProgressFn = std::function<void(Nanos sim_time, std::size_t done, std::size_t total, double wall_s)>;
 
-std::optional<WireMode> parse_wire_mode(std::string_view s);  // "sendto" | "mailbox"
+std::optional<WireMode> parse_wire_mode(std::string_view s);  // "sendto" | "mailbox" | "event"
 std::string_view to_string(WireMode m);
 
 // The wire a run uses unless told otherwise: RAILCHECK_SIM_WIRE if set, else Mailbox. An

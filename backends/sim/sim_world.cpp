@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "backends/sim/event_wire.hpp"
+
 namespace railcheck::sim {
 namespace {
 
@@ -40,7 +42,7 @@ QpEndpoint make_endpoint(std::uint32_t conn, Side side, std::uint32_t path, std:
 
 SimWorld::SimWorld(const Scenario& sc, std::uint64_t seed, WireMode wire)
     : sc_(sc), wire_(wire), rng_(seed), epoch_(simgrid::s4u::Engine::get_clock()) {
-  platform_ = std::make_unique<SimPlatform>(sc.topology);
+  platform_ = std::make_unique<SimPlatform>(sc.topology, wire == WireMode::Event);
   ranks_.resize(sc.topology.ranks);
   for (std::uint32_t r = 0; r < ranks_.size(); ++r) ranks_[r].id = r;
 
@@ -74,14 +76,29 @@ SimWorld::SimWorld(const Scenario& sc, std::uint64_t seed, WireMode wire)
       conns_.push_back(std::move(c));
     }
   }
+  if (wire == WireMode::Event) event_ = std::make_unique<EventWire>(*this);
 }
+
+SimWorld::~SimWorld() = default;
 
 Nanos SimWorld::now() const { return from_seconds(simgrid::s4u::Engine::get_clock() - epoch_); }
 
 void SimWorld::post(std::uint32_t rank, InboxItem item) {
   item.order = order_++;
   ranks_[rank].inbox.push(std::move(item));
-  ranks_[rank].wake->notify_all();
+  if (event_) {
+    event_->ring(rank);
+  } else {
+    ranks_[rank].wake->notify_all();
+  }
+}
+
+void SimWorld::qp_changed(SimQp& q) {
+  if (event_) {
+    event_->qp_changed(q);
+  } else {
+    q.notify();
+  }
 }
 
 void SimWorld::note_progress(std::uint32_t conn) {
@@ -94,7 +111,13 @@ void SimWorld::note_progress(std::uint32_t conn) {
 
 void SimWorld::stop() {
   stopping_ = true;
-  for (auto& r : ranks_) r.wake->notify_all();
+  for (std::uint32_t r = 0; r < ranks_.size(); ++r) {
+    if (event_) {
+      event_->ring(r);
+    } else {
+      ranks_[r].wake->notify_all();
+    }
+  }
 }
 
 }  // namespace railcheck::sim

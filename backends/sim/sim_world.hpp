@@ -24,6 +24,8 @@ namespace railcheck::sim {
 
 enum class Side : std::uint8_t { Sender, Receiver };
 
+class EventWire;
+
 struct SimConnection {
   std::uint32_t id = 0;
   std::uint32_t sender_rank = 0;
@@ -94,9 +96,13 @@ struct SimCounters {
 class SimWorld {
  public:
   SimWorld(const Scenario& sc, std::uint64_t seed, WireMode wire);
+  ~SimWorld();
+  SimWorld(const SimWorld&) = delete;
+  SimWorld& operator=(const SimWorld&) = delete;
 
   const Scenario& scenario() const { return sc_; }
   WireMode wire() const { return wire_; }
+  EventWire& event_wire() { return *event_; }  // WireMode::Event only
   SimPlatform& platform() { return *platform_; }
   std::vector<SimConnection>& connections() { return conns_; }
   std::vector<SimRank>& ranks() { return ranks_; }
@@ -107,6 +113,8 @@ class SimWorld {
 
   // Deliver an item to a rank and wake it.
   void post(std::uint32_t rank, InboxItem item);
+  // A simulated QP changed (state, PSNs, receive queue): wake the packets waiting on it.
+  void qp_changed(SimQp& q);
   // Simulated time since this run began. SimGrid's clock is process-global and does not restart
   // when a second engine is created in the same process, so runs keep their own origin.
   Nanos now() const;
@@ -122,6 +130,7 @@ class SimWorld {
   Scenario sc_;
   WireMode wire_;
   std::unique_ptr<SimPlatform> platform_;
+  std::unique_ptr<EventWire> event_;
   std::vector<SimConnection> conns_;
   std::vector<SimRank> ranks_;
   SeededRng rng_;

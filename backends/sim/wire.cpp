@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "backends/sim/event_wire.hpp"
 #include "backends/sim/qp_ops.hpp"
 #include "engine/core/rc_timeouts.hpp"
 
@@ -9,20 +10,6 @@ namespace sg4 = simgrid::s4u;
 
 namespace railcheck::sim {
 namespace {
-
-enum class Outcome : std::uint8_t { Acked, Lost, Rnr };
-
-// Per-packet random extra delay from jitter profiles active on either end of the path.
-Nanos jitter_delay(SimWorld& w, std::uint32_t a, std::uint32_t b, std::uint32_t rail) {
-  const Nanos now = w.now();
-  Nanos spread{0};
-  for (const auto& j : w.scenario().faults.jitters) {
-    const bool ours = j.link.rail == rail && (j.link.rank == a || j.link.rank == b);
-    if (ours && j.at <= now && now < j.until) spread += j.spread;
-  }
-  if (spread <= Nanos{0}) return Nanos{0};
-  return Nanos{static_cast<std::int64_t>(w.rng().below(static_cast<std::uint64_t>(spread.count())))};
-}
 
 // Carry `bytes` from NIC (src, rail) to NIC (dst, rail) in the calling actor, which runs on the
 // source NIC host. Throws simgrid::NetworkFailureException if a link of the route goes down.
@@ -73,16 +60,16 @@ void carry_data(SimWorld* wp, std::uint32_t conn, Side from, std::uint32_t path,
     }
     if (S.generation != gen) return;
 
-    Outcome out = Outcome::Lost;
+    PacketOutcome out = PacketOutcome::Lost;
     if (arrived) {
       // The responder accepts packets in PSN order only.
       if (!wait_on(R, S, gen, [&] { return !R.accepts_packets() || R.expected_psn >= psn; })) return;
       if (!R.accepts_packets()) {
-        out = Outcome::Lost;  // a QP in ERR or RESET drops it silently
+        out = PacketOutcome::Lost;  // a QP in ERR or RESET drops it silently
       } else if (psn < R.expected_psn) {
-        out = Outcome::Acked;  // retransmission of a packet that already landed: ACK again
+        out = PacketOutcome::Acked;  // retransmission of a packet that already landed: ACK again
       } else if (R.recv_queue.empty()) {
-        out = Outcome::Rnr;
+        out = PacketOutcome::Rnr;
       } else {
         WorkRequest recv = std::move(R.recv_queue.front());
         R.recv_queue.pop_front();
@@ -92,16 +79,16 @@ void carry_data(SimWorld* wp, std::uint32_t conn, Side from, std::uint32_t path,
         sim_complete(w, conn, to,
                      CompletionEvent{PathIndex{path}, recv.id, WrOpcode::Recv, WcStatus::Success,
                                      static_cast<std::uint32_t>(bytes), wr.imm});
-        out = Outcome::Acked;
+        out = PacketOutcome::Acked;
       }
       // The ACK (or RNR NAK) travels back over the same two links.
       sg4::this_actor::sleep_for(w.platform().one_way_latency(dst, src, rail));
-      if (!w.platform().route_up(src, dst, rail)) out = Outcome::Lost;
+      if (!w.platform().route_up(src, dst, rail)) out = PacketOutcome::Lost;
     }
     if (S.generation != gen) return;
 
     switch (out) {
-      case Outcome::Acked:
+      case PacketOutcome::Acked:
         // Completions are reported in PSN order.
         if (!wait_on(S, S, gen, [&] { return S.next_completion_psn == psn; })) return;
         S.outstanding.erase(psn);
@@ -111,7 +98,7 @@ void carry_data(SimWorld* wp, std::uint32_t conn, Side from, std::uint32_t path,
                      CompletionEvent{PathIndex{path}, wr.id, wr.opcode, WcStatus::Success,
                                      static_cast<std::uint32_t>(bytes), std::nullopt});
         return;
-      case Outcome::Rnr:
+      case PacketOutcome::Rnr:
         ++w.counters().rnr_naks;
         if (!rnr_retries_forever(rel) && ++rnr > rel.rnr_retry) {
           sim_requester_error(w, conn, from, path, WcStatus::RnrRetryExcErr);
@@ -123,7 +110,7 @@ void carry_data(SimWorld* wp, std::uint32_t conn, Side from, std::uint32_t path,
           sg4::this_actor::sleep_for(to_seconds(rnr_delay(rel.min_rnr_timer)));
         }
         break;
-      case Outcome::Lost:
+      case PacketOutcome::Lost:
         ++w.counters().retransmissions;
         if (++retries > rel.retry_cnt) {
           const double wait = attempt + ack_to - sg4::Engine::get_clock();
@@ -157,6 +144,17 @@ void carry_control(SimWorld* wp, std::uint32_t conn, Side from, std::uint32_t pa
 
 }  // namespace
 
+Nanos jitter_delay(SimWorld& w, std::uint32_t a, std::uint32_t b, std::uint32_t rail) {
+  const Nanos now = w.now();
+  Nanos spread{0};
+  for (const auto& j : w.scenario().faults.jitters) {
+    const bool ours = j.link.rail == rail && (j.link.rank == a || j.link.rank == b);
+    if (ours && j.at <= now && now < j.until) spread += j.spread;
+  }
+  if (spread <= Nanos{0}) return Nanos{0};
+  return Nanos{static_cast<std::int64_t>(w.rng().below(static_cast<std::uint64_t>(spread.count())))};
+}
+
 void start_permanent_receiver(sg4::Host* host, sg4::Mailbox* mbox) {
   // Senders learn of delivery from their own put; this actor only takes delivered (or failed)
   // transfers off the mailbox so that none stays queued.
@@ -181,6 +179,7 @@ void start_nic_receivers(SimWorld& w) {
 
 void launch_data_packet(SimWorld& w, std::uint32_t conn, Side from, std::uint32_t path, std::uint32_t psn,
                         std::uint32_t generation, const WorkRequest& wr) {
+  if (w.wire() == WireMode::Event) return w.event_wire().launch_data(conn, from, path, psn, generation, wr);
   SimConnection& c = w.connections()[conn];
   auto* host = w.platform().nic_host(c.rank(from), c.path_rail[path]);
   sg4::Actor::create("wr", host, carry_data, &w, conn, from, path, psn, generation, wr)->daemonize();
@@ -194,6 +193,7 @@ void launch_control(SimWorld& w, std::uint32_t conn, Side from, const ControlCha
     w.post(c.rank(to), InboxItem{w.now() + kOobLatency, 0, conn, to, Event{ControlReceived{ch, m}}});
     return;
   }
+  if (w.wire() == WireMode::Event) return w.event_wire().launch_control(conn, from, ch.path.value, m);
   auto* host = w.platform().nic_host(c.rank(from), c.path_rail[ch.path.value]);
   sg4::Actor::create("ctl", host, carry_control, &w, conn, from, ch.path.value, m)->daemonize();
 }

@@ -1,6 +1,7 @@
 #pragma once
-// Packets on the simulated wire. Each posted send becomes a short-lived actor that carries it
-// over its path with RC semantics:
+// Packets on the simulated wire. On the Sendto and Mailbox wires each posted send becomes a
+// short-lived actor that carries it over its path (on the Event wire, a state machine with the
+// same steps: event_wire.hpp), with RC semantics:
 //   - transfers take SimGrid network time on the two NIC links of the path's rail;
 //   - a packet lands only in PSN order, only on a responder QP in RTR/RTS, and only into a
 //     posted receive (otherwise RNR NAK, retried after min_rnr_timer, forever if rnr_retry=7);
@@ -15,6 +16,13 @@
 namespace railcheck::sim {
 
 constexpr Side other(Side s) { return s == Side::Sender ? Side::Receiver : Side::Sender; }
+
+// What the requester learns of one attempt: an ACK, an RNR NAK, or nothing (lost).
+enum class PacketOutcome : std::uint8_t { Acked, Lost, Rnr };
+
+// Per-packet random extra delay from jitter profiles active on either end of the path (draws
+// from the run's generator when a spread is active).
+Nanos jitter_delay(SimWorld& w, std::uint32_t a, std::uint32_t b, std::uint32_t rail);
 
 // A daemon actor on `host` that is the permanent receiver of `mbox`: a put to `mbox` then starts
 // at once, from the putting actor's host to `host`, like a host-to-host Comm::sendto, but is not

@@ -1,0 +1,370 @@
+#include "backends/sim/event_wire.hpp"
+
+#include <string>
+#include <utility>
+
+#include "backends/sim/qp_ops.hpp"
+#include "engine/core/rc_timeouts.hpp"
+
+namespace sg4 = simgrid::s4u;
+
+namespace railcheck::sim {
+namespace {
+
+// A timer counts as due this close to its instant: a timed wait ends at clock + (at - clock),
+// which can fall an ulp short of `at`. 1 ps is far below the nanosecond every figure is read in.
+constexpr double kClockSlack = 1e-12;
+
+double clock() { return sg4::Engine::get_clock(); }
+
+}  // namespace
+
+EventWire::EventWire(SimWorld& w) : w_(w), ranks_(w.ranks().size()) {}
+
+std::uint32_t EventWire::owner(const Packet& p) const { return w_.connections()[p.conn].rank(p.from); }
+SimQp& EventWire::requester(const Packet& p) { return w_.connections()[p.conn].qps(p.from)[p.path]; }
+SimQp& EventWire::responder(const Packet& p) { return w_.connections()[p.conn].qps(other(p.from))[p.path]; }
+
+void EventWire::attach(std::uint32_t rank) {
+  RankWire& me = ranks_[rank];
+  me.home = sg4::this_actor::get_host();
+  me.bell_box = sg4::Mailbox::by_name("bell-" + std::to_string(rank));
+  me.comms.push_back(me.bell_box->get_async<void>(&me.bell_payload));
+  me.flights.push_back(Flight{Cargo::Bell, 0});
+}
+
+void EventWire::detach(std::uint32_t rank) {
+  RankWire& me = ranks_[rank];
+  // SimGrid reports a comm freed while it runs; the run is over, so its puts are cancelled.
+  for (auto& c : me.comms) c->cancel();
+  me.comms.clear();
+  me.flights.clear();
+}
+
+void EventWire::ring(std::uint32_t rank) {
+  RankWire& t = ranks_[rank];
+  if (!t.parked || t.rung) return;
+  if (sg4::this_actor::get_host() != t.home) {
+    sg4::this_actor::set_host(t.home);
+    // Other actors ran during that simcall: the rank may have woken up or been rung meanwhile.
+    if (!t.parked || t.rung) return;
+  }
+  // From here to the put's match there is no other simcall: a parked rank waits at its home host
+  // with its doorbell's get pending, so the put matches it at once and goes over the loopback.
+  t.rung = true;
+  t.bell_box->put_init(&t, 0)->detach();
+}
+
+void EventWire::go_home(std::uint32_t rank) {
+  if (sg4::this_actor::get_host() != ranks_[rank].home) sg4::this_actor::set_host(ranks_[rank].home);
+}
+
+bool EventWire::has_due(std::uint32_t rank) const {
+  const RankWire& me = ranks_[rank];
+  return !me.landed.empty() || !me.rechecks.empty() ||
+         (!me.timers.empty() && me.timers.top().at <= clock() + kClockSlack);
+}
+
+void EventWire::park(std::uint32_t rank, double until) {
+  RankWire& me = ranks_[rank];
+  if (!me.timers.empty() && me.timers.top().at < until) until = me.timers.top().at;
+  const double timeout = std::max(0.0, until - clock());
+  me.parked = true;
+  ssize_t done = -1;
+  bool failed = false;
+  try {
+    done = sg4::Comm::wait_any_for(me.comms, timeout);
+  } catch (const simgrid::NetworkFailureException&) {
+    failed = true;
+  }
+  me.parked = false;
+  if (failed) {
+    // A link of a put's route went down (or was down when it started). Every put SimGrid marked
+    // failed is handled, oldest first; others fail in later waits at the same instant.
+    std::size_t keep = 1;
+    for (std::size_t i = 1; i < me.comms.size(); ++i) {
+      if (me.comms[i]->get_state() == sg4::Activity::State::FAILED) {
+        me.landed.push_back(Landed{me.flights[i], false});
+      } else {
+        me.comms[keep] = std::move(me.comms[i]);
+        me.flights[keep] = me.flights[i];
+        ++keep;
+      }
+    }
+    me.comms.resize(keep);
+    me.flights.resize(keep);
+  } else if (done == 0) {
+    me.rung = false;
+    me.comms[0] = me.bell_box->get_async<void>(&me.bell_payload);
+  } else if (done > 0) {
+    const auto i = static_cast<std::size_t>(done);
+    me.landed.push_back(Landed{me.flights[i], true});
+    me.comms.erase(me.comms.begin() + static_cast<std::ptrdiff_t>(i));
+    me.flights.erase(me.flights.begin() + static_cast<std::ptrdiff_t>(i));
+  }
+}
+
+void EventWire::run_due(std::uint32_t rank) {
+  RankWire& me = ranks_[rank];
+  // Finished puts and expired timers first, then the packets that those changed (an actor wire
+  // woke those by a condition variable, one scheduling round later at the same instant).
+  for (;;) {
+    if (!me.landed.empty()) {
+      const Landed l = me.landed.front();
+      me.landed.pop_front();
+      handle_landed(l);
+    } else if (!me.timers.empty() && me.timers.top().at <= clock() + kClockSlack) {
+      const std::uint32_t id = me.timers.top().packet;
+      me.timers.pop();
+      handle_timer(id);
+    } else if (!me.rechecks.empty()) {
+      const std::uint32_t id = me.rechecks.front();
+      me.rechecks.pop_front();
+      recheck(id);
+    } else {
+      return;
+    }
+  }
+}
+
+void EventWire::qp_changed(SimQp& q) {
+  if (q.waiters.empty()) return;
+  std::vector<std::uint32_t> waiting;
+  waiting.swap(q.waiters);
+  for (const std::uint32_t id : waiting) {
+    const std::uint32_t r = owner(packets_[id]);
+    ranks_[r].rechecks.push_back(id);
+    ring(r);
+  }
+}
+
+void EventWire::launch_data(std::uint32_t conn, Side from, std::uint32_t path, std::uint32_t psn,
+                            std::uint32_t generation, const WorkRequest& wr) {
+  std::uint32_t id = 0;
+  if (free_packets_.empty()) {
+    id = static_cast<std::uint32_t>(packets_.size());
+    packets_.emplace_back();
+  } else {
+    id = free_packets_.back();
+    free_packets_.pop_back();
+    packets_[id] = Packet{};
+  }
+  Packet& p = packets_[id];
+  p.conn = conn;
+  p.from = from;
+  p.path = path;
+  p.psn = psn;
+  p.generation = generation;
+  p.wr = wr;
+  start_attempt(id);
+}
+
+void EventWire::launch_control(std::uint32_t conn, Side from, std::uint32_t path, const ControlMessage& m) {
+  std::uint32_t id = 0;
+  if (free_controls_.empty()) {
+    id = static_cast<std::uint32_t>(controls_.size());
+    controls_.emplace_back();
+  } else {
+    id = free_controls_.back();
+    free_controls_.pop_back();
+  }
+  controls_[id] = ControlPacket{conn, from, path, m};
+  const SimConnection& c = w_.connections()[conn];
+  put(c.rank(from), Flight{Cargo::Control, id}, c.rank(from), c.rank(other(from)), c.path_rail[path], kControlBytes);
+}
+
+void EventWire::put(std::uint32_t rank, Flight f, std::uint32_t src, std::uint32_t dst, std::uint32_t rail,
+                    std::uint64_t bytes) {
+  SimPlatform& pf = w_.platform();
+  sg4::Host* host = pf.nic_host(src, rail);
+  if (sg4::this_actor::get_host() != host) sg4::this_actor::set_host(host);
+  // The payload is never read (put refuses nullptr): the simulated bytes are what matters.
+  sg4::CommPtr comm = pf.nic_mailbox(dst, rail)->put_async(&w_, bytes);
+  RankWire& me = ranks_[rank];
+  me.comms.push_back(std::move(comm));
+  me.flights.push_back(f);
+}
+
+void EventWire::arm(std::uint32_t packet, double at) {
+  ranks_[owner(packets_[packet])].timers.push(Timer{at, timer_order_++, packet});
+}
+
+void EventWire::release(std::uint32_t packet) {
+  packets_[packet].wr = WorkRequest{};
+  free_packets_.push_back(packet);
+}
+
+void EventWire::handle_landed(const Landed& l) {
+  if (l.flight.cargo == Cargo::Data) return transfer_done(l.flight.id, l.ok);
+  // A control message: delivered where it landed, counted lost where a link was down.
+  ControlPacket cp = std::move(controls_[l.flight.id]);
+  free_controls_.push_back(l.flight.id);
+  if (!l.ok) {
+    ++w_.counters().control_lost;
+    return;
+  }
+  const SimConnection& c = w_.connections()[cp.conn];
+  const Side to = other(cp.from);
+  w_.post(c.rank(to), InboxItem{w_.now(), 0, cp.conn, to,
+                                Event{ControlReceived{ControlChannel::on(PathIndex{cp.path}), std::move(cp.message)}}});
+}
+
+void EventWire::handle_timer(std::uint32_t packet) {
+  switch (packets_[packet].stage) {
+    case PacketStage::Jitter: return start_transfer(packet);
+    case PacketStage::AckFlight: return ack_back(packet);
+    case PacketStage::Backoff: return backoff_done(packet);
+    default: break;
+  }
+}
+
+void EventWire::recheck(std::uint32_t packet) {
+  switch (packets_[packet].stage) {
+    case PacketStage::AwaitPsn: return await_psn(packet);
+    case PacketStage::AwaitOrder: return await_order(packet);
+    default: break;
+  }
+}
+
+// The top of carry_data's retry loop: one more attempt while the requester is still the QP
+// generation the WR was posted on.
+void EventWire::start_attempt(std::uint32_t packet) {
+  Packet& p = packets_[packet];
+  if (requester(p).generation != p.generation) return release(packet);
+  p.attempt = clock();
+  ++w_.counters().data_packets;
+  const SimConnection& c = w_.connections()[p.conn];
+  const Nanos jitter = jitter_delay(w_, c.rank(p.from), c.rank(other(p.from)), c.path_rail[p.path]);
+  if (jitter > Nanos{0}) {
+    p.stage = PacketStage::Jitter;
+    return arm(packet, p.attempt + to_seconds(jitter));
+  }
+  start_transfer(packet);
+}
+
+void EventWire::start_transfer(std::uint32_t packet) {
+  Packet& p = packets_[packet];
+  p.stage = PacketStage::Transfer;
+  const SimConnection& c = w_.connections()[p.conn];
+  const std::uint64_t bytes = p.wr.total_bytes();
+  put(c.rank(p.from), Flight{Cargo::Data, packet}, c.rank(p.from), c.rank(other(p.from)), c.path_rail[p.path],
+      bytes > 0 ? bytes : 1);
+}
+
+void EventWire::transfer_done(std::uint32_t packet, bool arrived) {
+  Packet& p = packets_[packet];
+  if (requester(p).generation != p.generation) return release(packet);
+  if (!arrived) return settle(packet, PacketOutcome::Lost);  // nothing comes back: no ACK flight
+  await_psn(packet);
+}
+
+// The responder accepts packets in PSN order only.
+void EventWire::await_psn(std::uint32_t packet) {
+  Packet& p = packets_[packet];
+  if (requester(p).generation != p.generation) return release(packet);
+  SimQp& r = responder(p);
+  if (r.accepts_packets() && r.expected_psn < p.psn) {
+    p.stage = PacketStage::AwaitPsn;
+    r.waiters.push_back(packet);
+    return;
+  }
+  land(packet);
+}
+
+void EventWire::land(std::uint32_t packet) {
+  Packet& p = packets_[packet];
+  SimQp& r = responder(p);
+  const Side to = other(p.from);
+  PacketOutcome out = PacketOutcome::Lost;
+  if (!r.accepts_packets()) {
+    out = PacketOutcome::Lost;  // a QP in ERR or RESET drops it silently
+  } else if (p.psn < r.expected_psn) {
+    out = PacketOutcome::Acked;  // retransmission of a packet that already landed: ACK again
+  } else if (r.recv_queue.empty()) {
+    out = PacketOutcome::Rnr;
+  } else {
+    WorkRequest recv = std::move(r.recv_queue.front());
+    r.recv_queue.pop_front();
+    if (!recv.sges.empty() && !p.wr.sges.empty()) w_.memory()[recv.sges[0].addr] = p.wr.sges[0].addr;
+    ++r.expected_psn;
+    w_.qp_changed(r);
+    sim_complete(w_, p.conn, to,
+                 CompletionEvent{PathIndex{p.path}, recv.id, WrOpcode::Recv, WcStatus::Success,
+                                 static_cast<std::uint32_t>(p.wr.total_bytes()), p.wr.imm});
+    out = PacketOutcome::Acked;
+  }
+  // The ACK (or RNR NAK) travels back over the same two links.
+  const SimConnection& c = w_.connections()[p.conn];
+  p.outcome = out;
+  p.stage = PacketStage::AckFlight;
+  arm(packet, clock() + w_.platform().one_way_latency(c.rank(to), c.rank(p.from), c.path_rail[p.path]));
+}
+
+void EventWire::ack_back(std::uint32_t packet) {
+  Packet& p = packets_[packet];
+  const SimConnection& c = w_.connections()[p.conn];
+  PacketOutcome out = p.outcome;
+  if (!w_.platform().route_up(c.rank(p.from), c.rank(other(p.from)), c.path_rail[p.path])) out = PacketOutcome::Lost;
+  if (requester(p).generation != p.generation) return release(packet);
+  settle(packet, out);
+}
+
+void EventWire::settle(std::uint32_t packet, PacketOutcome out) {
+  Packet& p = packets_[packet];
+  const QpReliability rel = w_.scenario().engine.qp;
+  switch (out) {
+    case PacketOutcome::Acked: return await_order(packet);
+    case PacketOutcome::Rnr:
+      ++w_.counters().rnr_naks;
+      if (!rnr_retries_forever(rel) && ++p.rnr > rel.rnr_retry) {
+        sim_requester_error(w_, p.conn, p.from, p.path, WcStatus::RnrRetryExcErr);
+        return release(packet);
+      }
+      // The HCA waits out the whole RNR delay, even if a receive is posted sooner.
+      p.stage = PacketStage::Backoff;
+      p.give_up = false;
+      return arm(packet, clock() + to_seconds(rnr_delay(rel.min_rnr_timer)));
+    case PacketOutcome::Lost: {
+      ++w_.counters().retransmissions;
+      p.give_up = ++p.retries > rel.retry_cnt;
+      // The local ACK timeout runs from the start of the attempt.
+      const double wait = p.attempt + to_seconds(ack_timeout(rel.timeout)) - clock();
+      if (wait > 0) {
+        p.stage = PacketStage::Backoff;
+        return arm(packet, clock() + wait);
+      }
+      return backoff_done(packet);
+    }
+  }
+}
+
+void EventWire::backoff_done(std::uint32_t packet) {
+  Packet& p = packets_[packet];
+  if (!p.give_up) return start_attempt(packet);
+  if (requester(p).generation == p.generation) sim_requester_error(w_, p.conn, p.from, p.path, WcStatus::RetryExcErr);
+  release(packet);
+}
+
+// Completions are reported in PSN order.
+void EventWire::await_order(std::uint32_t packet) {
+  Packet& p = packets_[packet];
+  SimQp& s = requester(p);
+  if (s.generation != p.generation) return release(packet);
+  if (s.next_completion_psn != p.psn) {
+    p.stage = PacketStage::AwaitOrder;
+    s.waiters.push_back(packet);
+    return;
+  }
+  s.outstanding.erase(p.psn);
+  ++s.next_completion_psn;
+  w_.qp_changed(s);
+  const CompletionEvent done{
+      PathIndex{p.path}, p.wr.id, p.wr.opcode, WcStatus::Success, static_cast<std::uint32_t>(p.wr.total_bytes()),
+      std::nullopt};
+  const std::uint32_t conn = p.conn;
+  const Side from = p.from;
+  release(packet);
+  sim_complete(w_, conn, from, done);
+}
+
+}  // namespace railcheck::sim
