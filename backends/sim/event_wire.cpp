@@ -55,6 +55,13 @@ void EventWire::ring(std::uint32_t rank) {
   t.bell_box->put_init(&t, 0)->detach();
 }
 
+void EventWire::poke(std::uint32_t rank) {
+  if (ranks_[rank].parked) ranks_[rank].poked = true;
+  ring(rank);
+}
+
+bool EventWire::take_poke(std::uint32_t rank) { return std::exchange(ranks_[rank].poked, false); }
+
 void EventWire::go_home(std::uint32_t rank) {
   if (sg4::this_actor::get_host() != ranks_[rank].home) sg4::this_actor::set_host(ranks_[rank].home);
 }
@@ -78,9 +85,14 @@ void EventWire::park(std::uint32_t rank, double until) {
     failed = true;
   }
   me.parked = false;
+  absorb(rank, done, failed);
+}
+
+void EventWire::absorb(std::uint32_t rank, ssize_t done, bool failed) {
+  RankWire& me = ranks_[rank];
   if (failed) {
     // A link of a put's route went down (or was down when it started). Every put SimGrid marked
-    // failed is handled, oldest first; others fail in later waits at the same instant.
+    // failed is taken, oldest first.
     std::size_t keep = 1;
     for (std::size_t i = 1; i < me.comms.size(); ++i) {
       if (me.comms[i]->get_state() == sg4::Activity::State::FAILED) {

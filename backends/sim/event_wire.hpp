@@ -55,6 +55,10 @@ class EventWire {
   void qp_changed(SimQp& q);
   // Wakes rank `rank` if it is parked (its inbox or its wire has something new for it).
   void ring(std::uint32_t rank);
+  // Something was posted to rank `rank`'s inbox: ring it, and if it was parked, note that it was
+  // woken for its engines (take_poke) and not only for its packets.
+  void poke(std::uint32_t rank);
+  bool take_poke(std::uint32_t rank);
 
   // Runs every packet event of `rank` due now: finished puts, expired timers, waiters to look at.
   void run_due(std::uint32_t rank);
@@ -107,6 +111,7 @@ class EventWire {
     void* bell_payload = nullptr;
     bool parked = false;  // inside park()'s wait: only then may it be rung
     bool rung = false;    // a doorbell put is on its way
+    bool poked = false;   // an inbox item was posted while it was parked
     // comms[0] is the doorbell's pending get, the rest are puts in flight, oldest first;
     // flights[i] says what comms[i] carries.
     std::vector<simgrid::s4u::CommPtr> comms;
@@ -122,6 +127,8 @@ class EventWire {
   void put(std::uint32_t rank, Flight f, std::uint32_t src, std::uint32_t dst, std::uint32_t rail, std::uint64_t bytes);
   void arm(std::uint32_t packet, double at);
   void release(std::uint32_t packet);
+  // Records what a wait or test on the rank's comms returned.
+  void absorb(std::uint32_t rank, ssize_t done, bool failed);
   void handle_landed(const Landed& l);
   void handle_timer(std::uint32_t packet);
   void recheck(std::uint32_t packet);

@@ -45,16 +45,25 @@ void RankDriver::run_event_loop() {
   EventWire& wire = w_.event_wire();
   SimRank& me = w_.ranks()[rank_];
   const Nanos limit = w_.scenario().time_limit;
+  // The users (StreamWorkload) are pumped only where the condition-variable loop above would
+  // have woken: at the start, when something was posted to this rank, when an inbox item or a
+  // timer fell due, at its own deadline. Its packets wake this actor far more often, and a user
+  // that reposts receives whenever its rank looks would change what is simulated.
+  bool users_due = true;
+  Nanos deadline{0};
   while (!w_.stopping()) {
     wire.run_due(rank_);
     const Nanos now = w_.now();
+    if (wire.take_poke(rank_) || now >= deadline) users_due = true;
     while (!me.inbox.empty() && me.inbox.top().at <= now) {
       InboxItem item = me.inbox.top();
       me.inbox.pop();
       dispatch(item);
+      users_due = true;
     }
-    fire_due_timers(now);
-    pump_users(now);
+    if (fire_due_timers(now)) users_due = true;
+    if (users_due) pump_users(now);
+    users_due = false;
     if (w_.all_done() || now >= limit) {
       w_.stop();
       break;
@@ -64,7 +73,8 @@ void RankDriver::run_event_loop() {
     // posts after this look rings the doorbell (EventWire::ring).
     if (w_.stopping()) break;
     if ((!me.inbox.empty() && me.inbox.top().at <= now) || wire.has_due(rank_)) continue;
-    wire.park(rank_, w_.to_clock(next_deadline(now)));
+    deadline = next_deadline(now);
+    wire.park(rank_, w_.to_clock(deadline));
   }
   wire.detach(rank_);
 }
@@ -158,16 +168,19 @@ void RankDriver::execute(std::uint32_t conn, Side side, Actions& actions) {
   }
 }
 
-void RankDriver::fire_due_timers(Nanos now) {
+bool RankDriver::fire_due_timers(Nanos now) {
   SimRank& me = w_.ranks()[rank_];
+  bool fired = false;
   while (!me.deadlines.empty() && me.deadlines.begin()->first <= now) {
     const auto [deadline, key] = *me.deadlines.begin();
     me.deadlines.erase(me.deadlines.begin());
     auto it = me.timers.find(key);
     if (it == me.timers.end() || it->second != deadline) continue;  // cancelled
     me.timers.erase(it);
+    fired = true;
     feed(key.conn, key.side, Event{TimerFired{key.timer}});
   }
+  return fired;
 }
 
 void RankDriver::pump_users(Nanos now) {

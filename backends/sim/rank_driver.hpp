@@ -20,7 +20,7 @@ class RankDriver {
   void dispatch(const InboxItem& item);
   void feed(std::uint32_t conn, Side side, const Event& ev);
   void execute(std::uint32_t conn, Side side, Actions& actions);
-  void fire_due_timers(Nanos now);
+  bool fire_due_timers(Nanos now);  // true if one fired
   void pump_users(Nanos now);
   Nanos next_deadline(Nanos now) const;
 

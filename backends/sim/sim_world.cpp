@@ -87,7 +87,7 @@ void SimWorld::post(std::uint32_t rank, InboxItem item) {
   item.order = order_++;
   ranks_[rank].inbox.push(std::move(item));
   if (event_) {
-    event_->ring(rank);
+    event_->poke(rank);
   } else {
     ranks_[rank].wake->notify_all();
   }
