@@ -23,7 +23,7 @@ int main(int argc, char** argv) {
   sc.faults.downs.push_back(LinkDown{LinkRef{0, 0}, us(200), std::nullopt});
   sc.time_limit = sec(30);
   if (argc > 4 && std::atoi(argv[4]) > 0) sc.engine.heartbeat_interval = ms(std::atoi(argv[4]));
-  const auto wire = argc > 5 ? sim::parse_wire_mode(argv[5]) : sim::WireMode::Mailbox;
+  const auto wire = argc > 5 ? sim::parse_wire_mode(argv[5]) : sim::kDefaultWire;
   if (!wire) {
     std::fprintf(stderr, "sim_scale: wire %s: expected mailbox, event or sendto\n", argv[5]);
     return 2;

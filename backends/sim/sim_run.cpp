@@ -63,7 +63,7 @@ std::string_view to_string(WireMode m) {
 
 Result<WireMode> default_wire_mode() {
   const char* env = std::getenv("RAILCHECK_SIM_WIRE");
-  if (env == nullptr || *env == '\0') return WireMode::Mailbox;
+  if (env == nullptr || *env == '\0') return kDefaultWire;
   if (auto m = parse_wire_mode(env)) return *m;
   return Error{std::string("RAILCHECK_SIM_WIRE=") + env + ": unknown wire", "expected mailbox, event or sendto"};
 }

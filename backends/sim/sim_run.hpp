@@ -27,11 +27,11 @@ using ProgressFn = std::function<void(Nanos sim_time, std::size_t done, std::siz
 std::optional<WireMode> parse_wire_mode(std::string_view s);  // "sendto" | "mailbox" | "event"
 std::string_view to_string(WireMode m);
 
-// The wire a run uses unless told otherwise: RAILCHECK_SIM_WIRE if set, else Mailbox. An
+// The wire a run uses unless told otherwise: RAILCHECK_SIM_WIRE if set, else kDefaultWire. An
 // unknown value is an error naming the variable.
 Result<WireMode> default_wire_mode();
 
 RunOutput run_scenario(const Scenario& sc, std::uint64_t seed, const ProgressFn& progress = {},
-                       WireMode wire = WireMode::Mailbox);
+                       WireMode wire = kDefaultWire);
 
 }  // namespace railcheck::sim

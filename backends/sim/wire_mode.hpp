@@ -17,4 +17,7 @@ namespace railcheck::sim {
 //     its timers at once. Same-instant ties may run in another order than on the other two wires.
 enum class WireMode : std::uint8_t { Sendto, Mailbox, Event };
 
+// The wire of a run that names none (RAILCHECK_SIM_WIRE unset).
+constexpr WireMode kDefaultWire = WireMode::Event;
+
 }  // namespace railcheck::sim

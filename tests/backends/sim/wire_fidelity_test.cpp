@@ -188,5 +188,5 @@ TEST_CASE("the wire is chosen by RAILCHECK_SIM_WIRE and a bad value is an error"
   CHECK_THAT(bad.error().message(),
              Catch::Contains("RAILCHECK_SIM_WIRE=per-wr") && Catch::Contains("mailbox, event or sendto"));
   ::unsetenv("RAILCHECK_SIM_WIRE");
-  CHECK(sim::default_wire_mode().value() == WireMode::Mailbox);
+  CHECK(sim::default_wire_mode().value() == sim::kDefaultWire);
 }
