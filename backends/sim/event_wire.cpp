@@ -15,7 +15,7 @@ namespace {
 // which can fall an ulp short of `at`. 1 ps is far below the nanosecond every figure is read in.
 constexpr double kClockSlack = 1e-12;
 
-double clock() { return sg4::Engine::get_clock(); }
+double sim_clock() { return sg4::Engine::get_clock(); }
 
 }  // namespace
 
@@ -69,13 +69,13 @@ void EventWire::go_home(std::uint32_t rank) {
 bool EventWire::has_due(std::uint32_t rank) const {
   const RankWire& me = ranks_[rank];
   return !me.landed.empty() || !me.rechecks.empty() ||
-         (!me.timers.empty() && me.timers.top().at <= clock() + kClockSlack);
+         (!me.timers.empty() && me.timers.top().at <= sim_clock() + kClockSlack);
 }
 
 void EventWire::park(std::uint32_t rank, double until) {
   RankWire& me = ranks_[rank];
   if (!me.timers.empty() && me.timers.top().at < until) until = me.timers.top().at;
-  const double timeout = std::max(0.0, until - clock());
+  const double timeout = std::max(0.0, until - sim_clock());
   me.parked = true;
   ssize_t done = -1;
   bool failed = false;
@@ -125,7 +125,7 @@ void EventWire::run_due(std::uint32_t rank) {
       const Landed l = me.landed.front();
       me.landed.pop_front();
       handle_landed(l);
-    } else if (!me.timers.empty() && me.timers.top().at <= clock() + kClockSlack) {
+    } else if (!me.timers.empty() && me.timers.top().at <= sim_clock() + kClockSlack) {
       const std::uint32_t id = me.timers.top().packet;
       me.timers.pop();
       handle_timer(id);
@@ -243,7 +243,7 @@ void EventWire::recheck(std::uint32_t packet) {
 void EventWire::start_attempt(std::uint32_t packet) {
   Packet& p = packets_[packet];
   if (requester(p).generation != p.generation) return release(packet);
-  p.attempt = clock();
+  p.attempt = sim_clock();
   ++w_.counters().data_packets;
   const SimConnection& c = w_.connections()[p.conn];
   const Nanos jitter = jitter_delay(w_, c.rank(p.from), c.rank(other(p.from)), c.path_rail[p.path]);
@@ -285,31 +285,12 @@ void EventWire::await_psn(std::uint32_t packet) {
 
 void EventWire::land(std::uint32_t packet) {
   Packet& p = packets_[packet];
-  SimQp& r = responder(p);
-  const Side to = other(p.from);
-  PacketOutcome out = PacketOutcome::Lost;
-  if (!r.accepts_packets()) {
-    out = PacketOutcome::Lost;  // a QP in ERR or RESET drops it silently
-  } else if (p.psn < r.expected_psn) {
-    out = PacketOutcome::Acked;  // retransmission of a packet that already landed: ACK again
-  } else if (r.recv_queue.empty()) {
-    out = PacketOutcome::Rnr;
-  } else {
-    WorkRequest recv = std::move(r.recv_queue.front());
-    r.recv_queue.pop_front();
-    if (!recv.sges.empty() && !p.wr.sges.empty()) w_.memory()[recv.sges[0].addr] = p.wr.sges[0].addr;
-    ++r.expected_psn;
-    w_.qp_changed(r);
-    sim_complete(w_, p.conn, to,
-                 CompletionEvent{PathIndex{p.path}, recv.id, WrOpcode::Recv, WcStatus::Success,
-                                 static_cast<std::uint32_t>(p.wr.total_bytes()), p.wr.imm});
-    out = PacketOutcome::Acked;
-  }
+  const PacketOutcome out = land_packet(w_, p.conn, p.from, p.path, p.psn, p.wr);
   // The ACK (or RNR NAK) travels back over the same two links.
   const SimConnection& c = w_.connections()[p.conn];
   p.outcome = out;
   p.stage = PacketStage::AckFlight;
-  arm(packet, clock() + w_.platform().one_way_latency(c.rank(to), c.rank(p.from), c.path_rail[p.path]));
+  arm(packet, sim_clock() + w_.platform().one_way_latency(c.rank(other(p.from)), c.rank(p.from), c.path_rail[p.path]));
 }
 
 void EventWire::ack_back(std::uint32_t packet) {
@@ -335,15 +316,15 @@ void EventWire::settle(std::uint32_t packet, PacketOutcome out) {
       // The HCA waits out the whole RNR delay, even if a receive is posted sooner.
       p.stage = PacketStage::Backoff;
       p.give_up = false;
-      return arm(packet, clock() + to_seconds(rnr_delay(rel.min_rnr_timer)));
+      return arm(packet, sim_clock() + to_seconds(rnr_delay(rel.min_rnr_timer)));
     case PacketOutcome::Lost: {
       ++w_.counters().retransmissions;
       p.give_up = ++p.retries > rel.retry_cnt;
       // The local ACK timeout runs from the start of the attempt.
-      const double wait = p.attempt + to_seconds(ack_timeout(rel.timeout)) - clock();
+      const double wait = p.attempt + to_seconds(ack_timeout(rel.timeout)) - sim_clock();
       if (wait > 0) {
         p.stage = PacketStage::Backoff;
-        return arm(packet, clock() + wait);
+        return arm(packet, sim_clock() + wait);
       }
       return backoff_done(packet);
     }

@@ -64,23 +64,7 @@ void carry_data(SimWorld* wp, std::uint32_t conn, Side from, std::uint32_t path,
     if (arrived) {
       // The responder accepts packets in PSN order only.
       if (!wait_on(R, S, gen, [&] { return !R.accepts_packets() || R.expected_psn >= psn; })) return;
-      if (!R.accepts_packets()) {
-        out = PacketOutcome::Lost;  // a QP in ERR or RESET drops it silently
-      } else if (psn < R.expected_psn) {
-        out = PacketOutcome::Acked;  // retransmission of a packet that already landed: ACK again
-      } else if (R.recv_queue.empty()) {
-        out = PacketOutcome::Rnr;
-      } else {
-        WorkRequest recv = std::move(R.recv_queue.front());
-        R.recv_queue.pop_front();
-        if (!recv.sges.empty() && !wr.sges.empty()) w.memory()[recv.sges[0].addr] = wr.sges[0].addr;
-        ++R.expected_psn;
-        R.notify();
-        sim_complete(w, conn, to,
-                     CompletionEvent{PathIndex{path}, recv.id, WrOpcode::Recv, WcStatus::Success,
-                                     static_cast<std::uint32_t>(bytes), wr.imm});
-        out = PacketOutcome::Acked;
-      }
+      out = land_packet(w, conn, from, path, psn, wr);
       // The ACK (or RNR NAK) travels back over the same two links.
       sg4::this_actor::sleep_for(w.platform().one_way_latency(dst, src, rail));
       if (!w.platform().route_up(src, dst, rail)) out = PacketOutcome::Lost;
@@ -143,6 +127,24 @@ void carry_control(SimWorld* wp, std::uint32_t conn, Side from, std::uint32_t pa
 }
 
 }  // namespace
+
+PacketOutcome land_packet(SimWorld& w, std::uint32_t conn, Side from, std::uint32_t path, std::uint32_t psn,
+                          const WorkRequest& wr) {
+  const Side to = other(from);
+  SimQp& r = w.connections()[conn].qps(to)[path];
+  if (!r.accepts_packets()) return PacketOutcome::Lost;   // a QP in ERR or RESET drops it silently
+  if (psn < r.expected_psn) return PacketOutcome::Acked;  // a retransmission of one that landed: ACK again
+  if (r.recv_queue.empty()) return PacketOutcome::Rnr;
+  WorkRequest recv = std::move(r.recv_queue.front());
+  r.recv_queue.pop_front();
+  if (!recv.sges.empty() && !wr.sges.empty()) w.memory()[recv.sges[0].addr] = wr.sges[0].addr;
+  ++r.expected_psn;
+  w.qp_changed(r);
+  sim_complete(w, conn, to,
+               CompletionEvent{PathIndex{path}, recv.id, WrOpcode::Recv, WcStatus::Success,
+                               static_cast<std::uint32_t>(wr.total_bytes()), wr.imm});
+  return PacketOutcome::Acked;
+}
 
 Nanos jitter_delay(SimWorld& w, std::uint32_t a, std::uint32_t b, std::uint32_t rail) {
   const Nanos now = w.now();

@@ -20,6 +20,13 @@ constexpr Side other(Side s) { return s == Side::Sender ? Side::Receiver : Side:
 // What the requester learns of one attempt: an ACK, an RNR NAK, or nothing (lost).
 enum class PacketOutcome : std::uint8_t { Acked, Lost, Rnr };
 
+// A packet reached the responder QP and is next in PSN order (or the QP accepts nothing): it is
+// dropped (a QP in ERR or RESET), ACKed again (a retransmission of one that landed), refused for
+// want of a posted receive (RNR NAK), or delivered into the oldest posted receive, whose
+// completion is queued. Returns what the requester will hear.
+PacketOutcome land_packet(SimWorld& w, std::uint32_t conn, Side from, std::uint32_t path, std::uint32_t psn,
+                          const WorkRequest& wr);
+
 // Per-packet random extra delay from jitter profiles active on either end of the path (draws
 // from the run's generator when a spread is active).
 Nanos jitter_delay(SimWorld& w, std::uint32_t a, std::uint32_t b, std::uint32_t rail);
