@@ -15,9 +15,8 @@
 # Inputs (environment):
 #   RAILCHECK_NCCL_PLUGIN_SO  the prebuilt libnccl-net-railcheck.so
 #                             (default: build*/backends/hw/nccl/libnccl-net-railcheck.so)
-#   RAILCHECK_HWLIBS          folder of the plugin's shared-library dependencies (libfabric.so.1,
-#                             which the plugin loads at first use, and what ldd lists for both)
-#                             carried from the build machine (default: .hwlibs)
+#   RAILCHECK_HWLIBS          folder of the plugin's shared-library dependencies (libfabric and
+#                             what it needs) carried from the build machine (default: .hwlibs)
 #   RAILCHECK_NCCL_FAULT      the injected fault (default: cut-primary-after-msgs=N, N half the
 #                             collectives one run issues at MAX_BYTES (nccl_ops_check.py
 #                             --count-collectives); each collective puts at least one message on
@@ -57,11 +56,6 @@ export LD_LIBRARY_PATH="$plugin_dir${hwlibs:+:$hwlibs}${LD_LIBRARY_PATH:+:$LD_LI
 # Every shared library the plugin needs must resolve, or NCCL silently falls back to Socket.
 missing="$(ldd "$so" | awk '/not found/ {print $1}')"
 [[ -z "$missing" ]] || die "the plugin's dependencies are not found: $missing (put them in $hwlibs)"
-# libfabric itself is loaded by the plugin at first use (backends/hw/libfabric/fabric_api.hpp),
-# so ldd does not list it: look for it where the loader will.
-if ! { [[ -n "$hwlibs" && -e "$hwlibs/libfabric.so.1" ]] || ldconfig -p 2>/dev/null | grep -q 'libfabric\.so\.1 '; }; then
-  die "libfabric.so.1 is neither in $hwlibs nor installed (copy it and what ldd lists for it into $hwlibs)"
-fi
 gpus="$(python3 -c 'import torch; print(torch.cuda.device_count())')" || die "needs PyTorch with CUDA"
 one_gpu=()
 case "$gpus" in
