@@ -16,7 +16,6 @@
 #include <string>
 #include <vector>
 
-#include "backends/hw/libfabric/fabric_api.hpp"
 #include "backends/hw/libfabric/provider_query.hpp"
 #include "bench/machine_line.hpp"
 #include "bench/message_pair.hpp"
@@ -44,8 +43,8 @@ Figures run(bool acks, const Load& l) {
 
 int main(int argc, char** argv) {
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
-  fmt::print("fabric_delivery_acks: {} | libfabric {}.{} | {}\n", bench::machine_summary(),
-             FI_MAJOR(fabric::api::version()), FI_MINOR(fabric::api::version()), kProvider);
+  fmt::print("fabric_delivery_acks: {} | libfabric {}.{} | {}\n", bench::machine_summary(), FI_MAJOR(fi_version()),
+             FI_MINOR(fi_version()), kProvider);
   fmt::print("both connections in one process on loopback, one thread; latency = isend to the sender's completion\n\n");
   if (auto ok = fabric::query_provider(kProvider, "127.0.0.1"); !ok) {
     fmt::print("{} is not usable here: {}\n", kProvider, ok.error().message());

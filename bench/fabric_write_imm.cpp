@@ -18,7 +18,6 @@
 #include <string>
 #include <vector>
 
-#include "backends/hw/libfabric/fabric_api.hpp"
 #include "backends/hw/libfabric/fabric_connection.hpp"
 #include "backends/hw/libfabric/fabric_rail.hpp"
 #include "backends/hw/libfabric/provider_query.hpp"
@@ -201,8 +200,8 @@ Figures run_engine(const std::string& prov, const Load& l, std::vector<std::uint
 
 int main(int argc, char** argv) {
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
-  fmt::print("fabric_write_imm: {} | libfabric {}.{}\n", bench::machine_summary(), FI_MAJOR(fabric::api::version()),
-             FI_MINOR(fabric::api::version()));
+  fmt::print("fabric_write_imm: {} | libfabric {}.{}\n", bench::machine_summary(), FI_MAJOR(fi_version()),
+             FI_MINOR(fi_version()));
   fmt::print("both sides in one process on loopback, one thread; rail 0 only; GB/s = 10^9 B/s\n\n");
   const std::uint64_t q = quick ? 10 : 1;
   const std::vector<Load> loads = {

@@ -22,7 +22,6 @@
 #include <string>
 #include <vector>
 
-#include "backends/hw/libfabric/fabric_api.hpp"
 #include "backends/hw/libfabric/provider_query.hpp"
 #include "bench/machine_line.hpp"
 #include "bench/message_pair.hpp"
@@ -181,8 +180,8 @@ int run_provider(const std::string& provider, bool quick) {
 
 int main(int argc, char** argv) {
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
-  fmt::print("nccl_plugin_overhead: {} | libfabric {}.{}\n", bench::machine_summary(), FI_MAJOR(fabric::api::version()),
-             FI_MINOR(fabric::api::version()));
+  fmt::print("nccl_plugin_overhead: {} | libfabric {}.{}\n", bench::machine_summary(), FI_MAJOR(fi_version()),
+             FI_MINOR(fi_version()));
   fmt::print("both ends in one process on loopback, one thread; latency = isend to the sender's completion\n\n");
   fmt::print(
       "| provider | size | msgs/s bare | msgs/s plugin | plugin/bare | lat us bare | lat us plugin | plugin/bare |\n"

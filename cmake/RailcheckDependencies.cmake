@@ -51,12 +51,6 @@ pkg_check_modules(LIBFABRIC QUIET IMPORTED_TARGET libfabric>=1.17)
 if(NOT LIBFABRIC_FOUND)
   railcheck_missing("libfabric >= 1.17" "libfabric-dev")
 endif()
-# libfabric.so.1 is loaded on first use, not linked: loading it costs every process 0.2 s
-# (backends/hw/libfabric/fabric_api.hpp says why). Code takes its headers from here.
-add_library(railcheck_libfabric_headers INTERFACE)
-target_include_directories(railcheck_libfabric_headers INTERFACE ${LIBFABRIC_INCLUDE_DIRS})
-target_compile_options(railcheck_libfabric_headers INTERFACE ${LIBFABRIC_CFLAGS_OTHER})
-target_link_libraries(railcheck_libfabric_headers INTERFACE ${CMAKE_DL_LIBS})
 pkg_check_modules(IBVERBS QUIET IMPORTED_TARGET libibverbs)
 if(NOT IBVERBS_FOUND)
   railcheck_missing("libibverbs (rdma-core)" "libibverbs-dev")

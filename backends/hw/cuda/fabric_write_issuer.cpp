@@ -1,11 +1,9 @@
 #include "backends/hw/cuda/fabric_write_issuer.hpp"
 
-#include <fmt/format.h>
 #include <rdma/fi_errno.h>
 
 #include <chrono>
-
-#include "backends/hw/libfabric/fabric_api.hpp"
+#include <fmt/format.h>
 
 namespace railcheck::hw::cuda {
 
@@ -59,9 +57,8 @@ Result<bool> FabricWriteIssuer::post(const WriteDescriptor& d) {
     if (rc == 0) return true;
     if (rc != -FI_EAGAIN || std::chrono::steady_clock::now() > give_up) {
       free_ops_.push_back(op);
-      return Error{
-          fmt::format("fi_writedata for descriptor {} failed: {}", d.seq, fabric::api::strerror(static_cast<int>(-rc))),
-          rc == -FI_EAGAIN ? "the provider refused it for 10 s (queue never drained)" : ""};
+      return Error{fmt::format("fi_writedata for descriptor {} failed: {}", d.seq, fi_strerror(static_cast<int>(-rc))),
+                   rc == -FI_EAGAIN ? "the provider refused it for 10 s (queue never drained)" : ""};
     }
     ++eagain_retries_;
     if (auto r = drain(nullptr); !r) return r;
@@ -77,8 +74,7 @@ Result<bool> FabricWriteIssuer::drain(std::vector<std::uint32_t>* landed) {
     for (std::size_t i = 0; i < n.value(); ++i) {
       const auto& c = batch_[i];
       if (c.error != 0)
-        return Error{
-            fmt::format("a write failed at the initiator: {} ({})", fabric::api::strerror(c.error), c.error_text), ""};
+        return Error{fmt::format("a write failed at the initiator: {} ({})", fi_strerror(c.error), c.error_text), ""};
       if (c.context) free_ops_.push_back(reinterpret_cast<Op*>(c.context));
       ++local_completions_;
     }
@@ -90,14 +86,11 @@ Result<bool> FabricWriteIssuer::drain(std::vector<std::uint32_t>* landed) {
     for (std::size_t i = 0; i < n.value(); ++i) {
       const auto& c = batch_[i];
       if (c.error != 0)
-        return Error{fmt::format("a write failed at the target: {} ({})", fabric::api::strerror(c.error), c.error_text),
-                     ""};
+        return Error{fmt::format("a write failed at the target: {} ({})", fi_strerror(c.error), c.error_text), ""};
       if ((c.flags & FI_REMOTE_CQ_DATA) == 0) continue;
       const auto imm = static_cast<std::uint32_t>(c.data);
-      if (landed)
-        landed->push_back(imm);
-      else
-        pending_.push_back(imm);
+      if (landed) landed->push_back(imm);
+      else pending_.push_back(imm);
     }
     if (n.value() == 0) break;
   }

@@ -40,7 +40,7 @@ Result<std::unique_ptr<FabricRail>> FabricRail::open(const std::string& provider
   fi_info* fi = r->info_.get();
 
   fid_fabric* fabric = nullptr;
-  if (int rc = api::fabric(fi->fabric_attr, &fabric, nullptr); rc != 0) return r->fail("fi_fabric", rc);
+  if (int rc = fi_fabric(fi->fabric_attr, &fabric, nullptr); rc != 0) return r->fail("fi_fabric", rc);
   r->fabric_.reset(fabric);
   fid_domain* domain = nullptr;
   if (int rc = fi_domain(fabric, fi, &domain, nullptr); rc != 0) return r->fail("fi_domain", rc);

@@ -6,7 +6,6 @@
 
 #include <iterator>
 
-#include "backends/hw/libfabric/fabric_api.hpp"
 #include "backends/hw/libfabric/fabric_connection_state.hpp"
 
 namespace railcheck {
@@ -14,7 +13,7 @@ namespace railcheck {
 bool FabricConnection::State::on_write_event(const RailCompletion& c) {
   if (auto w = writes.find(c.context); w != writes.end()) {
     WriteCompletion done{w->second->id, c.error == 0, {}};
-    if (c.error != 0) done.error = fmt::format("{} ({})", fabric::api::strerror(c.error), c.error_text);
+    if (c.error != 0) done.error = fmt::format("{} ({})", fi_strerror(c.error), c.error_text);
     write_done.push_back(std::move(done));
     writes.erase(w);
     return true;
@@ -76,20 +75,19 @@ Result<std::uint64_t> FabricConnection::write_imm(PathIndex rail, const void* da
          },
          [st, raw](ssize_t rc) {
            st->write_done.push_back(WriteCompletion{
-               raw->id, false, fmt::format("fi_inject_writedata: {}", fabric::api::strerror(static_cast<int>(-rc)))});
+               raw->id, false, fmt::format("fi_inject_writedata: {}", fi_strerror(static_cast<int>(-rc)))});
            st->writes.erase(raw);
          }});
     return id;
   }
-  slot.pending.submit(
-      {[r, data, size, desc, imm, remote_addr, remote_key, raw] {
-         return r->write(data, size, desc, imm, remote_addr, remote_key, raw);
-       },
-       [st, raw](ssize_t rc) {
-         st->write_done.push_back(WriteCompletion{
-             raw->id, false, fmt::format("fi_writedata: {}", fabric::api::strerror(static_cast<int>(-rc)))});
-         st->writes.erase(raw);
-       }});
+  slot.pending.submit({[r, data, size, desc, imm, remote_addr, remote_key, raw] {
+                         return r->write(data, size, desc, imm, remote_addr, remote_key, raw);
+                       },
+                       [st, raw](ssize_t rc) {
+                         st->write_done.push_back(WriteCompletion{
+                             raw->id, false, fmt::format("fi_writedata: {}", fi_strerror(static_cast<int>(-rc)))});
+                         st->writes.erase(raw);
+                       }});
   return id;
 }
 

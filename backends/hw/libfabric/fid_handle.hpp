@@ -5,8 +5,6 @@
 
 #include <memory>
 
-#include "backends/hw/libfabric/fabric_api.hpp"
-
 namespace railcheck::fabric {
 
 struct FidCloser {
@@ -19,7 +17,7 @@ template <typename T>
 using FidHandle = std::unique_ptr<T, FidCloser>;
 
 struct InfoDeleter {
-  void operator()(fi_info* i) const { api::freeinfo(i); }
+  void operator()(fi_info* i) const { fi_freeinfo(i); }
 };
 using InfoHandle = std::unique_ptr<fi_info, InfoDeleter>;
 

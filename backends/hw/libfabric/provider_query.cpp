@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cstring>
 
-#include "backends/hw/libfabric/fabric_api.hpp"
 #include "backends/hw/libfabric/fabric_error.hpp"
 
 namespace railcheck::fabric {
@@ -17,7 +16,7 @@ constexpr std::uint64_t kMrModes = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCAT
 constexpr std::size_t kMinCqData = 4;
 
 InfoHandle base_hints() {
-  InfoHandle hints(api::allocinfo());
+  InfoHandle hints(fi_allocinfo());
   if (!hints) return hints;
   hints->ep_attr->type = FI_EP_RDM;
   hints->caps = FI_MSG | FI_TAGGED | FI_RMA;
@@ -42,11 +41,11 @@ bool send_completion_is_local(const std::string& provider) { return provider.fin
 
 std::vector<std::string> available_providers() {
   std::vector<std::string> names;
-  InfoHandle hints(api::allocinfo());
+  InfoHandle hints(fi_allocinfo());
   if (!hints) return names;
   hints->ep_attr->type = FI_EP_RDM;
   fi_info* raw = nullptr;
-  if (api::getinfo(kApiVersion, nullptr, nullptr, 0, hints.get(), &raw) != 0) return names;
+  if (fi_getinfo(kApiVersion, nullptr, nullptr, 0, hints.get(), &raw) != 0) return names;
   InfoHandle all(raw);
   for (const fi_info* i = all.get(); i != nullptr; i = i->next)
     if (i->fabric_attr != nullptr && i->fabric_attr->prov_name != nullptr)
@@ -64,15 +63,13 @@ Result<InfoHandle> query_provider(const std::string& provider, const std::string
   if (provider.rfind("tcp", 0) == 0 || provider.rfind("sockets", 0) == 0) hints->addr_format = FI_SOCKADDR_IN;
   fi_info* raw = nullptr;
   const char* n = node.empty() ? nullptr : node.c_str();
-  const int rc = api::getinfo(kApiVersion, n, nullptr, n != nullptr ? FI_SOURCE : 0, hints.get(), &raw);
-  if (rc == -FI_ENOSYS && !api::load_error().empty())
-    return Error{"libfabric is not usable here: " + api::load_error(), "install libfabric1 (scripts/install-deps.sh)"};
+  const int rc = fi_getinfo(kApiVersion, n, nullptr, n != nullptr ? FI_SOURCE : 0, hints.get(), &raw);
   if (rc != 0) {
     std::string avail;
     for (const auto& name : available_providers()) avail += (avail.empty() ? "" : ", ") + name;
     return Error{fmt::format("provider '{}' not available here{}: fi_getinfo returned {} ({}); available: {}", provider,
                              node.empty() ? "" : fmt::format(" at '{}'", node),
-                             rc == -FI_ENODATA ? "-FI_ENODATA" : std::to_string(rc), api::strerror(-rc),
+                             rc == -FI_ENODATA ? "-FI_ENODATA" : std::to_string(rc), fi_strerror(-rc),
                              avail.empty() ? "none" : avail),
                  "pick one of the available providers, or check the bind address"};
   }
@@ -87,7 +84,7 @@ Result<InfoHandle> query_provider(const std::string& provider, const std::string
         fmt::format("provider '{}' needs FI_MR_ENDPOINT memory registration, which this backend does not do", provider),
         ""};
   // Keep only the first match; the rest of the list is other interfaces of the same provider.
-  api::freeinfo(info->next);
+  fi_freeinfo(info->next);
   info->next = nullptr;
   return info;
 }

@@ -14,8 +14,6 @@
 #include <limits>
 #include <memory>
 
-#include "backends/hw/libfabric/fabric_api.hpp"
-
 namespace railcheck::nccl {
 namespace {
 
@@ -45,7 +43,7 @@ std::string interface_of(const std::string& address) {
 }
 
 struct InfoDeleter {
-  void operator()(fi_info* i) const { fabric::api::freeinfo(i); }
+  void operator()(fi_info* i) const { fi_freeinfo(i); }
 };
 using InfoPtr = std::unique_ptr<fi_info, InfoDeleter>;
 
@@ -71,17 +69,17 @@ std::optional<std::string> sysfs_pci_path(const std::string& sys_root, const std
 }
 
 Result<ProviderFacts> query_provider(const std::string& provider, const std::string& rail_address) {
-  InfoPtr hints(fabric::api::allocinfo());
+  InfoPtr hints(fi_allocinfo());
   if (!hints) return Error{"fi_allocinfo failed", "out of memory"};
   hints->ep_attr->type = FI_EP_RDM;
   hints->caps = FI_MSG;
   hints->fabric_attr->prov_name = ::strdup(provider.c_str());
   fi_info* raw = nullptr;
-  const int rc = fabric::api::getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints.get(), &raw);
+  const int rc = fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints.get(), &raw);
   InfoPtr info(raw);
   if (rc != 0 || !info)
     return Error{fmt::format("libfabric provider '{}' not available here: fi_getinfo returned {} ({})", provider, rc,
-                             fabric::api::strerror(-rc)),
+                             fi_strerror(-rc)),
                  "set HA_NCCL_PROVIDER to one that `fi_info -l` lists (efa, tcp;ofi_rxm, shm)"};
 
   ProviderFacts f;
