@@ -21,7 +21,6 @@
 //   sender's are handed over as the ACK arrives (delaying them is the same as delaying the ACK).
 #include <array>
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <optional>
 #include <set>
@@ -43,14 +42,26 @@ struct ReadyRecord {
 };
 struct FailoverRecord {
   Nanos at{};
-  std::string trigger;             // the engine's FailoverStarted detail
-  std::optional<Nanos> oldest_age;  // sender: age of the oldest unacknowledged send, if any
+  std::string trigger;                  // the engine's FailoverStarted detail
+  std::optional<Nanos> oldest_age;      // sender: age of the oldest unacknowledged send, if any
   bool after_error_completion = false;  // an error CQE was handed to the sender in this step
 };
 struct MrFault {
   End end;
   PathIndex path;
   MrId mr;
+};
+
+// A queue of a few elements. The world is copied for every state the checker visits, and a
+// std::deque allocates a map and a 512-byte block even when empty (libstdc++): with ~60 queues in
+// a both-ways world that was most of a state's allocations (docs/benchmarks.md, 2026-11-24
+// profile). A vector allocates nothing while empty and once when copied; taking the front of a
+// queue this short costs less than that.
+template <typename T>
+class Fifo : public std::vector<T> {
+ public:
+  using std::vector<T>::vector;
+  void pop_front() { this->erase(this->begin()); }
 };
 
 struct QpModel {
@@ -60,11 +71,11 @@ struct QpModel {
     Nanos posted{};
   };
   QpState state = QpState::Reset;
-  std::deque<Outstanding> sends;       // sender: unacknowledged, in PSN order
-  std::deque<WorkRequest> recvs;       // receiver: posted receives
-  std::uint32_t next_psn = 0;          // sender
-  std::uint32_t expected_psn = 0;      // receiver (RC)
-  std::set<std::uint32_t> landed_psn;  // receiver (unordered transport)
+  Fifo<Outstanding> sends;              // sender: unacknowledged, in PSN order
+  Fifo<WorkRequest> recvs;              // receiver: posted receives
+  std::uint32_t next_psn = 0;           // sender
+  std::uint32_t expected_psn = 0;       // receiver (RC)
+  std::set<std::uint32_t> landed_psn;   // receiver (unordered transport)
   std::optional<Nanos> retry_deadline;  // sender: RETRY_EXC_ERR fires then
   bool lost_something = false;          // sender: a packet or ACK of this QP was lost
 };
@@ -77,20 +88,20 @@ struct Packet {
 struct ConnWorld {
   std::array<HaConnection, 2> engine;
   std::array<std::vector<QpModel>, 2> qp;
-  std::vector<std::deque<Packet>> data;                  // per path
-  std::vector<std::deque<std::uint32_t>> acks;           // per path: cumulative PSN
-  std::vector<std::deque<CompletionEvent>> recv_cq;      // per path: the receiver's CQ
-  std::array<std::vector<std::deque<ControlMessage>>, 2> control;  // [to][channel]; channel == paths: OOB
-  std::array<std::map<std::uint64_t, Nanos>, 2> timers;  // armed timers: id -> deadline
+  std::vector<Fifo<Packet>> data;                                               // per path
+  std::vector<Fifo<std::uint32_t>> acks;                                        // per path: cumulative PSN
+  std::vector<Fifo<CompletionEvent>> recv_cq;                                   // per path: the receiver's CQ
+  std::array<std::vector<Fifo<ControlMessage>>, 2> control;                     // [to][channel]; channel == paths: OOB
+  std::array<std::map<std::uint64_t, Nanos>, 2> timers;                         // armed timers: id -> deadline
   std::array<std::set<std::pair<std::uint32_t, std::uint64_t>>, 2> registered;  // (pd, mr)
   std::uint32_t isends = 0;
   std::uint32_t irecvs = 0;
   // observations
-  std::vector<std::uint64_t> delivered;               // message id per completed buffer, in order
-  std::map<std::uint64_t, std::uint64_t> memory;      // receive buffer -> message that landed in it
+  std::vector<std::uint64_t> delivered;                              // message id per completed buffer, in order
+  std::map<std::uint64_t, std::uint64_t> memory;                     // receive buffer -> message that landed in it
   std::map<std::uint64_t, std::vector<std::uint64_t>> recv_buffers;  // request -> its buffers
-  std::array<std::set<std::uint64_t>, 2> completed;   // request ids the user got a result for
-  std::array<std::uint32_t, 2> failed_requests{};     // results with outcome Failed
+  std::array<std::set<std::uint64_t>, 2> completed;                  // request ids the user got a result for
+  std::array<std::uint32_t, 2> failed_requests{};                    // results with outcome Failed
   std::uint32_t double_completions = 0;
   std::array<bool, 2> ready{};
   std::array<bool, 2> failed{};
@@ -125,7 +136,7 @@ class FailoverWorld {
   const FailoverModel& model() const { return model_; }
   const std::vector<ConnWorld>& conns() const { return conns_; }
   Nanos now() const { return now_; }
-  bool work_finished() const;   // every user request on both ends got a result
+  bool work_finished() const;  // every user request on both ends got a result
   // Something other than a fault can still happen (a delivery, a timer within the horizon, a
   // user call). A state with unfinished work where this is false is a deadlock.
   bool can_progress() const;
@@ -148,8 +159,8 @@ class FailoverWorld {
   struct TimerRef {
     Nanos deadline{};
     std::uint8_t conn = 0;
-    std::int8_t end = -1;         // -1: an HCA retry window of (conn, path)
-    std::uint64_t id = 0;         // engine timer id, or the path
+    std::int8_t end = -1;  // -1: an HCA retry window of (conn, path)
+    std::uint64_t id = 0;  // engine timer id, or the path
   };
   // The timer the next Timer step fires: the earliest deadline; on a tie between the two
   // connections, the one whose state hashes lower (see earliest_timer's comment).
