@@ -38,10 +38,13 @@ void install_fatal_signal_handlers() {
   // Children (sweep points, the conform peer) and any later psm initialisation see this too.
   ::setenv("IPATH_NO_BACKTRACE", "1", 1);
   // Its own stack, so that a stack overflow (deep recursion on a hostile input) still reports.
-  static std::vector<char> alt(std::max<std::size_t>(SIGSTKSZ, 64 * 1024));
+  // Never freed: it stays installed until the process ends, and a signal can come while static
+  // objects are destroyed (LeakSanitizer aborts from there); a static vector was freed first.
+  const std::size_t alt_size = std::max<std::size_t>(SIGSTKSZ, 64 * 1024);
+  static char* const alt = new char[alt_size];
   stack_t ss{};
-  ss.ss_sp = alt.data();
-  ss.ss_size = alt.size();
+  ss.ss_sp = alt;
+  ss.ss_size = alt_size;
   ::sigaltstack(&ss, nullptr);
   struct sigaction sa {};
   sa.sa_handler = on_fatal_signal;
