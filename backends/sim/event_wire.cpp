@@ -17,6 +17,19 @@ constexpr double kClockSlack = 1e-12;
 
 double sim_clock() { return sg4::Engine::get_clock(); }
 
+// A slot of `pool` for a new packet, reset to its default: a freed one first, else a new one at the end.
+template <typename Pool>
+std::uint32_t take_slot(Pool& pool, std::vector<std::uint32_t>& free) {
+  if (free.empty()) {
+    pool.emplace_back();
+    return static_cast<std::uint32_t>(pool.size() - 1);
+  }
+  const std::uint32_t id = free.back();
+  free.pop_back();
+  pool[id] = typename Pool::value_type{};
+  return id;
+}
+
 }  // namespace
 
 EventWire::EventWire(SimWorld& w) : w_(w), ranks_(w.ranks().size()) {}
@@ -152,15 +165,7 @@ void EventWire::qp_changed(SimQp& q) {
 
 void EventWire::launch_data(std::uint32_t conn, Side from, std::uint32_t path, std::uint32_t psn,
                             std::uint32_t generation, const WorkRequest& wr) {
-  std::uint32_t id = 0;
-  if (free_packets_.empty()) {
-    id = static_cast<std::uint32_t>(packets_.size());
-    packets_.emplace_back();
-  } else {
-    id = free_packets_.back();
-    free_packets_.pop_back();
-    packets_[id] = Packet{};
-  }
+  const std::uint32_t id = take_slot(packets_, free_packets_);
   Packet& p = packets_[id];
   p.conn = conn;
   p.from = from;
@@ -172,14 +177,7 @@ void EventWire::launch_data(std::uint32_t conn, Side from, std::uint32_t path, s
 }
 
 void EventWire::launch_control(std::uint32_t conn, Side from, std::uint32_t path, const ControlMessage& m) {
-  std::uint32_t id = 0;
-  if (free_controls_.empty()) {
-    id = static_cast<std::uint32_t>(controls_.size());
-    controls_.emplace_back();
-  } else {
-    id = free_controls_.back();
-    free_controls_.pop_back();
-  }
+  const std::uint32_t id = take_slot(controls_, free_controls_);
   controls_[id] = ControlPacket{conn, from, path, m};
   const SimConnection& c = w_.connections()[conn];
   put(c.rank(from), Flight{Cargo::Control, id}, c.rank(from), c.rank(other(from)), c.path_rail[path], kControlBytes);
