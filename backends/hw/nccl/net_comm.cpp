@@ -91,7 +91,21 @@ nccl_abi::Result NetComm::isend(void* data, std::size_t size, int tag, void* mha
   *slot = NetRequest{.comm = this, .id = id.value(), .count = 1, .posted = {size}, .in_use = true};
   ++messages_;
   *request = slot;
+  // Checked here as well as in poll(): test() polls only while a request is unfinished, and a
+  // send that the connection completed inside its own test() (loaded machine, fast peer) never
+  // reaches poll(); CI once sent all 96 messages of a faulted run that way with no cut.
+  inject_fault_if_due();
   return nccl_abi::kSuccess;
+}
+
+void NetComm::inject_fault_if_due() {
+  if (!fault_) return;
+  const auto elapsed = std::chrono::steady_clock::now() - ready_at_;
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count();
+  if (!fault_->due(messages_, static_cast<std::uint64_t>(ms))) return;
+  plugin_log().info("send comm #{}: fault injected: cutting the primary rail after {} messages, {} ms", serial_,
+                    messages_, ms);
+  conn_->cut_rail(PathIndex{0});
 }
 
 nccl_abi::Result NetComm::irecv(int n, void** data, const std::size_t* sizes, const int* tags, void** mhandles,
@@ -163,15 +177,7 @@ nccl_abi::Result NetComm::test(NetRequest& request, int* done, int* sizes) {
 
 void NetComm::poll() {
   conn_->progress();
-  if (fault_) {
-    const auto elapsed = std::chrono::steady_clock::now() - ready_at_;
-    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count();
-    if (fault_->due(messages_, static_cast<std::uint64_t>(ms))) {
-      plugin_log().info("send comm #{}: fault injected: cutting the primary rail after {} messages, {} ms", serial_,
-                        messages_, ms);
-      conn_->cut_rail(PathIndex{0});
-    }
-  }
+  inject_fault_if_due();
   if (conn_->failovers() != failovers_seen_) {
     const ConnectionStats st = conn_->stats();
     failovers_seen_ = st.failovers;

@@ -66,6 +66,7 @@ class NetComm {
   NetRequest* free_slot();
   void poll();  // progress, fault clock, failover log, reap early-completed slots
   void reap_early_completions();
+  void inject_fault_if_due();  // the fault clock: cut the primary rail once the plan says so
   nccl_abi::Result fail(const Error& e, const char* call);
 
   CommSide side_;
