@@ -56,11 +56,8 @@ FailoverWorld::FailoverWorld(const FailoverModel& model)
   user_calls();
 }
 
-void FailoverWorld::note(std::string line) {
-  if (narrate_) notes_.push_back(std::move(line));
-}
-
 void FailoverWorld::feed(std::uint8_t conn, End end, const Event& ev) {
+  touch(conn);
   Actions acts;
   conns_[conn].engine[end].handle(now_, ev, acts);
   execute(conn, end, acts);
@@ -105,34 +102,36 @@ void FailoverWorld::execute_one(std::uint8_t conn, End end, const Action& a) {
   } else if (const auto* s = std::get_if<SendControl>(&a)) {
     const std::uint32_t ch = s->channel.out_of_band ? model_.paths : s->channel.path.value;
     const bool carried = s->channel.out_of_band || rail_up_[ch];
-    note(fmt::format("  c{} {} sends {} on {}{}", conn, side, control_name(s->message),
-                     s->channel.out_of_band ? "oob" : fmt::format("p{}", ch), carried ? "" : " (rail down: lost)"));
+    if (narrate_) {
+      note("  c{} {} sends {} on {}{}", conn, side, control_name(s->message),
+           s->channel.out_of_band ? "oob" : fmt::format("p{}", ch), carried ? "" : " (rail down: lost)");
+    }
     if (carried) w.control[end == kSender ? kReceiver : kSender][ch].push_back(s->message);
   } else if (const auto* r = std::get_if<CompleteRequest>(&a)) {
     if (!w.completed[end].insert(r->request.value).second) ++w.double_completions;
     if (r->outcome == RequestOutcome::Failed) {
       ++w.failed_requests[end];
-      note(fmt::format("  c{} {} request {} failed: {}", conn, side, r->request.value,
-                       r->error ? r->error->what : "?"));
+      note("  c{} {} request {} failed: {}", conn, side, r->request.value,
+           r->error ? r->error->what : "?");
     } else if (end == kReceiver) {
       for (const auto addr : w.recv_buffers[r->request.value]) {
         auto it = w.memory.find(addr);
         w.delivered.push_back(it == w.memory.end() ? ~0ULL : it->second);
       }
-      note(fmt::format("  c{} receiver request {} done: buffers hold {}", conn, r->request.value,
-                       fmt::join(w.delivered, ",")));
+      note("  c{} receiver request {} done: buffers hold {}", conn, r->request.value,
+           fmt::join(w.delivered, ","));
     } else {
-      note(fmt::format("  c{} sender request {} done", conn, r->request.value));
+      note("  c{} sender request {} done", conn, r->request.value);
     }
   } else if (std::holds_alternative<ConnectionReady>(a)) {
     w.ready[end] = true;
     w.ready_records.push_back({end, w.qp[end][0].state});
-    note(fmt::format("  c{} {} hands out the comm (primary QP {})", conn, side, to_string(w.qp[end][0].state)));
+    note("  c{} {} hands out the comm (primary QP {})", conn, side, to_string(w.qp[end][0].state));
   } else if (std::holds_alternative<ConnectionFailed>(a)) {
     w.failed[end] = true;
   } else if (const auto* t = std::get_if<Trace>(&a)) {
-    note(fmt::format("  c{} {}: {} p{} {} {}", conn, side, to_string(t->note.kind), t->note.path.value, t->note.count,
-                     t->note.detail));
+    note("  c{} {}: {} p{} {} {}", conn, side, to_string(t->note.kind), t->note.path.value, t->note.count,
+         t->note.detail);
     const bool timed_out = t->note.detail.rfind(to_string(FailoverTrigger::SoftRto), 0) == 0 ||
                            t->note.detail.rfind(to_string(FailoverTrigger::ControlTimeout), 0) == 0;
     if (t->note.kind == TraceKind::FailoverStarted && end == kSender && timed_out) {
@@ -213,7 +212,7 @@ void FailoverWorld::user_calls() {
 void FailoverWorld::issue_isend(std::uint8_t conn) {
   ConnWorld& w = conns_[conn];
   const std::uint64_t msg = w.isends++;
-  note(fmt::format("  c{} user: isend {}", conn, msg));
+  note("  c{} user: isend {}", conn, msg);
   feed(conn, kSender, UserIsend{RequestId{msg}, Sge{send_addr(msg), 64, kUserMr}, msg});
 }
 
@@ -226,7 +225,7 @@ void FailoverWorld::issue_irecv(std::uint8_t conn) {
     r.tags.push_back(first + i);
     w.recv_buffers[first].push_back(recv_addr(first + i));
   }
-  note(fmt::format("  c{} user: irecv {} (x{})", conn, first, model_.recv_group));
+  note("  c{} user: irecv {} (x{})", conn, first, model_.recv_group);
   feed(conn, kReceiver, r);
 }
 
@@ -284,6 +283,12 @@ std::uint64_t FailoverWorld::fingerprint() const {
 }
 
 std::uint64_t FailoverWorld::hash_conn(const ConnWorld& w, IdCounters counters) const {
+  auto& cached = w.hash_cache[counters == IdCounters::Hash ? 0 : 1];
+  if (!cached) cached = hash_conn_fresh(w, counters);
+  return *cached;
+}
+
+std::uint64_t FailoverWorld::hash_conn_fresh(const ConnWorld& w, IdCounters counters) const {
   StateHasher h;
   auto hash_wr_id = [&](const WorkRequest& wr) {
     h.add(wr.id);

@@ -21,11 +21,15 @@
 //   sender's are handed over as the ACK arrives (delaying them is the same as delaying the ACK).
 #include <array>
 #include <cstdint>
-#include <map>
 #include <optional>
-#include <set>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include <boost/container/flat_map.hpp>
+#include <boost/container/flat_set.hpp>
+#include <boost/container/small_vector.hpp>
+#include <fmt/format.h>
 
 #include "engine/failover/ha_connection.hpp"
 #include "verify/choice.hpp"
@@ -64,6 +68,13 @@ class Fifo : public std::vector<T> {
   void pop_front() { this->erase(this->begin()); }
 };
 
+// Sorted vectors, for the same reason: a world's sets and maps hold a handful of entries, and a
+// tree allocates a node per entry on every copy.
+template <typename T>
+using FlatSet = boost::container::flat_set<T>;
+template <typename K, typename V>
+using FlatMap = boost::container::flat_map<K, V>;
+
 struct QpModel {
   struct Outstanding {
     std::uint32_t psn = 0;
@@ -75,7 +86,7 @@ struct QpModel {
   Fifo<WorkRequest> recvs;              // receiver: posted receives
   std::uint32_t next_psn = 0;           // sender
   std::uint32_t expected_psn = 0;       // receiver (RC)
-  std::set<std::uint32_t> landed_psn;   // receiver (unordered transport)
+  FlatSet<std::uint32_t> landed_psn;    // receiver (unordered transport)
   std::optional<Nanos> retry_deadline;  // sender: RETRY_EXC_ERR fires then
   bool lost_something = false;          // sender: a packet or ACK of this QP was lost
 };
@@ -92,15 +103,15 @@ struct ConnWorld {
   std::vector<Fifo<std::uint32_t>> acks;                                        // per path: cumulative PSN
   std::vector<Fifo<CompletionEvent>> recv_cq;                                   // per path: the receiver's CQ
   std::array<std::vector<Fifo<ControlMessage>>, 2> control;                     // [to][channel]; channel == paths: OOB
-  std::array<std::map<std::uint64_t, Nanos>, 2> timers;                         // armed timers: id -> deadline
-  std::array<std::set<std::pair<std::uint32_t, std::uint64_t>>, 2> registered;  // (pd, mr)
+  std::array<FlatMap<std::uint64_t, Nanos>, 2> timers;                          // armed timers: id -> deadline
+  std::array<FlatSet<std::pair<std::uint32_t, std::uint64_t>>, 2> registered;   // (pd, mr)
   std::uint32_t isends = 0;
   std::uint32_t irecvs = 0;
   // observations
   std::vector<std::uint64_t> delivered;                              // message id per completed buffer, in order
-  std::map<std::uint64_t, std::uint64_t> memory;                     // receive buffer -> message that landed in it
-  std::map<std::uint64_t, std::vector<std::uint64_t>> recv_buffers;  // request -> its buffers
-  std::array<std::set<std::uint64_t>, 2> completed;                  // request ids the user got a result for
+  FlatMap<std::uint64_t, std::uint64_t> memory;                      // receive buffer -> message that landed in it
+  FlatMap<std::uint64_t, boost::container::small_vector<std::uint64_t, 4>> recv_buffers;  // request -> its buffers
+  std::array<FlatSet<std::uint64_t>, 2> completed;                   // request ids the user got a result for
   std::array<std::uint32_t, 2> failed_requests{};                    // results with outcome Failed
   std::uint32_t double_completions = 0;
   std::array<bool, 2> ready{};
@@ -108,6 +119,13 @@ struct ConnWorld {
   std::vector<ReadyRecord> ready_records;
   std::vector<FailoverRecord> failovers;
   std::vector<MrFault> mr_faults;
+
+  // FailoverWorld::hash_conn's result, [IdCounters::Hash, IdCounters::Omit], filled when first
+  // asked for and cleared by FailoverWorld whenever a step may change this connection: a step
+  // of a both-ways world changes one connection, and the other's hash carries over to the
+  // successor with the copy (tests/verify/failover_world_hash_cache_test.cpp holds cached
+  // against fresh fingerprints over random walks).
+  mutable std::array<std::optional<std::uint64_t>, 2> hash_cache;
 
   explicit ConnWorld(std::array<HaConnection, 2> engines) : engine(std::move(engines)) {}
 };
@@ -125,6 +143,10 @@ class FailoverWorld {
   // symmetries: the two connections swapped, and fresh ids renamed (docs/verify.md, "Symmetry
   // reduction"). Off: the state's own. Either way a pure function of the state.
   std::uint64_t fingerprint() const;
+  // Drops the connections' cached hashes, so the next fingerprint() computes them afresh (tests).
+  void forget_cached_hashes() const {
+    for (const auto& w : conns_) w.hash_cache = {};
+  }
   void set_symmetry(bool on) { symmetry_ = on; }
   bool symmetry() const { return symmetry_; }
 
@@ -169,12 +191,15 @@ class FailoverWorld {
   std::optional<Nanos> earliest_deadline() const;
   // A connection's state, hashed without its number: equal for two connections in the same
   // state (with IdCounters::Omit: up to renaming fresh ids), whichever they are.
-  std::uint64_t hash_conn(const ConnWorld& w, IdCounters counters) const;
+  std::uint64_t hash_conn(const ConnWorld& w, IdCounters counters) const;  // cached
+  std::uint64_t hash_conn_fresh(const ConnWorld& w, IdCounters counters) const;
   bool network_pending() const;  // something other than a timer or a fault can happen
   bool handshake_done() const;
   bool data_deliverable(const ConnWorld& w, std::uint32_t p, std::size_t index) const;
   std::vector<Choice> reduce(std::vector<Choice> all) const;
 
+  // Connection `conn` may change in this step: its cached hash is void.
+  void touch(std::uint8_t conn) { conns_[conn].hash_cache = {}; }
   void feed(std::uint8_t conn, End end, const Event& ev);
   void execute(std::uint8_t conn, End end, Actions& acts);
   void execute_one(std::uint8_t conn, End end, const Action& a);
@@ -192,7 +217,13 @@ class FailoverWorld {
   void kill_rail(std::uint32_t p);
   void repair_rail(std::uint32_t p);
   void retransmit(std::uint8_t conn, std::uint32_t p);
-  void note(std::string line);
+  // One line of narration. The arguments are formatted only while narrating: the checker runs
+  // this world millions of times with narration off, where formatting every step cost ~3% of a
+  // run (perf, 2026-11-25).
+  template <typename... Args>
+  void note(fmt::format_string<Args...> format, Args&&... args) {
+    if (narrate_) notes_.push_back(fmt::format(format, std::forward<Args>(args)...));
+  }
 
   FailoverModel model_;
   Nanos window_;

@@ -161,15 +161,25 @@ std::vector<Choice> FailoverWorld::reduce(std::vector<Choice> all) const {
 void FailoverWorld::apply(const Choice& c) {
   notes_.clear();
   error_cqe_in_step_ = false;
-  note(fmt::format("t={} {}", format_duration(now_), to_string(c)));
+  if (narrate_) note("t={} {}", format_duration(now_), to_string(c));
   ConnWorld* w = c.conn < conns_.size() ? &conns_[c.conn] : nullptr;
+  // A timer may belong to either connection and a rail carries both: those steps void every
+  // cached hash. Every other step changes its own connection only (feed() also voids the
+  // connection it feeds, which covers user_calls()).
+  const bool one_conn = w != nullptr && c.kind != Kind::Timer && c.kind != Kind::KillLink &&
+                        c.kind != Kind::RepairLink;
+  if (one_conn) {
+    touch(c.conn);
+  } else {
+    for (std::uint8_t i = 0; i < conns_.size(); ++i) touch(i);
+  }
   switch (c.kind) {
     case Kind::Data: deliver_data(c.conn, c.path, c.index); break;
     case Kind::Ack: deliver_ack(c.conn, c.path); break;
     case Kind::RecvCqe: {
       const CompletionEvent e = w->recv_cq[c.path].front();
       w->recv_cq[c.path].pop_front();
-      note(fmt::format("  c{} receiver polls {} for wr {}", c.conn, to_string(e.status), e.wr.value));
+      note("  c{} receiver polls {} for wr {}", c.conn, to_string(e.status), e.wr.value);
       feed(c.conn, kReceiver, e);
       break;
     }
@@ -213,20 +223,20 @@ void FailoverWorld::deliver_data(std::uint8_t conn, std::uint32_t p, std::size_t
   if (r.state != QpState::Rtr && r.state != QpState::Rts) {
     // A responder that is not RTR/RTS never ACKs: the requester retries into silence and
     // reports RETRY_EXC_ERR when its window is over, exactly as if the rail had died.
-    note(fmt::format("  c{} message {} arrives at a receiver QP in {}: dropped", conn, msg, to_string(r.state)));
+    note("  c{} message {} arrives at a receiver QP in {}: dropped", conn, msg, to_string(r.state));
     QpModel& q = w.qp[kSender][p];
     if (q.state == QpState::Rts && !q.sends.empty() && !q.retry_deadline)
       q.retry_deadline = std::max(now_, q.sends.front().posted + window_);
     return;
   }
   if (model_.ordered && pk.psn > r.expected_psn) {
-    note(fmt::format("  c{} PSN {} out of sequence (expected {}): dropped", conn, pk.psn, r.expected_psn));
+    note("  c{} PSN {} out of sequence (expected {}): dropped", conn, pk.psn, r.expected_psn);
     return;
   }
   const bool duplicate = model_.ordered ? pk.psn < r.expected_psn : r.landed_psn.count(pk.psn) != 0;
   if (duplicate) {
     // The responder recognises a retransmission it already executed and only ACKs it again.
-    note(fmt::format("  c{} duplicate PSN {}: ACKed again, not delivered", conn, pk.psn));
+    note("  c{} duplicate PSN {}: ACKed again, not delivered", conn, pk.psn);
     w.acks[p].push_back(model_.ordered ? r.expected_psn - 1 : pk.psn);
     return;
   }
@@ -239,7 +249,7 @@ void FailoverWorld::deliver_data(std::uint8_t conn, std::uint32_t p, std::size_t
   }
   const std::uint64_t buffer = recv.sges.empty() ? 0 : recv.sges[0].addr;
   w.memory[buffer] = pk.wr.sges.empty() ? ~0ULL : message_sent_from(pk.wr.sges[0].addr);
-  note(fmt::format("  c{} message {} lands in receive wr {}", conn, msg, recv.id.value));
+  note("  c{} message {} lands in receive wr {}", conn, msg, recv.id.value);
   w.acks[p].push_back(pk.psn);
   const CompletionEvent cqe{PathIndex{p}, recv.id, WrOpcode::Recv, WcStatus::Success,
                             static_cast<std::uint32_t>(pk.wr.total_bytes()), pk.wr.imm};
@@ -267,7 +277,7 @@ void FailoverWorld::deliver_ack(std::uint8_t conn, std::uint32_t p) {
     }
     const WorkRequest wr = it->wr;
     q.sends.erase(it);
-    note(fmt::format("  c{} ACK completes send wr {}", conn, wr.id.value));
+    note("  c{} ACK completes send wr {}", conn, wr.id.value);
     feed(conn, kSender,
          CompletionEvent{PathIndex{p}, wr.id, WrOpcode::Send, WcStatus::Success,
                          static_cast<std::uint32_t>(wr.total_bytes()), std::nullopt});
@@ -296,7 +306,7 @@ void FailoverWorld::fire_timer() {
     return;
   }
   conns_[t->conn].timers[t->end].erase(t->id);
-  note(fmt::format("  c{} {} timer {} fires", t->conn, t->end == kSender ? "sender" : "receiver", t->id));
+  note("  c{} {} timer {} fires", t->conn, t->end == kSender ? "sender" : "receiver", t->id);
   feed(t->conn, static_cast<End>(t->end), TimerFired{TimerId{t->id}});
 }
 
@@ -309,7 +319,7 @@ void FailoverWorld::retry_exceeded(std::uint8_t conn, std::uint32_t p) {
   for (const auto& s : q.sends) lost.push_back(s.wr);
   q.sends.clear();
   q.state = QpState::Err;
-  note(fmt::format("  c{} HCA retry window over on p{}: RETRY_EXC_ERR", conn, p));
+  note("  c{} HCA retry window over on p{}: RETRY_EXC_ERR", conn, p);
   error_cqe_in_step_ = true;
   for (std::size_t i = 0; i < lost.size(); ++i)
     feed(conn, kSender,

@@ -26,7 +26,7 @@
 //   symmetry reduction: the connections swapped, fresh ids renamed). Then which member of a
 //   class is expanded depends on the order, and the ample set (connection 0's local steps) and
 //   the ids handed out next are not the same under the map, so `distinct` varies by a fraction
-//   of a percent (bidirectional.toml: 30 214 in a dfs, 30 300 in a bfs). The verdict does not:
+//   of a percent (bidirectional.toml: 29 818 in a dfs, 29 925 in a bfs). The verdict does not:
 //   the argument in docs/verify.md ("Why every invariant survives") holds for any visiting order.
 // A violation is reported with the path the finding thread took to it, a real run from the
 // initial state that `railcheck replay` reruns; it is not the shortest (that is the bfs's job)

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string_view>
-#include <vector>
+#include <boost/container/small_vector.hpp>
 
 #include "engine/core/ids.hpp"
 
@@ -22,12 +22,19 @@ struct Sge {
   bool operator==(const Sge&) const = default;
 };
 
+// The engine posts one buffer (and, on a receive, one tag) per WR; a backend may post more.
+// The first is held inline: a WR is copied into the in-flight table, the QP, the wire and, in
+// the model checker, into every successor state, and two heap blocks per copy were a large part
+// of a checker step (docs/benchmarks.md, model checker).
+template <typename T>
+using InlineOne = boost::container::small_vector<T, 1>;
+
 struct WorkRequest {
   WrId id{};
   WrOpcode opcode = WrOpcode::Send;
-  std::vector<Sge> sges;
+  InlineOne<Sge> sges;
   // Grouped receive (seed §16.3): tags[i] belongs to sges[i]; order is part of the contract.
-  std::vector<std::uint64_t> tags;
+  InlineOne<std::uint64_t> tags;
   // Immediate data. The failover engine carries the message sequence number here.
   std::optional<std::uint32_t> imm;
   bool operator==(const WorkRequest&) const = default;

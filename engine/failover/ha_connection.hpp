@@ -9,13 +9,13 @@
 //   failover_sequence.cpp                   detection -> ERR -> drain -> switch -> MRs -> replay
 //   heartbeat.cpp                           standby health, false alarms, path revival
 #include <cstdint>
-#include <map>
 #include <optional>
-#include <set>
 #include <span>
 #include <string>
-#include <unordered_map>
 #include <vector>
+
+#include <boost/container/flat_map.hpp>
+#include <boost/container/flat_set.hpp>
 
 #include "engine/core/action.hpp"
 #include "engine/core/event.hpp"
@@ -155,9 +155,11 @@ class HaConnection {
   // Receiver's completion record (what a probe reads): every seq < record_low_ landed, and so
   // did every seq in record_.
   std::uint64_t record_low_ = 0;
-  std::set<std::uint64_t> record_;
-  std::map<MrId, UserRegMr> mrs_;
-  std::set<std::pair<std::uint32_t, std::uint64_t>> registered_;  // (pd, mr)
+  // Sorted vectors, not trees: a handful of entries each, and the model checker copies every
+  // engine into every successor state (one allocation per container, not one per entry).
+  boost::container::flat_set<std::uint64_t> record_;
+  boost::container::flat_map<MrId, UserRegMr> mrs_;
+  boost::container::flat_set<std::pair<std::uint32_t, std::uint64_t>> registered_;  // (pd, mr)
   std::uint64_t wr_counter_ = 0;
   std::uint64_t timer_counter_ = 0;
   std::uint64_t ping_counter_ = 0;

@@ -3,9 +3,9 @@
 // original posting order. It is what makes replay possible after the QP it was posted on is
 // gone (seed §3.4 "MyRequest", §16.1, §16.3).
 #include <cstdint>
-#include <deque>
 #include <optional>
-#include <unordered_map>
+#include <span>
+#include <utility>
 #include <vector>
 
 #include "engine/core/ids.hpp"
@@ -30,15 +30,15 @@ struct InflightWr {
 
 class InflightTable {
  public:
-  // Append a WR in posting order. Returns its stable position key (its seq for senders).
+  // Append a WR in posting order. The reference is valid until the next append.
   InflightWr& append(InflightWr w);
 
   InflightWr* find_by_wr(WrId id);
   // Entries in posting order.
-  std::deque<InflightWr>& entries() { return entries_; }
-  const std::deque<InflightWr>& entries() const { return entries_; }
-  std::size_t size() const { return entries_.size(); }
-  bool empty() const { return entries_.empty(); }
+  std::span<InflightWr> entries() { return {entries_.data() + head_, size()}; }
+  std::span<const InflightWr> entries() const { return {entries_.data() + head_, size()}; }
+  std::size_t size() const { return entries_.size() - head_; }
+  bool empty() const { return size() == 0; }
 
   // Record a new posting of `w` (fresh WrId) on `path` at `now`.
   void mark_posted(InflightWr& w, WrId id, PathIndex path, Nanos now);
@@ -62,9 +62,17 @@ class InflightTable {
   void hash_state(StateHasher& h) const;
 
  private:
-  std::deque<InflightWr> entries_;
-  std::unordered_map<WrId, std::size_t> by_wr_;  // WrId -> absolute index (base_ + position)
-  std::size_t base_ = 0;                         // absolute index of entries_.front()
+  // Flat containers, not a deque and a hash map: the model checker copies this table into every
+  // successor state, and a deque's map and blocks plus a node per hashed WrId were most of the
+  // copy's allocations; two vectors copy in two. entries_[head_..] are live; pop_finished moves
+  // head_ on and compacts once the dead prefix is half the vector (amortised O(1) per entry).
+  std::vector<InflightWr> entries_;
+  std::size_t head_ = 0;
+  std::size_t base_ = 0;  // absolute index of entries_[0]
+  // (WrId, absolute index) of each outstanding posting, sorted by WrId. Fresh ids come from a
+  // counter, so a posting almost always lands at the end.
+  std::vector<std::pair<WrId, std::size_t>> by_wr_;
+  std::vector<std::pair<WrId, std::size_t>>::iterator index_of(WrId id);
 };
 
 }  // namespace railcheck

@@ -30,8 +30,8 @@ void hash_wr(StateHasher& h, const WorkRequest& wr) {
 }  // namespace
 
 void InflightTable::hash_state(StateHasher& h) const {
-  h.add(entries_.size());
-  for (const auto& e : entries_) {
+  h.add(size());
+  for (const auto& e : entries()) {
     h.add(e.request);
     h.add(e.part);
     hash_wr(h, e.wr);
