@@ -9,6 +9,8 @@
 #include <string>
 #include <thread>
 
+#include "cli/allocator.hpp"
+
 namespace railcheck::bench {
 
 inline std::string cpu_model() {
@@ -25,17 +27,18 @@ inline std::string utc_now() {
   return date;
 }
 
-// "2026-11-23 13:54 UTC | AMD EPYC | 2 logical CPUs | Linux 6.18.44"
+// "2026-11-23 13:54 UTC | AMD EPYC | 2 logical CPUs | Linux 6.18.44 | jemalloc"
 inline std::string machine_summary() {
   utsname u{};
   uname(&u);
   return utc_now() + " | " + cpu_model() + " | " + std::to_string(std::thread::hardware_concurrency()) +
-         " logical CPUs | " + u.sysname + " " + u.release;
+         " logical CPUs | " + u.sysname + " " + u.release + " | " + std::string(cli::allocator_name());
 }
 
 // The routing benchmarks' first line: "# <CPU>, <n> cores, <date>".
 inline void print_machine_line() {
-  std::printf("# %s, %u cores, %s\n", cpu_model().c_str(), std::thread::hardware_concurrency(), utc_now().c_str());
+  std::printf("# %s, %u cores, %s, %s\n", cpu_model().c_str(), std::thread::hardware_concurrency(), utc_now().c_str(),
+              std::string(cli::allocator_name()).c_str());
 }
 
 }  // namespace railcheck::bench

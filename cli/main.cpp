@@ -12,6 +12,7 @@
 #include <exception>
 #include <new>
 
+#include "cli/allocator.hpp"
 #include "cli/commands.hpp"
 
 namespace {
@@ -136,7 +137,7 @@ int dispatch(int argc, char** argv) {
       "Exit codes: 0 ran clean, 1 violation found, 2 bad input (one line naming the file, line and key), "
       "3 inconclusive (a search limit was hit), 70 internal error (a railcheck bug: an uncaught exception or a "
       "fatal signal), 77 skipped (conform: no device or no namespaces).");
-  app.set_version_flag("--version", "railcheck 0.1.0");
+  app.set_version_flag("--version", fmt::format("railcheck 0.1.0 (allocator: {})", railcheck::cli::allocator_name()));
 
   railcheck::cli::RunOptions run;
   auto* run_cmd = app.add_subcommand("run", "Run one scenario on the SimGrid driver and print what happened");

@@ -19,6 +19,7 @@ packages=(
   iproute2                  # conformance: network namespaces and veth pairs for the failover cut
   clang-14 libclang-rt-14-dev  # fuzz/: libFuzzer targets (quickstart.sh test runs them briefly)
   mold                      # the linker: links the test binaries in a third of GNU ld's time
+  libjemalloc-dev           # the executables' malloc: the model checker copies a world per state
 )
 
 missing=()
