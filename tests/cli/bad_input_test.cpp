@@ -24,7 +24,7 @@ const fs::path kRepro = fs::path(RAILCHECK_SOURCE_DIR) / "tests/data/fuzz-repro"
 
 // Runs `railcheck <args>` in an empty folder under a 60 s limit (a hang is exit 124), and checks
 // that nothing but its output is left there.
-Ran railcheck(const std::string& args, std::string limits = "") {
+Ran run_in_fresh_dir(const std::string& args, std::string limits = "") {
   static int n = 0;
   const fs::path dir = fs::temp_directory_path() / ("railcheck-bad-input-" + std::to_string(::getpid()) + "-" +
                                                    std::to_string(n++));
@@ -54,7 +54,7 @@ bool printable(const std::string& s) {
 // Exit 2 with one printable line on stderr that contains `names`.
 void bad_input(const std::string& args, const std::string& names, const std::string& limits = "") {
   INFO("railcheck " << args);
-  const Ran r = railcheck(args, limits);
+  const Ran r = run_in_fresh_dir(args, limits);
   INFO("stderr: " << r.err);
   CHECK(r.code == 2);
   CHECK(lines(r.err) == 1);
@@ -88,7 +88,7 @@ TEST_CASE("option errors are one line and exit 2, never CLI11's own codes", "[cl
   bad_input("imm transfer --page-kib 18014398509481984", "--page-kib");    // F3: was SIGFPE
   bad_input("imm transfer --mib 1 --page-kib 2048", "--page-kib 2048");    // F15: was "write of 0 bytes"
   bad_input("imm transfer --mib 1000000 --page-kib 1", "65536", "ulimit -v 6291456;");  // F6: was bad_alloc
-  const Ran help = railcheck("--help");
+  const Ran help = run_in_fresh_dir("--help");
   CHECK(help.code == 0);
   CHECK(help.out.find("70 internal error") != std::string::npos);
 }
@@ -96,7 +96,7 @@ TEST_CASE("option errors are one line and exit 2, never CLI11's own codes", "[cl
 TEST_CASE("NCCL logs: long lines, huge numbers and binary garbage", "[cli]") {
   // F1: a 200 KB line of '#' segfaulted std::regex; the one real line still replays: rank 1 has
   // no lines, so the replay reports the hang (exit 1, a correct verdict, not a crash).
-  const Ran f1 = railcheck("replay-sched " + repro("segv-long-line.log"));
+  const Ran f1 = run_in_fresh_dir("replay-sched " + repro("segv-long-line.log"));
   CHECK(f1.code == 1);
   CHECK(f1.out.find("HANG") != std::string::npos);
   bad_input("replay-sched " + repro("abort-datatype-out-of-range.log"), "abort-datatype-out-of-range.log:1:");  // F2
@@ -129,14 +129,14 @@ TEST_CASE("no false success: empty traces, unwritten files, ignored options, unb
   bad_input("check '" + std::string(RAILCHECK_SOURCE_DIR) + "/verify/models/standard-naive.toml' --mode dfs --walks 5",
             "--walks applies to --mode random only");
   // F8: random mode ignored --max-states; 2^64-1 walks now stop there, inconclusive (exit 3).
-  const Ran f8 = railcheck("check '" + std::string(RAILCHECK_SOURCE_DIR) +
+  const Ran f8 = run_in_fresh_dir("check '" + std::string(RAILCHECK_SOURCE_DIR) +
                            "/verify/models/standard-naive.toml' --mode random --walks 18446744073709551615 "
                            "--max-depth 5 --max-states 1000 --trace ce.json");
   CHECK(f8.code == 3);
   // A wall-time bound holds in every search mode: inconclusive (exit 3), and it says which bound.
   for (const char* mode : {"dfs", "bfs", "random --walks 18446744073709551615"}) {
     INFO("mode " << mode);
-    const Ran timed = railcheck("check '" + std::string(RAILCHECK_SOURCE_DIR) + "/verify/models/stress-resync.toml' --mode " +
+    const Ran timed = run_in_fresh_dir("check '" + std::string(RAILCHECK_SOURCE_DIR) + "/verify/models/stress-resync.toml' --mode " +
                                 mode + " --max-seconds 0.001 --trace ce.json");
     CHECK(timed.code == 3);
     CHECK_THAT(timed.out, Catch::Contains("stopped at max_seconds"));
