@@ -86,7 +86,11 @@ SearchResult<World> explore_dfs_threads(const World& root, std::span<const Invar
   const auto counters = std::make_unique<Counters[]>(threads);
 
   std::mutex pool_mutex;
-  std::condition_variable pool_cv;
+  std::condition_variable pool_cv;  // idle workers wait here for work (or the end)
+  // The main thread waits on its own: sharing pool_cv, it could take the one notice meant for an
+  // idle worker when work was given away, and that worker then slept through the whole search
+  // (seen: `--threads 2` ran on one thread; tests: "pdfs puts every thread to work").
+  std::condition_variable main_cv;
   std::vector<Task> pool;
   unsigned idle = 0;
   bool done = false;
@@ -172,6 +176,7 @@ SearchResult<World> explore_dfs_threads(const World& root, std::span<const Invar
         if (idle == threads) {
           done = true;
           pool_cv.notify_all();
+          main_cv.notify_all();
           return std::nullopt;
         }
         pool_cv.wait(lock);
@@ -217,9 +222,10 @@ SearchResult<World> explore_dfs_threads(const World& root, std::span<const Invar
     }
     distinct.fetch_add(fresh, std::memory_order_relaxed);
     publish();
-    // Wake the others: a stop ends their waits too.
+    // Wake the others and the main thread: a stop ends their waits too.
     const std::lock_guard lock(pool_mutex);
     pool_cv.notify_all();
+    main_cv.notify_all();
   };
 
   auto totals = [&] {
@@ -266,7 +272,7 @@ SearchResult<World> explore_dfs_threads(const World& root, std::span<const Invar
     {
       std::unique_lock lock(pool_mutex);
       while (!done && !stop) {
-        pool_cv.wait_for(lock, std::chrono::milliseconds(100));
+        main_cv.wait_for(lock, std::chrono::milliseconds(100));
         if (done || stop) break;
         lock.unlock();
         if (lim.max_seconds > 0 && since(t0) >= lim.max_seconds) {
