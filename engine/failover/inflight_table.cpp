@@ -12,7 +12,7 @@ InflightWr& InflightTable::append(InflightWr w) {
 
 std::vector<std::pair<WrId, std::size_t>>::iterator InflightTable::index_of(WrId id) {
   return std::lower_bound(by_wr_.begin(), by_wr_.end(), id,
-                          [](const std::pair<WrId, std::size_t>& e, WrId key) { return e.first.value < key.value; });
+                          [](const std::pair<WrId, std::size_t>& e, WrId key) { return e.first < key; });
 }
 
 InflightWr* InflightTable::find_by_wr(WrId id) {
