@@ -128,10 +128,16 @@ int cmd_route_weights(const RouteOptions& o) {
   if (!o.table_only) {
     const auto wire = sim::default_wire_mode();
     if (!wire) return bad_input(o.spec, wire.error());
+    if (wire.value() == sim::WireMode::Sendto && s.pipeline.write_queues != sim::WriteQueues::PerWrite)
+      return bad_input(o.spec, Error{"RAILCHECK_SIM_WIRE=sendto runs the driver from before issue 15, which models "
+                                     "only write_queues = \"per-write\"",
+                                     "set pipeline.write_queues = \"per-write\" in the spec, or unset "
+                                     "RAILCHECK_SIM_WIRE"});
     const auto r = sim::simulate_weight_transfer({plan.trainer, plan.rollout, plan.mappings, table}, s.fabric,
                                                  s.pipeline, wire.value());
-    fmt::print("  fabric          {} x {} per GPU = {:.0f} Gb/s; batch {} B; tmp cap {} B\n", s.nics_per_gpu, s.nic,
-               s.fabric.nic_gbps_per_gpu, s.pipeline.batch_bytes, s.pipeline.max_tmp_bytes);
+    fmt::print("  fabric          {} x {} per GPU = {:.0f} Gb/s; batch {} B; tmp cap {} B; write queues {}\n",
+               s.nics_per_gpu, s.nic, s.fabric.nic_gbps_per_gpu, s.pipeline.batch_bytes, s.pipeline.max_tmp_bytes,
+               sim::to_string(s.pipeline.write_queues));
     fmt::print("  simulated       {:.3f} s ({} tasks, {} writes); mesh groups end at", r.total_s, r.tasks, r.writes);
     for (double e : r.group_end_s) fmt::print(" {:.3f}", e);
     fmt::print(" s\n");
@@ -141,6 +147,7 @@ int cmd_route_weights(const RouteOptions& o) {
         "  per trainer GPU cap wait {:.3f}  h2d {:.3f}  gather {:.3f}  gpu ops {:.3f}  barrier {:.3f} s (mean)\n",
         r.mean_stage.cap_wait, r.mean_stage.h2d, r.mean_stage.gather, r.mean_stage.gpu_ops, r.mean_stage.barrier);
     fmt::print("  peak tmp memory {:.2f} GB on one trainer GPU\n", static_cast<double>(r.peak_tmp_bytes) / kGB);
+    j["write_queues"] = sim::to_string(s.pipeline.write_queues);
     j["simulated_seconds"] = r.total_s;
     j["group_end_seconds"] = r.group_end_s;
     j["ideal_seconds"] = r.ideal_s;

@@ -57,13 +57,22 @@ FabricParams read_fabric(TomlTable t, std::string& nic, std::uint32_t& nics_per_
 }
 
 PipelineParams read_pipeline(TomlTable t) {
-  t.allow_only({"max_tmp_bytes", "gpu_op_overhead_us", "cpu_offload", "barrier_latency_ms", "batch_bytes"});
+  t.allow_only(
+      {"max_tmp_bytes", "gpu_op_overhead_us", "cpu_offload", "barrier_latency_ms", "batch_bytes", "write_queues"});
   PipelineParams p;
   p.max_tmp_bytes = t.byte_size("max_tmp_bytes", {1}).value_or(p.max_tmp_bytes);
   p.gpu_op_overhead = t.micros("gpu_op_overhead_us", {0, 1e6}).value_or(p.gpu_op_overhead);
   p.cpu_offload = t.numeric("cpu_offload", "true or false", true).value_or(p.cpu_offload ? 1 : 0) != 0;
   p.barrier_latency = t.millis("barrier_latency_ms", {0, 1e6}).value_or(p.barrier_latency);
   p.batch_bytes = t.byte_size("batch_bytes", {0}).value_or(p.batch_bytes);
+  if (auto q = t.text("write_queues")) {
+    if (*q == to_string(WriteQueues::PerPeer))
+      p.write_queues = WriteQueues::PerPeer;
+    else if (*q == to_string(WriteQueues::PerWrite))
+      p.write_queues = WriteQueues::PerWrite;
+    else
+      t.fail("write_queues", "\"per-peer\" or \"per-write\"", fmt::format("\"{}\"", *q));
+  }
   return p;
 }
 

@@ -5,14 +5,9 @@
 // SimGrid keeps no global list of them (docs/benchmarks.md, the mailbox wire). The actor moves
 // (Actor::set_host) to the host a transfer leaves from: its PCIe host for the H2D copy, its
 // NVLink or NIC host for a gather, its NIC host for the writes; GPU kernels run on its compute
-// host whatever host the actor is on.
-//
-// The writes of a task are posted together and left in flight; the GPU takes their completions
-// with wait_any when it needs temporary memory back, so memory is returned in the same order and
-// at the same instants as when a writer actor per task gave it back on landing: a write's memory
-// is counted free from the first check after it lands, and the GPU checks at every task.
-#include <algorithm>
-
+// host whatever host the actor is on. Its RDMA writes and their memory are TrainerWrites'
+// (trainer_writes.hpp), one of two models of how writes share the fabric.
+#include "backends/sim/routing/trainer_writes.hpp"
 #include "backends/sim/routing/weight_transfer_run.hpp"
 #include "backends/sim/wire.hpp"
 
@@ -23,13 +18,17 @@ namespace {
 
 class TrainerGpu {
  public:
-  TrainerGpu(TransferRun& run, std::uint32_t rank) : run_(run), rank_(rank) {}
+  TrainerGpu(TransferRun& run, std::uint32_t rank)
+      : run_(run),
+        rank_(rank),
+        writes_(run.pipeline.write_queues == WriteQueues::PerPeer ? per_peer_writes(run, rank)
+                                                                  : per_write_writes(run, rank)) {}
 
   void operator()() {
     StageSeconds& st = run_.stages[rank_];
     for (std::size_t g = 0; g < run_.tasks.size(); ++g) {
       for (const PipelineTask& t : run_.tasks[g][rank_]) {
-        timed(st.cap_wait, [&] { take(t.tmp_bytes); });
+        timed(st.cap_wait, [&] { writes_->hold(t.tmp_bytes); });
         if (run_.pipeline.cpu_offload)
           timed(st.h2d, [&] { transfer(run_.fabric.host_memory(rank_), run_.fabric.compute(rank_), t.local_bytes); });
         timed(st.gather, [&] {
@@ -44,90 +43,31 @@ class TrainerGpu {
             kernel->wait();
           }
         });
-        post_writes(g, t);
+        if (!t.writes.empty()) go_to(run_.fabric.nic(rank_));
+        writes_->post(g, t);
       }
       timed(st.barrier, [&] {
         run_.group_barrier->wait();
         sg4::this_actor::sleep_for(to_seconds(run_.pipeline.barrier_latency));
       });
     }
-    while (!writes_.empty()) land(static_cast<std::size_t>(sg4::Comm::wait_any(writes_)));
+    writes_->finish();
   }
 
  private:
-  // A task's temporary memory, held until its last write lands.
-  struct Held {
-    std::uint64_t bytes;
-    std::uint32_t writes_left;
-    std::size_t group;
-  };
-
   void go_to(sg4::Host* host) {
     if (sg4::this_actor::get_host() != host) sg4::this_actor::set_host(host);
   }
 
-  static sg4::Mailbox* inbox(const sg4::Host* host) { return sg4::Mailbox::by_name(host->get_name()); }
-
   // A blocking transfer `from` -> `to`.
   void transfer(sg4::Host* from, const sg4::Host* to, std::uint64_t bytes) {
     go_to(from);
-    inbox(to)->put(&run_, bytes);
-  }
-
-  // Waits until the task fits under the cap (a task larger than the cap runs alone rather than
-  // never). Writes that landed since the last check are taken first, so `used_` and the peak
-  // are what a per-task writer would have left.
-  void take(std::uint64_t bytes) {
-    while (!writes_.empty()) {
-      const ssize_t i = sg4::Comm::wait_any_for(writes_, 0);
-      if (i < 0) break;
-      land(static_cast<std::size_t>(i));
-    }
-    while (held_tasks_ > 0 && used_ + bytes > run_.pipeline.max_tmp_bytes)
-      land(static_cast<std::size_t>(sg4::Comm::wait_any(writes_)));
-    used_ += bytes;
-    ++held_tasks_;
-    run_.peak_tmp[rank_] = std::max(run_.peak_tmp[rank_], used_);
-  }
-
-  void give(std::uint64_t bytes) {
-    used_ -= bytes;
-    --held_tasks_;
-  }
-
-  void post_writes(std::size_t group, const PipelineTask& t) {
-    if (t.writes.empty()) {
-      give(t.tmp_bytes);
-      return;
-    }
-    const std::size_t task = held_.size();
-    held_.push_back({t.tmp_bytes, static_cast<std::uint32_t>(t.writes.size()), group});
-    go_to(run_.fabric.nic(rank_));
-    for (const routing::WeightWrite& w : t.writes) {
-      writes_.push_back(inbox(run_.fabric.nic(run_.trainers + w.rollout_gpu))->put_async(&run_, w.bytes));
-      write_task_.push_back(task);
-    }
-  }
-
-  // writes_[i] has landed.
-  void land(std::size_t i) {
-    Held& h = held_[write_task_[i]];
-    double& end = run_.group_end[h.group];
-    end = std::max(end, writes_[i]->get_finish_time() - run_.start);
-    if (--h.writes_left == 0) give(h.bytes);
-    writes_[i] = std::move(writes_.back());
-    writes_.pop_back();
-    write_task_[i] = write_task_.back();
-    write_task_.pop_back();
+    sg4::Mailbox::by_name(to->get_name())->put(&run_, bytes);
   }
 
   TransferRun& run_;
   std::uint32_t rank_;
-  std::uint64_t used_ = 0;
-  std::uint32_t held_tasks_ = 0;
-  std::vector<Held> held_;               // every task that posted writes, in issue order
-  std::vector<sg4::CommPtr> writes_;     // in flight or landed and not yet taken
-  std::vector<std::size_t> write_task_;  // writes_[i] belongs to held_[write_task_[i]]
+  std::unique_ptr<TrainerWrites> writes_;
 };
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "backends/sim/routing/weight_transfer_sim.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "backends/sim/routing/weight_transfer_run.hpp"
 
@@ -8,8 +9,12 @@ namespace sg4 = simgrid::s4u;
 
 namespace railcheck::sim {
 
+std::string_view to_string(WriteQueues q) { return q == WriteQueues::PerPeer ? "per-peer" : "per-write"; }
+
 WeightTransferResult simulate_weight_transfer(const WeightTransferInput& in, const FabricParams& fabric_params,
                                               const PipelineParams& pipeline, WireMode wire) {
+  if (wire == WireMode::Sendto && pipeline.write_queues != WriteQueues::PerWrite)
+    throw std::invalid_argument("the sendto driver (RAILCHECK_SIM_WIRE=sendto) models only write_queues = \"per-write\"");
   const std::uint32_t trainers = in.trainer.ranks;
   const auto rollouts = static_cast<std::uint32_t>(in.rollout.gpus.size());
   if (trainers == 0 || rollouts == 0) return {};

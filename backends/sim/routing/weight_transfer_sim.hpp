@@ -10,11 +10,13 @@
 //   4. fuses and quantizes: a fixed per-tensor launch overhead, then a memory-bound kernel over
 //      the gathered and output bytes;
 //   5. posts every RDMA write of the task at once and moves on; the task's temporary memory is
-//      free again when its last write lands.
+//      free again when its last write lands. Each write goes on the queue pair of its (trainer,
+//      rollout) pair, which sends its writes one at a time in order (PipelineParams::write_queues).
 // After a mesh group's last gather every trainer enters a global barrier (Gloo over Ethernet in
 // the seed, so it overlaps the group's RDMA tail), then starts the next group.
 #include <cstdint>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "backends/sim/routing/gpu_fabric.hpp"
@@ -22,6 +24,13 @@
 #include "engine/routing/weight_routing_table.hpp"
 
 namespace railcheck::sim {
+
+// How a trainer's RDMA writes share the fabric (trainer_writes.hpp).
+enum class WriteQueues {
+  PerPeer,   // one RC queue pair per (trainer GPU, rollout GPU), its writes one at a time in order
+  PerWrite,  // every write a flow of its own, as if each had a queue pair (the model before 2026-11-25)
+};
+std::string_view to_string(WriteQueues q);
 
 struct PipelineParams {
   std::uint64_t max_tmp_bytes = 1ull << 30;  // the seed's max_tmp_bytes default (1 << 30)
@@ -33,6 +42,7 @@ struct PipelineParams {
   // Merge consecutive tasks of one trainer (same gather peers) until they reach this many
   // gathered bytes: fewer, larger collectives and writes. 0: one task per tensor, as the seed.
   std::uint64_t batch_bytes = 0;
+  WriteQueues write_queues = WriteQueues::PerPeer;
 };
 
 struct WeightTransferInput {
@@ -66,7 +76,9 @@ struct WeightTransferResult {
 // multiple of gpus_per_node so no node mixes the two.
 // `wire` picks the driver (weight_transfer_run.hpp): Mailbox, one actor per trainer GPU whose
 // transfers are mailbox puts; Sendto, the driver before issue 15 (detached sendto, one writer
-// actor per task), kept for one release. The same figures either way, to 1e-12 relative.
+// actor per task), kept for one release. The same figures either way, to 1e-12 relative. The
+// Sendto driver knows only WriteQueues::PerWrite; asked for PerPeer it throws
+// std::invalid_argument.
 WeightTransferResult simulate_weight_transfer(const WeightTransferInput& in, const FabricParams& fabric,
                                               const PipelineParams& pipeline, WireMode wire = WireMode::Mailbox);
 

@@ -107,7 +107,8 @@ namespace {
 // the DeepSeek-V3 world when other engines ran first in the process; 5.6e-12 of the stage's own
 // value). Both bounds are far below any modelling effect: a single extra 4 KB write on a
 // 400 Gb/s link moves an instant by 8e-8 s.
-void check_drivers_agree(const WeightTransferInput& in, const FabricParams& f, const PipelineParams& p) {
+void check_drivers_agree(const WeightTransferInput& in, const FabricParams& f, PipelineParams p) {
+  p.write_queues = WriteQueues::PerWrite;  // the only model the sendto driver knows
   const auto a = simulate_weight_transfer(in, f, p, WireMode::Sendto);
   const auto b = simulate_weight_transfer(in, f, p, WireMode::Mailbox);
   const auto same_instant = [](double x) { return Approx(x).epsilon(1e-12).margin(0); };
@@ -158,4 +159,64 @@ TEST_CASE("both drivers give the same weight-transfer figures for a DeepSeek-V3 
   p.max_tmp_bytes = 512ull << 20;
 #endif
   check_drivers_agree({plan->trainer, plan->rollout, plan->mappings, plan->table}, FabricParams{}, p);
+}
+
+TEST_CASE("the sendto driver refuses the per-peer model it does not have", "[sim][routing][wire]") {
+  FabricParams f;
+  f.gpus_per_node = 1;
+  const FlatWorld w(1, 1, 1, 1'000'000);
+  PipelineParams p = bare_pipeline();
+  p.write_queues = WriteQueues::PerPeer;
+  CHECK_THROWS_AS(simulate_weight_transfer({w.trainer, w.rollout, w.mappings, w.table}, f, p, WireMode::Sendto),
+                  std::invalid_argument);
+}
+
+TEST_CASE("a queue pair puts its writes on the wire one at a time, in the order posted", "[sim][routing][queues]") {
+  // One trainer, one rollout GPU, three 250 MB tensors, room for two at a time: the first two
+  // writes are posted at 0 on the same queue pair, the third when memory comes back.
+  FabricParams f;
+  f.gpus_per_node = 1;
+  const FlatWorld w(1, 1, 3, 250'000'000);
+  PipelineParams p = bare_pipeline();
+  p.max_tmp_bytes = 500'000'000;
+  const double lat = 2 * to_seconds(f.nic_latency);  // the trainer's NIC link up, the rollout's down
+  const double one = 250e6 / (f.nic_gbps_per_gpu * 1e9 / 8);  // 5 ms: one write alone on the link
+  const auto exact = [](double x) { return Approx(x).epsilon(1e-9).margin(0); };
+
+  p.write_queues = WriteQueues::PerPeer;
+  const auto per_peer = w.run(f, p);
+  // Write 1 alone lands at one + lat, freeing its memory; write 2 starts then and lands at
+  // 2 (one + lat); write 3, posted at the first landing, waits behind it and lands at 3 (one + lat).
+  CHECK(per_peer.mean_stage.cap_wait == exact(one + lat));
+  CHECK(per_peer.total_s == exact(3 * (one + lat)));
+
+  p.write_queues = WriteQueues::PerWrite;
+  const auto per_write = w.run(f, p);
+  // Writes 1 and 2 share the link from 0 and land together at 2 one + lat; write 3 then alone.
+  CHECK(per_write.mean_stage.cap_wait == exact(2 * one + lat));
+  CHECK(per_write.total_s == exact(3 * one + 2 * lat));
+  CHECK(per_peer.peak_tmp_bytes == per_write.peak_tmp_bytes);
+}
+
+TEST_CASE("with at most one write in flight per pair the two models are the same", "[sim][routing][queues]") {
+  // Room for one task at a time and one write per rollout GPU in a task: no queue pair ever holds
+  // two writes, so per peer and per write must give the same figures (the gathers, H2D copies and
+  // kernels between tasks included), to rounding.
+  FabricParams f;
+  f.gpus_per_node = 2;
+  const FlatWorld w(4, 4, 12, 40'000'000);
+  PipelineParams p;
+  p.max_tmp_bytes = 40'000'000;
+  p.write_queues = WriteQueues::PerPeer;
+  const auto a = w.run(f, p);
+  p.write_queues = WriteQueues::PerWrite;
+  const auto b = w.run(f, p);
+  const auto same = [&](double x) { return Approx(x).epsilon(0).margin(1e-12 * b.total_s); };
+  CHECK(a.total_s == same(b.total_s));
+  CHECK(a.mean_stage.cap_wait == same(b.mean_stage.cap_wait));
+  CHECK(a.mean_stage.gather == same(b.mean_stage.gather));
+  CHECK(a.mean_stage.h2d == same(b.mean_stage.h2d));
+  CHECK(a.mean_stage.gpu_ops == same(b.mean_stage.gpu_ops));
+  CHECK(a.peak_tmp_bytes == b.peak_tmp_bytes);
+  CHECK(a.mean_stage.cap_wait > 0);
 }

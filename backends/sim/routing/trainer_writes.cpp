@@ -1,0 +1,32 @@
+#include "backends/sim/routing/trainer_writes.hpp"
+
+#include <algorithm>
+
+namespace railcheck::sim {
+
+void TrainerWrites::take(std::uint64_t bytes) {
+  used_ += bytes;
+  ++held_tasks_;
+  run_.peak_tmp[rank_] = std::max(run_.peak_tmp[rank_], used_);
+}
+
+void TrainerWrites::give(std::uint64_t bytes) {
+  used_ -= bytes;
+  --held_tasks_;
+}
+
+std::size_t TrainerWrites::start_task(std::size_t group, const PipelineTask& t) {
+  held_.push_back({t.tmp_bytes, static_cast<std::uint32_t>(t.writes.size()), group});
+  return held_.size() - 1;
+}
+
+bool TrainerWrites::landed(std::size_t task, double finish) {
+  Held& h = held_[task];
+  double& end = run_.group_end[h.group];
+  end = std::max(end, finish - run_.start);
+  if (--h.writes_left > 0) return false;
+  give(h.bytes);
+  return true;
+}
+
+}  // namespace railcheck::sim
