@@ -41,7 +41,13 @@ TEST_CASE("the shipped route specs load", "[routing][spec]") {
     auto s = sim::load_weights_spec(shipped(name));
     INFO(name << ": " << (s.ok() ? "" : s.error().message()));
     REQUIRE(s.ok());
+    CHECK(s->pipeline.write_queues == sim::WriteQueues::PerPeer);
   }
+  TempSpec before("[model]\nname = \"kimi-k2\"\n[trainer]\nep = 8\n[pipeline]\nwrite_queues = \"per-write\"\n");
+  auto s = sim::load_weights_spec(before.path.string());
+  INFO((s.ok() ? "" : s.error().message()));
+  REQUIRE(s.ok());
+  CHECK(s->pipeline.write_queues == sim::WriteQueues::PerWrite);
   auto m = sim::load_moe_spec(shipped("deepseek-v3-moe-decode.toml"));
   REQUIRE(m.ok());
   CHECK(m->ranks == 64);
@@ -78,6 +84,12 @@ TEST_CASE("bad route specs are one line with file and line, and exit code 2", "[
   SECTION("a layout the model cannot have") {
     TempSpec f("[model]\nname = \"deepseek-v3\"\n[moe]\nranks = 48\n");
     CHECK(cmd_route_moe({.spec = f.path.string()}) == kExitBadInput);
+  }
+  SECTION("a write-queue model that does not exist") {
+    TempSpec f("[model]\nname = \"kimi-k2\"\n[pipeline]\nwrite_queues = \"per-qp\"\n");
+    auto s = sim::load_weights_spec(f.path.string());
+    REQUIRE_FALSE(s.ok());
+    CHECK_THAT(s.error().what, Catch::Contains(":4: pipeline.write_queues") && Catch::Contains("per-peer"));
   }
   SECTION("a missing file") { CHECK(cmd_route_weights({.spec = "/nonexistent/spec.toml"}) == kExitBadInput); }
 }
