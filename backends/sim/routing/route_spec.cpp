@@ -56,10 +56,12 @@ FabricParams read_fabric(TomlTable t, std::string& nic, std::uint32_t& nics_per_
   return f;
 }
 
-PipelineParams read_pipeline(TomlTable t) {
+// `queues`: the write-queue model when the spec names none, which follows the NIC.
+PipelineParams read_pipeline(TomlTable t, WriteQueues queues) {
   t.allow_only(
       {"max_tmp_bytes", "gpu_op_overhead_us", "cpu_offload", "barrier_latency_ms", "batch_bytes", "write_queues"});
   PipelineParams p;
+  p.write_queues = queues;
   p.max_tmp_bytes = t.byte_size("max_tmp_bytes", {1}).value_or(p.max_tmp_bytes);
   p.gpu_op_overhead = t.micros("gpu_op_overhead_us", {0, 1e6}).value_or(p.gpu_op_overhead);
   p.cpu_offload = t.numeric("cpu_offload", "true or false", true).value_or(p.cpu_offload ? 1 : 0) != 0;
@@ -115,7 +117,11 @@ Result<WeightsSpec> load_weights_spec(const std::string& path) {
         s.rollout.gpus_per_replica = ro.whole<std::uint32_t>("gpus_per_replica", {1, 1024}).value_or(1);
         s.rollout.dtype = read_dtype(ro, "dtype", s.rollout.dtype);
         s.fabric = read_fabric(root.table("fabric"), s.nic, s.nics_per_gpu);
-        s.pipeline = read_pipeline(root.table("pipeline"));
+        // RC queue pairs send a peer's writes one at a time in order; SRD (EFA) does not order
+        // them, so there every write is its own flow unless the spec says otherwise.
+        const auto preset = find_nic_preset(s.nic);
+        s.pipeline = read_pipeline(root.table("pipeline"),
+                                   preset && !preset->ordered ? WriteQueues::PerWrite : WriteQueues::PerPeer);
         if (s.trainer.ranks() % s.fabric.gpus_per_node != 0)
           tr.fail_here(fmt::format("pp * fsdp * ep a multiple of fabric.gpus_per_node = {}", s.fabric.gpus_per_node),
                        fmt::format("{} trainer GPUs", s.trainer.ranks()),

@@ -48,6 +48,15 @@ TEST_CASE("the shipped route specs load", "[routing][spec]") {
   INFO((s.ok() ? "" : s.error().message()));
   REQUIRE(s.ok());
   CHECK(s->pipeline.write_queues == sim::WriteQueues::PerWrite);
+  // Unnamed, the model follows the NIC: SRD does not put a peer's writes in order.
+  TempSpec efa("[model]\nname = \"kimi-k2\"\n[trainer]\nep = 8\n[fabric]\nnic = \"efa-100g\"\n");
+  auto e = sim::load_weights_spec(efa.path.string());
+  REQUIRE(e.ok());
+  CHECK(e->pipeline.write_queues == sim::WriteQueues::PerWrite);
+  TempSpec rc("[model]\nname = \"kimi-k2\"\n[trainer]\nep = 8\n[fabric]\nnic = \"cx7-400g\"\n");
+  auto r = sim::load_weights_spec(rc.path.string());
+  REQUIRE(r.ok());
+  CHECK(r->pipeline.write_queues == sim::WriteQueues::PerPeer);
   auto m = sim::load_moe_spec(shipped("deepseek-v3-moe-decode.toml"));
   REQUIRE(m.ok());
   CHECK(m->ranks == 64);
