@@ -1,4 +1,5 @@
 #include <catch2/catch.hpp>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -99,6 +100,21 @@ TEST_CASE("bad route specs are one line with file and line, and exit code 2", "[
     auto s = sim::load_weights_spec(f.path.string());
     REQUIRE_FALSE(s.ok());
     CHECK_THAT(s.error().what, Catch::Contains(":4: pipeline.write_queues") && Catch::Contains("per-peer"));
+  }
+  SECTION("the sendto driver asked for the per-peer model") {
+    // The driver from before issue 15 has only every write its own flow: exit 2, not a silent
+    // run of another model. The spec builds a table before it is simulated, so keep it small.
+    TempSpec f("[model]\nname = \"qwen3-235b-a22b\"\n[trainer]\nep = 8\n[rollout]\ngpus_per_replica = 8\n");
+    ::setenv("RAILCHECK_SIM_WIRE", "sendto", 1);
+    const int rc = cmd_route_weights({.spec = f.path.string()});
+    ::unsetenv("RAILCHECK_SIM_WIRE");
+    CHECK(rc == kExitBadInput);
+    TempSpec per_write("[model]\nname = \"qwen3-235b-a22b\"\n[trainer]\nep = 8\n[rollout]\ngpus_per_replica = 8\n"
+                       "[pipeline]\nwrite_queues = \"per-write\"\nbatch_bytes = \"4GiB\"\n");
+    ::setenv("RAILCHECK_SIM_WIRE", "sendto", 1);
+    const int ok = cmd_route_weights({.spec = per_write.path.string()});
+    ::unsetenv("RAILCHECK_SIM_WIRE");
+    CHECK(ok == kExitOk);
   }
   SECTION("a missing file") { CHECK(cmd_route_weights({.spec = "/nonexistent/spec.toml"}) == kExitBadInput); }
 }
