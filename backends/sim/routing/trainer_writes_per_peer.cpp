@@ -20,7 +20,6 @@
 #include <mutex>
 
 #include "backends/sim/routing/trainer_writes.hpp"
-#include "backends/sim/wire.hpp"
 
 namespace sg4 = simgrid::s4u;
 

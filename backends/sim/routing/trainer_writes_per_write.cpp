@@ -4,7 +4,6 @@
 // at the same instants as when a writer actor per task gave it back on landing: a write's memory
 // is counted free from the first check after it lands, and the GPU checks at every task.
 #include "backends/sim/routing/trainer_writes.hpp"
-#include "backends/sim/wire.hpp"
 
 namespace sg4 = simgrid::s4u;
 
