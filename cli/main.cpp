@@ -207,6 +207,11 @@ int dispatch(int argc, char** argv) {
   }
   weights_cmd->add_flag("--table-only", route.table_only, "Build and summarize the table; skip the simulation");
   weights_cmd->add_option("--trainer", route.trainer_rank, "Print this trainer rank's routing table");
+  weights_cmd
+      ->add_option("--write-queues", route.write_queues,
+                   "How writes share the fabric, overriding the spec: per-peer (one queue pair per trainer-rollout "
+                   "pair, writes in order) or per-write (every write its own flow, the model before 2026-11-25)")
+      ->check(CLI::IsMember({"per-peer", "per-write"}));
   moe_cmd->add_option("--rank", route.moe_rank, "Print this rank's dispatch send table");
   moe_cmd->add_option("--seed", route.seed, "Seed of the token-to-expert draw (default: the spec's)");
 

@@ -171,3 +171,15 @@ TEST_CASE("route weights --table-only on Kimi-K2 builds the table without simula
   // 8 FP8 replicas of a ~1.03T-parameter model, plus block scales.
   CHECK(j.at("total_bytes").get<double>() == Approx(8 * 1.03e12).epsilon(0.03));
 }
+
+TEST_CASE("route weights --write-queues overrides the spec's write-queue model", "[routing][weights]") {
+  // A small Qwen3 layout (8 trainers, 8 rollout GPUs) in 4 GiB batches: a run of a few ms.
+  TempSpec f("[model]\nname = \"qwen3-235b-a22b\"\n[trainer]\nep = 8\n[rollout]\ngpus_per_replica = 8\n"
+             "[pipeline]\nbatch_bytes = \"4GiB\"\n");
+  const auto spec_default = run_json(cmd_route_weights, {.spec = f.path.string()});
+  CHECK(spec_default.at("write_queues") == "per-peer");
+  const auto per_write = run_json(cmd_route_weights, {.spec = f.path.string(), .write_queues = "per-write"});
+  CHECK(per_write.at("write_queues") == "per-write");
+  CHECK(per_write.at("total_bytes") == spec_default.at("total_bytes"));
+  CHECK(per_write.at("simulated_seconds").get<double>() > 0);
+}
