@@ -136,8 +136,14 @@ int cmd_route_weights(const RouteOptions& o) {
                                      "only write_queues = \"per-write\"",
                                      "set pipeline.write_queues = \"per-write\" in the spec, or unset "
                                      "RAILCHECK_SIM_WIRE"});
+    sim::TransferProgress progress;
+    if (o.progress)
+      progress.report = [](double sim_s, std::uint64_t landed, std::uint64_t writes, double wall_s) {
+        fmt::print(stderr, "railcheck: sim {:.3f} s | {}/{} writes landed | wall {:.0f} s\n", sim_s, landed, writes,
+                   wall_s);
+      };
     const auto r = sim::simulate_weight_transfer({plan.trainer, plan.rollout, plan.mappings, table}, s.fabric,
-                                                 s.pipeline, wire.value());
+                                                 s.pipeline, wire.value(), progress);
     fmt::print("  fabric          {} x {} per GPU = {:.0f} Gb/s; batch {} B; tmp cap {} B; write queues {}\n",
                s.nics_per_gpu, s.nic, s.fabric.nic_gbps_per_gpu, s.pipeline.batch_bytes, s.pipeline.max_tmp_bytes,
                sim::to_string(s.pipeline.write_queues));

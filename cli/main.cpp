@@ -212,6 +212,8 @@ int dispatch(int argc, char** argv) {
                    "How writes share the fabric, overriding the spec: per-peer (one queue pair per trainer-rollout "
                    "pair, writes in order) or per-write (every write its own flow, the model before 2026-11-25)")
       ->check(CLI::IsMember({"per-peer", "per-write"}));
+  weights_cmd->add_flag("--progress", route.progress,
+                        "Report the simulated time and the writes landed on stderr every 2 s of wall time");
   moe_cmd->add_option("--rank", route.moe_rank, "Print this rank's dispatch send table");
   moe_cmd->add_option("--seed", route.seed, "Seed of the token-to-expert draw (default: the spec's)");
 

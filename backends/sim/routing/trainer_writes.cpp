@@ -22,6 +22,7 @@ std::size_t TrainerWrites::start_task(std::size_t group, const PipelineTask& t) 
 
 bool TrainerWrites::landed(std::size_t task, double finish) {
   Held& h = held_[task];
+  ++run_.landed_writes;
   double& end = run_.group_end[h.group];
   end = std::max(end, finish - run_.start);
   if (--h.writes_left > 0) return false;

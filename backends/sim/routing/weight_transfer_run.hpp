@@ -27,6 +27,7 @@ struct TransferRun {
   std::vector<std::uint64_t> peak_tmp;  // per trainer
   std::vector<double> group_end;        // per mesh group, seconds after `start`
   double start = 0;
+  std::uint64_t landed_writes = 0;  // as the drivers take them, for progress reports
 };
 
 inline double sim_now() { return simgrid::s4u::Engine::get_clock(); }

@@ -48,6 +48,7 @@ void write_out(SendtoRun& s, std::uint32_t rank, std::size_t group, const Pipeli
     comms.push_back(
         sg4::Comm::sendto_async(run.fabric.nic(rank), run.fabric.nic(run.trainers + w.rollout_gpu), w.bytes));
   sg4::Comm::wait_all(comms);
+  s.run.landed_writes += comms.size();
   s.memory[rank].give(t.tmp_bytes);
   s.run.group_end[group] = std::max(s.run.group_end[group], sim_now() - run.start);
 }

@@ -1,6 +1,9 @@
 #include "backends/sim/routing/weight_transfer_sim.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <mutex>
+#include <optional>
 #include <stdexcept>
 
 #include "backends/sim/routing/weight_transfer_run.hpp"
@@ -11,8 +14,36 @@ namespace railcheck::sim {
 
 std::string_view to_string(WriteQueues q) { return q == WriteQueues::PerPeer ? "per-peer" : "per-write"; }
 
+namespace {
+
+// SimGrid 3.32's time-advance signal has no disconnect, so it is connected once per process and
+// calls whichever watcher the running simulation installed (none between runs).
+std::function<void()>* current_watch = nullptr;
+
+class TimeAdvanceWatch {
+ public:
+  explicit TimeAdvanceWatch(std::function<void()> watch) : watch_(std::move(watch)) {
+    static std::once_flag connected;
+    std::call_once(connected, [] {
+      sg4::Engine::on_time_advance_cb([](double) {
+        if (current_watch != nullptr) (*current_watch)();
+      });
+    });
+    current_watch = &watch_;
+  }
+  ~TimeAdvanceWatch() { current_watch = nullptr; }
+  TimeAdvanceWatch(const TimeAdvanceWatch&) = delete;
+  TimeAdvanceWatch& operator=(const TimeAdvanceWatch&) = delete;
+
+ private:
+  std::function<void()> watch_;
+};
+
+}  // namespace
+
 WeightTransferResult simulate_weight_transfer(const WeightTransferInput& in, const FabricParams& fabric_params,
-                                              const PipelineParams& pipeline, WireMode wire) {
+                                              const PipelineParams& pipeline, WireMode wire,
+                                              const TransferProgress& progress) {
   if (wire == WireMode::Sendto && pipeline.write_queues != WriteQueues::PerWrite)
     throw std::invalid_argument("the sendto driver (RAILCHECK_SIM_WIRE=sendto) models only write_queues = \"per-write\"");
   const std::uint32_t trainers = in.trainer.ranks;
@@ -41,7 +72,18 @@ WeightTransferResult simulate_weight_transfer(const WeightTransferInput& in, con
           run.gather_barriers.emplace(t.peers, sg4::Barrier::create(static_cast<unsigned>(t.peers.size())));
       }
   const std::shared_ptr<void> actors = wire == WireMode::Sendto ? spawn_sendto_driver(run) : spawn_gpu_driver(run);
+  std::optional<TimeAdvanceWatch> watch;
+  if (progress.report) {
+    const auto t0 = std::chrono::steady_clock::now();
+    watch.emplace([&run, &progress, &out, t0, last = 0.0]() mutable {
+      const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (wall - last < progress.every_s) return;
+      last = wall;
+      progress.report(sim_now() - run.start, run.landed_writes, out.writes, wall);
+    });
+  }
   engine->run();
+  watch.reset();
 
   out.total_s = sim_now() - run.start;
   out.group_end_s = run.group_end;

@@ -15,6 +15,7 @@
 // After a mesh group's last gather every trainer enters a global barrier (Gloo over Ethernet in
 // the seed, so it overlaps the group's RDMA tail), then starts the next group.
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -72,6 +73,15 @@ struct WeightTransferResult {
   std::uint64_t writes = 0;          // simulated RDMA writes, after batching
 };
 
+// Reports on a long run: called at most every `every_s` seconds of wall time while the simulation
+// runs, with the simulated seconds so far, the writes landed (as the driver has taken them), the
+// writes in all and the wall seconds. Watching adds nothing to the simulation: it rides on
+// SimGrid's time-advance signal, not on an actor, so the figures are the same with or without it.
+struct TransferProgress {
+  std::function<void(double sim_s, std::uint64_t landed, std::uint64_t writes, double wall_s)> report;
+  double every_s = 2.0;
+};
+
 // Trainer GPUs take fabric indices [0, trainers), rollout GPUs follow; keep the trainer count a
 // multiple of gpus_per_node so no node mixes the two.
 // `wire` picks the driver (weight_transfer_run.hpp): Mailbox, one actor per trainer GPU whose
@@ -80,6 +90,7 @@ struct WeightTransferResult {
 // Sendto driver knows only WriteQueues::PerWrite; asked for PerPeer it throws
 // std::invalid_argument.
 WeightTransferResult simulate_weight_transfer(const WeightTransferInput& in, const FabricParams& fabric,
-                                              const PipelineParams& pipeline, WireMode wire = WireMode::Mailbox);
+                                              const PipelineParams& pipeline, WireMode wire = WireMode::Mailbox,
+                                              const TransferProgress& progress = {});
 
 }  // namespace railcheck::sim
