@@ -1,3 +1,5 @@
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <filesystem>
@@ -19,14 +21,17 @@ struct TempSpec {
   std::filesystem::path path;
   explicit TempSpec(const std::string& text) {
     path = std::filesystem::temp_directory_path() /
-           ("railcheck-route-" + std::to_string(reinterpret_cast<std::uintptr_t>(this)) + ".toml");
+           ("railcheck-route-" + std::to_string(::getpid()) + "-" + std::to_string(reinterpret_cast<std::uintptr_t>(this)) +
+            ".toml");
     std::ofstream(path) << text;
   }
   ~TempSpec() { std::filesystem::remove(path); }
 };
 
 nlohmann::json run_json(int (*cmd)(const RouteOptions&), RouteOptions o, int expected_rc = kExitOk) {
-  const auto out = std::filesystem::temp_directory_path() / "railcheck-route-test.json";
+  // One name per process: CTest runs test cases of this file side by side.
+  const auto out =
+      std::filesystem::temp_directory_path() / ("railcheck-route-test-" + std::to_string(::getpid()) + ".json");
   o.json_path = out.string();
   REQUIRE(cmd(o) == expected_rc);
   std::ifstream f(out);
