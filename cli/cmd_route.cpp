@@ -84,9 +84,12 @@ void print_trainer_table(const routing::RolloutMetadata& r, const std::vector<ro
 int cmd_route_weights(const RouteOptions& o) {
   auto spec = sim::load_weights_spec(o.spec);
   if (!spec) return bad_input(o.spec, spec.error());
-  if (!o.write_queues.empty())  // main.cpp lets only the two names through
-    spec.value().pipeline.write_queues =
-        o.write_queues == "per-write" ? sim::WriteQueues::PerWrite : sim::WriteQueues::PerPeer;
+  if (!o.write_queues.empty()) {
+    const auto q = sim::parse_write_queues(o.write_queues);
+    if (!q)
+      return bad_input(o.spec, Error{"--write-queues " + o.write_queues + ": expected per-peer or per-write", ""});
+    spec.value().pipeline.write_queues = *q;
+  }
   const sim::WeightsSpec& s = spec.value();
   const auto t0 = std::chrono::steady_clock::now();
   auto planned = routing::plan_weight_transfer(s.model, s.trainer, s.rollout);

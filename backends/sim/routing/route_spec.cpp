@@ -67,13 +67,11 @@ PipelineParams read_pipeline(TomlTable t, WriteQueues queues) {
   p.cpu_offload = t.numeric("cpu_offload", "true or false", true).value_or(p.cpu_offload ? 1 : 0) != 0;
   p.barrier_latency = t.millis("barrier_latency_ms", {0, 1e6}).value_or(p.barrier_latency);
   p.batch_bytes = t.byte_size("batch_bytes", {0}).value_or(p.batch_bytes);
-  if (auto q = t.text("write_queues")) {
-    if (*q == to_string(WriteQueues::PerPeer))
-      p.write_queues = WriteQueues::PerPeer;
-    else if (*q == to_string(WriteQueues::PerWrite))
-      p.write_queues = WriteQueues::PerWrite;
+  if (auto name = t.text("write_queues")) {
+    if (auto q = parse_write_queues(*name))
+      p.write_queues = *q;
     else
-      t.fail("write_queues", "\"per-peer\" or \"per-write\"", fmt::format("\"{}\"", *q));
+      t.fail("write_queues", "\"per-peer\" or \"per-write\"", fmt::format("\"{}\"", *name));
   }
   return p;
 }

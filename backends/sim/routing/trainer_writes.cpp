@@ -15,9 +15,13 @@ void TrainerWrites::give(std::uint64_t bytes) {
   --held_tasks_;
 }
 
-std::size_t TrainerWrites::start_task(std::size_t group, const PipelineTask& t) {
+void TrainerWrites::post(std::size_t group, const PipelineTask& t) {
+  if (t.writes.empty()) {
+    give(t.tmp_bytes);
+    return;
+  }
   held_.push_back({t.tmp_bytes, static_cast<std::uint32_t>(t.writes.size()), group});
-  return held_.size() - 1;
+  for (const routing::WeightWrite& w : t.writes) send(held_.size() - 1, w);
 }
 
 bool TrainerWrites::landed(std::size_t task, double finish) {

@@ -30,13 +30,16 @@ class TrainerWrites {
   // Waits until `bytes` more fit under the cap, then holds them. A task larger than the cap
   // runs alone rather than never.
   virtual void hold(std::uint64_t bytes) = 0;
-  // Posts the task's writes; the caller is on the trainer's NIC host. The task's memory comes
-  // back when its last write lands (at once when it has none).
-  virtual void post(std::size_t group, const PipelineTask& t) = 0;
+  // Posts the task's writes (send() each); the caller is on the trainer's NIC host. The task's
+  // memory comes back when its last write lands (at once when it has none).
+  void post(std::size_t group, const PipelineTask& t);
   // After the trainer's last task; every write lands before the run ends.
   virtual void finish() = 0;
 
  protected:
+  // Puts one write of task `task` (an index for landed()) on its way.
+  virtual void send(std::size_t task, const routing::WeightWrite& w) = 0;
+
   // A task that posted writes, holding its memory until the last one lands.
   struct Held {
     std::uint64_t bytes;
@@ -47,8 +50,6 @@ class TrainerWrites {
   bool fits(std::uint64_t bytes) const { return held_tasks_ == 0 || used_ + bytes <= run_.pipeline.max_tmp_bytes; }
   void take(std::uint64_t bytes);
   void give(std::uint64_t bytes);
-  // Records the task's writes as in flight; returns the task's index into held_.
-  std::size_t start_task(std::size_t group, const PipelineTask& t);
   // One of the task's writes landed at `finish` (simulated seconds); true when it was the last.
   bool landed(std::size_t task, double finish);
 

@@ -36,24 +36,17 @@ class PerPeerWrites final : public TrainerWrites {
     take(bytes);
   }
 
-  void post(std::size_t group, const PipelineTask& t) override {
-    if (t.writes.empty()) {
-      give(t.tmp_bytes);
-      return;
-    }
-    const std::size_t task = start_task(group, t);
-    for (const routing::WeightWrite& w : t.writes) {
-      QueuePair& qp = queue_pair(w.rollout_gpu);
-      qp.send_queue.push_back({w.bytes, task});
-      qp.posted->release();
-    }
-  }
-
   void finish() override {
     for (auto& [rollout, qp] : queue_pairs_) qp.posted->release();  // wakes an idle actor to leave
   }
 
  private:
+  void send(std::size_t task, const routing::WeightWrite& w) override {
+    QueuePair& qp = queue_pair(w.rollout_gpu);
+    qp.send_queue.push_back({w.bytes, task});
+    qp.posted->release();
+  }
+
   struct Posted {
     std::uint64_t bytes;
     std::size_t task;

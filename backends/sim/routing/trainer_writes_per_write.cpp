@@ -26,24 +26,17 @@ class PerWriteWrites final : public TrainerWrites {
     take(bytes);
   }
 
-  void post(std::size_t group, const PipelineTask& t) override {
-    if (t.writes.empty()) {
-      give(t.tmp_bytes);
-      return;
-    }
-    const std::size_t task = start_task(group, t);
-    for (const routing::WeightWrite& w : t.writes) {
-      const sg4::Host* to = run_.fabric.nic(run_.trainers + w.rollout_gpu);
-      writes_.push_back(sg4::Mailbox::by_name(to->get_name())->put_async(&run_, w.bytes));
-      write_task_.push_back(task);
-    }
-  }
-
   void finish() override {
     while (!writes_.empty()) land(static_cast<std::size_t>(sg4::Comm::wait_any(writes_)));
   }
 
  private:
+  void send(std::size_t task, const routing::WeightWrite& w) override {
+    const sg4::Host* to = run_.fabric.nic(run_.trainers + w.rollout_gpu);
+    writes_.push_back(sg4::Mailbox::by_name(to->get_name())->put_async(&run_, w.bytes));
+    write_task_.push_back(task);
+  }
+
   // writes_[i] has landed.
   void land(std::size_t i) {
     landed(write_task_[i], writes_[i]->get_finish_time());

@@ -14,6 +14,12 @@ namespace railcheck::sim {
 
 std::string_view to_string(WriteQueues q) { return q == WriteQueues::PerPeer ? "per-peer" : "per-write"; }
 
+std::optional<WriteQueues> parse_write_queues(std::string_view name) {
+  for (WriteQueues q : {WriteQueues::PerPeer, WriteQueues::PerWrite})
+    if (name == to_string(q)) return q;
+  return std::nullopt;
+}
+
 namespace {
 
 // SimGrid 3.32's time-advance signal has no disconnect, so it is connected once per process and

@@ -16,6 +16,7 @@
 // the seed, so it overlaps the group's RDMA tail), then starts the next group.
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -32,6 +33,7 @@ enum class WriteQueues {
   PerWrite,  // every write a flow of its own, as if each had a queue pair (the model before 2026-11-25)
 };
 std::string_view to_string(WriteQueues q);
+std::optional<WriteQueues> parse_write_queues(std::string_view name);  // "per-peer" or "per-write"
 
 struct PipelineParams {
   std::uint64_t max_tmp_bytes = 1ull << 30;  // the seed's max_tmp_bytes default (1 << 30)
