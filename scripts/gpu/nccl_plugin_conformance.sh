@@ -44,18 +44,8 @@ mkdir -p "$out"
 
 die() { echo "nccl_plugin_conformance: $*" >&2; exit 1; }
 
-so="${RAILCHECK_NCCL_PLUGIN_SO:-}"
-if [[ -z "$so" ]]; then
-  so="$(ls -1 "$root"/build*/backends/hw/nccl/libnccl-net-railcheck.so 2>/dev/null | head -n1 || true)"
-fi
-[[ -n "$so" && -f "$so" ]] || die "plugin not found; set RAILCHECK_NCCL_PLUGIN_SO to libnccl-net-railcheck.so"
-plugin_dir="$(cd "$(dirname "$so")" && pwd)"
-hwlibs="${RAILCHECK_HWLIBS:-$root/.hwlibs}"
-export LD_LIBRARY_PATH="$plugin_dir${hwlibs:+:$hwlibs}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-
-# Every shared library the plugin needs must resolve, or NCCL silently falls back to Socket.
-missing="$(ldd "$so" | awk '/not found/ {print $1}')"
-[[ -z "$missing" ]] || die "the plugin's dependencies are not found: $missing (put them in $hwlibs)"
+source "$here/lib_nccl_plugin.sh"
+nccl_plugin_find "$root" || exit 1
 gpus="$(python3 -c 'import torch; print(torch.cuda.device_count())')" || die "needs PyTorch with CUDA"
 one_gpu=()
 case "$gpus" in
@@ -75,10 +65,7 @@ done
 echo "nccl_plugin_conformance: runs '$runs', up to $max_bytes B, fault '$fault' (a run issues" \
   ">= $collectives collectives), $run_timeout s per run" >&2
 # A crash must say where it happened: segv_report.so (built here when a C compiler exists).
-segv="${RAILCHECK_SEGV_PRELOAD:-}"
-if [[ -z "$segv" ]] && command -v cc >/dev/null; then
-  cc -shared -fPIC -O1 -o "$out/segv_report.so" "$here/segv_report.c" -ldl && segv="$out/segv_report.so"
-fi
+segv="$(nccl_plugin_segv_preload "$out")"
 preload=()
 [[ -n "$segv" ]] && preload=(LD_PRELOAD="$segv")
 
@@ -89,7 +76,7 @@ run() {  # label, extra env...
   local label="$1"; shift
   local start=$SECONDS
   echo "== $label" >&2
-  if ! env "${common[@]}" "${preload[@]}" "$@" timeout "$run_timeout" python3 "$here/nccl_ops_check.py" \
+  if ! env "${common[@]}" "$@" timeout "$run_timeout" env "${preload[@]}" python3 "$here/nccl_ops_check.py" \
       --label "$label" --json "$out/$label.json" --max-bytes "$max_bytes" "${one_gpu[@]}" >"$out/$label.log" 2>&1; then
     tail -n 40 "$out/$label.log" >&2
     die "run '$label' failed after $((SECONDS - start)) s (full log: $out/$label.log)"
@@ -97,28 +84,25 @@ run() {  # label, extra env...
   echo "== $label: $((SECONDS - start)) s" >&2
 }
 
-expect_log() {  # label, pattern, what it proves
-  grep -q -E "$2" "$out/$1.log" || die "run '$1': NCCL's log does not show $3 (no line matching '$2'; see $out/$1.log)"
+expect_log() {  # label, kind of run (lib_nccl_plugin.sh's checks)
+  local missing
+  missing="$(nccl_plugin_check_log "$out/$1.log" "$2")" || die "run '$1': ${missing%%$'\n'*} (see $out/$1.log)"
 }
 
 wants() { [[ " $runs " == *" $1 "* ]]; }
 if wants plugin; then
   run plugin NCCL_NET_PLUGIN=railcheck
-  expect_log plugin "NET/Plugin: Loaded net plugin railcheck" "our plugin loaded"
-  expect_log plugin "Using network railcheck" "our plugin in use"
-  expect_log plugin "NET/railcheck railcheck0" "the plugin's device properties"
+  expect_log plugin plugin
 fi
 if wants failover; then
   run failover NCCL_NET_PLUGIN=railcheck RAILCHECK_NCCL_FAULT="$fault"
-  expect_log failover "Using network railcheck" "our plugin in use"
-  expect_log failover "fault injected" "the injected fault"
-  expect_log failover "failover [0-9]+ done" "a completed failover"
+  expect_log failover failover
   echo "$fault" >"$out/fault.txt"
-  grep -c -E "failover [0-9]+ done" "$out/failover.log" >"$out/failover.count"
+  nccl_plugin_failovers_done "$out/failover.log" >"$out/failover.count"
 fi
 if wants socket; then
   run socket NCCL_NET=Socket
-  expect_log socket "Using network Socket" "NCCL's Socket transport"
+  expect_log socket socket
 fi
 
 python3 "$here/nccl_conformance_table.py" "$out" | tee "$out/table.txt"

@@ -32,7 +32,12 @@ static void report(int sig, siginfo_t* si, void* context) {
   void* frames[64];
   const int n = backtrace(frames, 64);
   backtrace_symbols_fd(frames, n, 2);
-  signal(sig, SIG_DFL);
+  // Through the real sigaction: our own signal() below ignores SIGSEGV, so calling it here left
+  // this handler installed and the process reporting the same fault forever, never dying.
+  struct sigaction dfl;
+  memset(&dfl, 0, sizeof dfl);
+  dfl.sa_handler = SIG_DFL;
+  real_sigaction(sig, &dfl, NULL);
   raise(sig);
 }
 
