@@ -93,19 +93,32 @@ Result<std::vector<plan::NamedText>> read_all(const std::vector<fs::path>& paths
 }
 
 std::string side(const plan::OpSide& s) {
-  return fmt::format("plan {} of its launch, position {}, channels {{{}}}", s.plan, s.position,
+  const std::string tuned = s.algo < 0 ? std::string()
+                                       : fmt::format("{}/{}, {} warps, ", plan::algorithm_name(s.algo),
+                                                     plan::protocol_name(s.proto), s.warps);
+  return fmt::format("{}plan {} of its launch, position {}, channels {{{}}}", tuned, s.plan, s.position,
                      fmt::join(s.channels, ","));
+}
+
+std::vector<std::string> field_tallies(const plan::AlignmentReport& r) {
+  std::vector<std::string> out;
+  for (auto f : plan::kAlignFields)
+    if (auto it = r.by_field.find(f); it != r.by_field.end())
+      out.push_back(fmt::format("{} {}/{}", plan::name(f), it->second.matched, it->second.ops));
+  return out;
 }
 
 std::string percent(const plan::Tally& t) {
   return t.ops == 0 ? "-" : fmt::format("{:.1f}%", 100.0 * t.matched / t.ops);
 }
 
-void print_table(const plan::AlignmentReport& r, const std::vector<std::string>& notes, std::uint32_t max_mismatches) {
+void print_table(const plan::AlignmentReport& r, const std::vector<std::string>& notes, std::uint32_t max_mismatches,
+                 bool predict) {
   fmt::print(
-      "NCCL 2.28 scheduling model against {} recorded run{} (ops of every rank; an op matches when its channel "
-      "set, plan within its launch and place in the plan all agree)\n",
-      r.workloads.size(), r.workloads.size() == 1 ? "" : "s");
+      "NCCL 2.28 {} model against {} recorded run{} (ops of every rank; an op matches when {}its channel set, plan "
+      "within its launch and place in the plan all agree)\n",
+      predict ? "tuning and scheduling" : "scheduling", r.workloads.size(), r.workloads.size() == 1 ? "" : "s",
+      predict ? "a collective's algorithm, protocol and warps as the model predicts them, " : "");
   fmt::print("{:<20} {:>6} {:>8} {:>7}  {}\n", "workload", "ops", "matched", "", "configuration");
   for (const auto& w : r.workloads) {
     const auto& t = r.by_workload.at(w);
@@ -115,24 +128,37 @@ void print_table(const plan::AlignmentReport& r, const std::vector<std::string>&
   std::vector<std::string> funcs;
   for (const auto& [f, t] : r.by_func) funcs.push_back(fmt::format("{} {}/{}", f, t.matched, t.ops));
   fmt::print("by operation: {}\n", fmt::join(funcs, ", "));
+  fmt::print("by field: {}\n", fmt::join(field_tallies(r), ", "));
   for (const auto& n : notes) fmt::print("note: {}\n", n);
   for (std::size_t i = 0; i < r.mismatches.size() && i < max_mismatches; ++i) {
     const auto& m = r.mismatches[i];
-    fmt::print("{} mismatch: {} rank {} call #{} ({}):\n  NCCL:  {}\n  model: {}\n  rule:  {}\n",
-               i == 0 ? "first" : "next", m.workload, m.rank, m.call, m.what, side(m.truth), side(m.model), m.rule);
+    std::vector<std::string_view> fields;
+    for (auto f : m.differing) fields.push_back(plan::name(f));
+    fmt::print("{} mismatch: {} rank {} call #{} ({}), {} differ:\n  NCCL:  {}\n  model: {}\n  rule:  {}\n",
+               i == 0 ? "first" : "next", m.workload, m.rank, m.call, m.what, fmt::join(fields, ", "), side(m.truth),
+               side(m.model), m.rule);
   }
   if (r.mismatches.size() > max_mismatches)
     fmt::print("... {} more mismatches (--mismatches N to see them)\n", r.mismatches.size() - max_mismatches);
   if (r.mismatches.empty()) fmt::print("every operation aligned\n");
 }
 
-nlohmann::json to_json(const plan::AlignmentReport& r, const std::vector<std::string>& notes) {
+nlohmann::json to_json(const plan::AlignmentReport& r, const std::vector<std::string>& notes, bool predict) {
   auto tally = [](const plan::Tally& t) { return nlohmann::json{{"ops", t.ops}, {"matched", t.matched}}; };
   auto side_json = [](const plan::OpSide& s) {
-    return nlohmann::json{{"plan", s.plan}, {"position", s.position}, {"channels", s.channels}};
+    nlohmann::json j{{"plan", s.plan}, {"position", s.position}, {"channels", s.channels}};
+    if (s.algo >= 0) {
+      j["algorithm"] = plan::algorithm_name(s.algo);
+      j["protocol"] = plan::protocol_name(s.proto);
+      j["warps"] = s.warps;
+    }
+    return j;
   };
   nlohmann::json j;
   j["model"] = "nccl-2.28";
+  j["mode"] = predict ? "predict" : "schedule";
+  j["by_field"] = nlohmann::json::object();
+  for (const auto& [f, t] : r.by_field) j["by_field"][std::string(plan::name(f))] = tally(t);
   j["total"] = tally(r.total);
   j["workloads"] = nlohmann::json::array();
   for (const auto& w : r.workloads) {
@@ -149,6 +175,12 @@ nlohmann::json to_json(const plan::AlignmentReport& r, const std::vector<std::st
                                {"rank", m.rank},
                                {"call", m.call},
                                {"op", m.what},
+                               {"differing",
+                                [&] {
+                                  std::vector<std::string> out;
+                                  for (auto f : m.differing) out.emplace_back(plan::name(f));
+                                  return out;
+                                }()},
                                {"nccl", side_json(m.truth)},
                                {"model", side_json(m.model)},
                                {"rule", m.rule}});
@@ -176,13 +208,13 @@ int cmd_align(const AlignOptions& o) {
     auto run = plan::load_recorded_run(w.name, traces.value(), logs.value());
     if (!run) return fail(run.error());
     if (workloads->size() == 1) notes = run->notes;
-    auto ok = plan::align_run(run.value(), report);
+    auto ok = plan::align_run(run.value(), report, o.predict);
     if (!ok) return fail(ok.error());
   }
   if (o.json)
-    fmt::print("{}\n", to_json(report, notes).dump(2));
+    fmt::print("{}\n", to_json(report, notes, o.predict).dump(2));
   else
-    print_table(report, notes, o.max_mismatches);
+    print_table(report, notes, o.max_mismatches, o.predict);
   return report.mismatches.empty() ? kExitOk : kExitViolation;
 }
 

@@ -62,7 +62,7 @@ void list_zerobuf_invariants();
 // railcheck replay: re-execute a counterexample trace through the engine.
 struct ReplayOptions {
   std::string trace;
-  std::string policy;  // replay the same steps under another policy
+  std::string policy;        // replay the same steps under another policy
   std::string sim_scenario;  // write the trace's rail faults as a scenario here
   bool sim = false;          // and run that scenario on the SimGrid driver
 };
@@ -109,8 +109,8 @@ struct ReplaySchedOptions {
   std::optional<std::uint32_t> coll_channels;
   std::optional<std::uint32_t> work_fifo_depth;
   std::optional<std::string> nccl;  // "2.18" | "2.28"; default: the scenario's, else 2.28
-  std::uint32_t max_ranks = 16;  // columns of the channel table
-  std::uint32_t max_rows = 64;   // rows of the channel table
+  std::uint32_t max_ranks = 16;     // columns of the channel table
+  std::uint32_t max_rows = 64;      // rows of the channel table
 };
 int cmd_replay_sched(const ReplaySchedOptions& o);
 
@@ -118,6 +118,7 @@ int cmd_replay_sched(const ReplaySchedOptions& o);
 struct AlignOptions {
   std::vector<std::string> inputs;  // ground-truth folders (scenarios/groundtruth or one workload), or files
   bool json = false;
+  bool predict = false;              // the model's own algorithm and protocol (nccl228_tuner), not the recording's
   std::uint32_t max_mismatches = 1;  // mismatches printed in full
 };
 int cmd_align(const AlignOptions& o);
@@ -125,11 +126,11 @@ int cmd_align(const AlignOptions& o);
 // railcheck sweep: every point of a sweep file, each as a `railcheck run` child (backends/sim/sweep/).
 struct SweepOptions {
   std::string sweep_file;
-  std::string out;                     // default: sweep-results/<name>
-  std::optional<unsigned> jobs;        // default: every local core
-  bool resume = false;                 // skip points already in <out>/results.jsonl
-  std::string shard;                   // "K/N": run only points with index % N == K
-  std::string runner;                  // railcheck executable for the points (default: this one)
+  std::string out;               // default: sweep-results/<name>
+  std::optional<unsigned> jobs;  // default: every local core
+  bool resume = false;           // skip points already in <out>/results.jsonl
+  std::string shard;             // "K/N": run only points with index % N == K
+  std::string runner;            // railcheck executable for the points (default: this one)
 };
 int cmd_sweep(const SweepOptions& o);
 
@@ -164,11 +165,11 @@ struct ConformOptions {
   std::string provider = "tcp;ofi_rxm";
   std::vector<std::size_t> sizes;  // send/recv sizes in bytes; empty: 0 B .. 64 MiB
   std::uint64_t seed = 1;
-  std::string json_path;              // '-' for stdout
-  bool netns = false;                 // two network namespaces, rail 0's link taken down
-  std::optional<int> peer_fd;         // internal: run as the suite's peer process
+  std::string json_path;                // '-' for stdout
+  bool netns = false;                   // two network namespaces, rail 0's link taken down
+  std::optional<int> peer_fd;           // internal: run as the suite's peer process
   std::vector<std::string> peer_rails;  // internal: the peer's rail addresses
-  std::string cut_link;               // internal: the interface the peer takes down
+  std::string cut_link;                 // internal: the interface the peer takes down
 };
 int cmd_conform(const ConformOptions& o);
 

@@ -8,9 +8,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <vector>
 #include <exception>
 #include <new>
+#include <vector>
 
 #include "cli/allocator.hpp"
 #include "cli/commands.hpp"
@@ -25,8 +25,12 @@ using railcheck::cli::kExitInternal;
 // which exits 1 -- the violation code -- and leaves a "<exe>.80s-<pid>,<host>.btr" file in the
 // working directory. Only async-signal-safe calls here.
 extern "C" void on_fatal_signal(int sig) {
-  const char* name = sig == SIGSEGV ? "SIGSEGV" : sig == SIGBUS ? "SIGBUS" : sig == SIGFPE ? "SIGFPE"
-                   : sig == SIGILL ? "SIGILL" : sig == SIGABRT ? "SIGABRT" : "a fatal signal";
+  const char* name = sig == SIGSEGV   ? "SIGSEGV"
+                     : sig == SIGBUS  ? "SIGBUS"
+                     : sig == SIGFPE  ? "SIGFPE"
+                     : sig == SIGILL  ? "SIGILL"
+                     : sig == SIGABRT ? "SIGABRT"
+                                      : "a fatal signal";
   const char* a = "railcheck: internal error: ";
   const char* b = "; please report it with the command line (exit 70)\n";
   [[maybe_unused]] auto r1 = ::write(2, a, std::strlen(a));
@@ -157,14 +161,16 @@ int dispatch(int argc, char** argv) {
       app.add_subcommand("tunables", "List the engine's tunables with defaults, ranges and HA_NCCL_* names");
 
   railcheck::cli::CheckOptions check;
-  auto* check_cmd = app.add_subcommand(
-      "check", "Model-check a world (failover, plan-channels, plan-lifecycle, imm): everything within a bound (exit 1: violation)");
+  auto* check_cmd = app.add_subcommand("check",
+                                       "Model-check a world (failover, plan-channels, plan-lifecycle, imm): everything "
+                                       "within a bound (exit 1: violation)");
   check_cmd->add_option("file", check.file, "Model file (verify/models/*.toml) or scenario file");
   check_cmd->add_option("--mode", check.mode,
                         "dfs (exhaustive), bfs (shortest counterexample), random (walks) or pdfs (exhaustive on "
                         "--threads threads with the dfs's memory; its counterexample is a real run, not the shortest)");
-  check_cmd->add_option("--policy", check.policy,
-                        "Override the model's policy: naive, probe or resync (failover, imm); nccl, passsm or p2p_first (plan-channels)");
+  check_cmd->add_option(
+      "--policy", check.policy,
+      "Override the model's policy: naive, probe or resync (failover, imm); nccl, passsm or p2p_first (plan-channels)");
   check_cmd->add_option("--max-states", check.max_states, "Stop after this many distinct states (exit 3)");
   check_cmd->add_option("--max-depth", check.max_depth, "Longest path explored, in steps");
   check_cmd->add_option("--walks", check.walks, "Random mode: number of walks");
@@ -178,7 +184,8 @@ int dispatch(int argc, char** argv) {
   check_cmd->add_option("--symmetry", check.symmetry,
                         "on (default) or off: failover world, merge states equal up to swapping the two connections "
                         "or renaming fresh ids (docs/verify.md); the verdict does not depend on it");
-  check_cmd->add_option("--trace", check.trace_path, "Where to write a counterexample (default counterexample.trace.json)");
+  check_cmd->add_option("--trace", check.trace_path,
+                        "Where to write a counterexample (default counterexample.trace.json)");
   check_cmd->add_option("--json", check.json_path, "Also write the result as JSON to this file ('-' for stdout)");
   check_cmd->add_flag("--list-invariants", check.list_invariants, "List the invariants and exit");
   check_cmd->add_flag("--progress", check.progress, "Report progress on stderr while exploring");
@@ -188,7 +195,8 @@ int dispatch(int argc, char** argv) {
   replay_cmd->add_option("trace", replay.trace, "Trace file written by `railcheck check`")
       ->required()
       ->check(CLI::ExistingFile);
-  replay_cmd->add_option("--policy", replay.policy, "Replay the same steps under another policy (naive, probe, resync)");
+  replay_cmd->add_option("--policy", replay.policy,
+                         "Replay the same steps under another policy (naive, probe, resync)");
   replay_cmd->add_option("--sim-scenario", replay.sim_scenario,
                          "Write the trace's rail deaths/repairs as a timed-fault scenario to this file");
   replay_cmd->add_flag("--sim", replay.sim, "Also run those timed faults on the SimGrid driver (railcheck run)");
@@ -201,8 +209,7 @@ int dispatch(int argc, char** argv) {
   auto* moe_cmd =
       route_cmd->add_subcommand("moe", "Build flat and hierarchical MoE dispatch/combine tables and time them");
   for (auto* c : {weights_cmd, moe_cmd}) {
-    c->add_option("spec", route.spec, "Spec file (TOML), e.g. scenarios/routing/qwen3-235b-128-to-32.toml")
-        ->required();
+    c->add_option("spec", route.spec, "Spec file (TOML), e.g. scenarios/routing/qwen3-235b-128-to-32.toml")->required();
     c->add_option("--json", route.json_path, "Also write the summary as JSON to this file ('-' for stdout)");
   }
   weights_cmd->add_flag("--table-only", route.table_only, "Build and summarize the table; skip the simulation");
@@ -220,26 +227,33 @@ int dispatch(int argc, char** argv) {
   railcheck::cli::ReplaySchedOptions sched;
   auto* sched_cmd = app.add_subcommand(
       "replay-sched", "Replay NCCL plan scheduling on every rank; report channel divergence and hangs (exit 1)");
-  sched_cmd->add_option("inputs", sched.inputs, "A trace (.jsonl), NCCL COLL logs, or a scenario (scenarios/sched/*.toml)")
+  sched_cmd
+      ->add_option("inputs", sched.inputs, "A trace (.jsonl), NCCL COLL logs, or a scenario (scenarios/sched/*.toml)")
       ->required()
       ->check(CLI::ExistingFile);
   sched_cmd->add_option("--policy", sched.policies, "Scheduling policy, repeatable: nccl, passsm, p2p_first");
   sched_cmd->add_option("--coll-channels", sched.coll_channels, "Override the collective channel count");
   sched_cmd->add_option("--work-fifo-depth", sched.work_fifo_depth, "Override NCCL_WORK_FIFO_DEPTH");
-  sched_cmd->add_option("--nccl", sched.nccl, "NCCL rules to follow: 2.18 or 2.28 (default: the scenario's, else 2.28)");
+  sched_cmd->add_option("--nccl", sched.nccl,
+                        "NCCL rules to follow: 2.18 or 2.28 (default: the scenario's, else 2.28)");
   sched_cmd->add_option("--max-ranks", sched.max_ranks, "Ranks shown in the channel table (default 16)");
   sched_cmd->add_option("--max-rows", sched.max_rows, "Collectives shown in the channel table (default 64)");
 
   railcheck::cli::AlignOptions align;
   auto* align_cmd = app.add_subcommand(
       "align", "Hold the NCCL 2.28 scheduling model against recorded NCCL runs, op by op (exit 1 on a mismatch)");
-  align_cmd->add_option("inputs", align.inputs, "Ground-truth folders (e.g. scenarios/groundtruth) or trace and log files")
+  align_cmd
+      ->add_option("inputs", align.inputs, "Ground-truth folders (e.g. scenarios/groundtruth) or trace and log files")
       ->required();
   align_cmd->add_flag("--json", align.json, "Print the alignment as one JSON object");
+  align_cmd->add_flag("--predict", align.predict,
+                      "Let the model pick each collective's algorithm, protocol and warps (NCCL 2.28's tuner) and "
+                      "compare those too, instead of taking them from the recording");
   align_cmd->add_option("--mismatches", align.max_mismatches, "Mismatches printed in full (default 1)");
 
   railcheck::cli::SweepOptions sweep;
-  auto* sweep_cmd = app.add_subcommand("sweep", "Run every point of a sweep file in parallel; rows go to CSV and JSON lines");
+  auto* sweep_cmd =
+      app.add_subcommand("sweep", "Run every point of a sweep file in parallel; rows go to CSV and JSON lines");
   sweep_cmd->add_option("sweep", sweep.sweep_file, "Sweep file (TOML), e.g. sweeps/rto-calibration.toml")->required();
   sweep_cmd->add_option("--out", sweep.out, "Output folder (default: sweep-results/<name>)");
   sweep_cmd->add_option("-j,--jobs", sweep.jobs, "Points run at once (default: every local core)");
@@ -277,9 +291,11 @@ int dispatch(int argc, char** argv) {
   budget_cmd->add_option("--seed", budget.seed, "Accepted for sweeps; the budget draws nothing random");
 
   railcheck::cli::ImmOptions imm;
-  auto* imm_cmd = app.add_subcommand("imm", "ImmCounter: invariants over every arrival order; a sharded transfer on SimGrid");
+  auto* imm_cmd =
+      app.add_subcommand("imm", "ImmCounter: invariants over every arrival order; a sharded transfer on SimGrid");
   imm_cmd->require_subcommand(1);
-  auto* imm_check_cmd = imm_cmd->add_subcommand("check", "Check the ImmCounter invariants under every fate and arrival order");
+  auto* imm_check_cmd =
+      imm_cmd->add_subcommand("check", "Check the ImmCounter invariants under every fate and arrival order");
   imm_check_cmd->add_option("--writes", imm.writes, "Writes in the transfer (1..4)");
   imm_check_cmd->add_option("--policy", imm.policy, "Failover replay policy: naive, probe or resync");
   imm_check_cmd->add_flag("--no-failover", imm.no_failover, "Only reorderings, no failover");
@@ -291,8 +307,9 @@ int dispatch(int argc, char** argv) {
   imm_transfer_cmd->add_option("--seed", imm.seed, "Seed of the SRD spraying delays");
 
   railcheck::cli::ConformOptions conform;
-  auto* conform_cmd = app.add_subcommand(
-      "conform", "Hardware conformance suite between two processes (exit 1: a case failed, 77: skipped, no RDMA device or no netns)");
+  auto* conform_cmd = app.add_subcommand("conform",
+                                         "Hardware conformance suite between two processes (exit 1: a case failed, 77: "
+                                         "skipped, no RDMA device or no netns)");
   conform_cmd->add_option("--transport", conform.transport, "fabric (libfabric) or verbs");
   conform_cmd->add_option("--provider", conform.provider, "libfabric provider: tcp;ofi_rxm, shm, efa");
   conform_cmd
@@ -304,8 +321,7 @@ int dispatch(int argc, char** argv) {
                         "Run between two network namespaces joined by one veth pair per rail (169.254.1.0/30, "
                         "169.254.2.0/30) and add the real failover case: rail 0's link taken down mid-stream. "
                         "Needs root and iproute2; exit 77 where namespaces cannot be made");
-  conform_cmd->add_option("--peer-fd", conform.peer_fd, "Internal: run as the suite's peer on this socket")
-      ->group("");
+  conform_cmd->add_option("--peer-fd", conform.peer_fd, "Internal: run as the suite's peer on this socket")->group("");
   conform_cmd->add_option("--peer-rails", conform.peer_rails, "Internal: the peer's rail addresses, a,b")
       ->delimiter(',')
       ->group("");

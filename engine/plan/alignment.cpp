@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "engine/plan/nccl228_params.hpp"
 #include "engine/plan/nccl228_prepare.hpp"
 #include "engine/plan/nccl228_scheduler.hpp"
 #include "engine/plan/nccl_init_tuning.hpp"
@@ -49,16 +50,12 @@ Result<RecordedRun> load_recorded_run(const std::string& name, const std::vector
   }
   run.shape.nranks = static_cast<std::uint32_t>(run.ranks.size());
   if (run.ranks[0].nnodes > 0) run.shape.v228.nnodes = static_cast<std::uint32_t>(run.ranks[0].nnodes);
-  bool tuned = false;
-  for (const auto& f : logs) {
-    auto init = parse_init_tuning(f.text, f.name);
-    if (!init) return init.error();
-    if (!init->coll_channels) continue;
-    for (auto& n : apply_init_tuning(init.value(), run.shape)) run.notes.push_back(f.name + ": " + n);
-    tuned = true;
-    break;
-  }
-  if (!tuned)
+  std::vector<NamedLog> named;
+  for (const auto& f : logs) named.push_back({f.name, f.text});
+  auto taken = apply_init_logs(named, run.shape);
+  if (!taken) return taken.error();
+  run.notes = std::move(taken).value();
+  if (run.notes.empty())
     run.notes.push_back(
         "no INIT lines with channel counts: CommShape and Nccl228Params defaults (an H100, NCCL 2.28.9)");
   auto ok = validated(run.shape);
@@ -66,7 +63,19 @@ Result<RecordedRun> load_recorded_run(const std::string& name, const std::vector
   return run;
 }
 
-Result<bool> align_run(const RecordedRun& run, AlignmentReport& report) {
+std::string_view name(AlignField f) {
+  switch (f) {
+    case AlignField::Algorithm: return "algorithm";
+    case AlignField::Protocol: return "protocol";
+    case AlignField::Warps: return "warps";
+    case AlignField::Channels: return "channels";
+    case AlignField::Plan: return "plan";
+    case AlignField::Position: return "position";
+  }
+  return "";
+}
+
+Result<bool> align_run(const RecordedRun& run, AlignmentReport& report, bool predict) {
   // The model's input: every rank's calls, grouped by launch, with the recorded algorithm and protocol.
   std::vector<RankStream> streams;
   std::vector<std::vector<std::vector<int>>> coll_call(run.ranks.size()), p2p_call(run.ranks.size());
@@ -94,8 +103,10 @@ Result<bool> align_run(const RecordedRun& run, AlignmentReport& report) {
         task.op = *fn;
         task.count = call.count;
         task.dtype = *ty;
-        task.algorithm = op.algo;
-        task.protocol = op.proto;
+        if (!predict) {
+          task.algorithm = op.algo;
+          task.protocol = op.proto;
+        }
         s.groups[g].colls.push_back(task);
         coll_call[r][g].push_back(static_cast<int>(c));
       } else {
@@ -141,17 +152,40 @@ Result<bool> align_run(const RecordedRun& run, AlignmentReport& report) {
       a.truth.plan = op.plan - t.group_first_plan[static_cast<std::size_t>(call.group)];
       a.truth.position = op.position;
       a.truth.channels.assign(op.channels.begin(), op.channels.end());
+      if (call.is_coll) {
+        a.truth.algo = algorithm_index(op.algo).value_or(-1);
+        a.truth.proto = protocol_index(op.proto).value_or(-1);
+        a.truth.warps = op.warps;
+      }
       if (const OpPlacement* p = by_call[c]) {
         a.model.plan = static_cast<int>(p->plan - first_plan[p->group]);
         a.model.position = static_cast<int>(p->position);
         for (auto ch : p->channels) a.model.channels.push_back(static_cast<int>(ch));
         std::sort(a.model.channels.begin(), a.model.channels.end());
+        a.model.algo = p->algo;
+        a.model.proto = p->proto;
+        a.model.warps = p->warps;
         a.rule = p->rule;
       } else {
         a.rule = "the model placed no task for this call";
       }
-      a.matched =
-          a.truth.plan == a.model.plan && a.truth.position == a.model.position && a.truth.channels == a.model.channels;
+      for (AlignField f : kAlignFields) {
+        const bool tuned = f == AlignField::Algorithm || f == AlignField::Protocol || f == AlignField::Warps;
+        if (tuned && !(predict && call.is_coll)) continue;
+        bool same = false;
+        switch (f) {
+          case AlignField::Algorithm: same = a.truth.algo == a.model.algo; break;
+          case AlignField::Protocol: same = a.truth.proto == a.model.proto; break;
+          case AlignField::Warps: same = a.truth.warps == a.model.warps; break;
+          case AlignField::Channels: same = a.truth.channels == a.model.channels; break;
+          case AlignField::Plan: same = a.truth.plan == a.model.plan; break;
+          case AlignField::Position: same = a.truth.position == a.model.position; break;
+        }
+        ++report.by_field[f].ops;
+        report.by_field[f].matched += same ? 1 : 0;
+        if (!same) a.differing.push_back(f);
+      }
+      a.matched = a.differing.empty();
       for (Tally* tally : {&wl, &report.by_func[call.func], &report.total}) {
         ++tally->ops;
         tally->matched += a.matched ? 1 : 0;

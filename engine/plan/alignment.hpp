@@ -5,9 +5,11 @@
 // nccl228_scheduler, and every operation is compared with its recorded task: the channel set
 // it ran on, which plan of its launch it was in, and its place in that plan.
 //
-// Inputs the model takes from the recording rather than predicting: algorithm and protocol (the
-// cost model is not modelled; see nccl228_prepare.hpp) and the launch boundaries (the user's
-// group calls).
+// Two modes. Scheduling (the default) takes each collective's algorithm and protocol from the
+// recording and checks what the scheduler does with them. Prediction (`predict`) leaves them to
+// the model's tuner (nccl228_tuner.hpp) and also compares the algorithm, protocol and warps it
+// picks. Both take the launch boundaries (the user's group calls) from the recording.
+#include <array>
 #include <map>
 #include <string>
 #include <vector>
@@ -38,7 +40,17 @@ struct OpSide {
   int plan = -1;      // plan index within the op's launch
   int position = -1;  // place in the plan
   std::vector<int> channels;
+  int algo = -1;  // collectives: NCCL_ALGO_*, NCCL_PROTO_* indices and nWarps
+  int proto = -1;
+  int warps = 0;
 };
+
+// The fields an operation is compared on; algorithm, protocol and warps for collectives only and
+// only when predicting.
+enum class AlignField : std::uint8_t { Algorithm, Protocol, Warps, Channels, Plan, Position };
+constexpr std::array<AlignField, 6> kAlignFields = {AlignField::Algorithm, AlignField::Protocol, AlignField::Warps,
+                                                    AlignField::Channels,  AlignField::Plan,     AlignField::Position};
+std::string_view name(AlignField f);
 
 struct OpAlignment {
   std::string workload;
@@ -47,6 +59,7 @@ struct OpAlignment {
   std::string func;  // AllReduce, ..., Send, Recv
   std::string what;  // "AllReduce 65536 ncclFloat32"
   bool matched = false;
+  std::vector<AlignField> differing;
   OpSide truth;
   OpSide model;
   std::string rule;  // the NCCL rules that decided the model's side
@@ -61,6 +74,7 @@ struct AlignmentReport {
   std::vector<std::string> workloads;  // in the order aligned
   std::map<std::string, Tally> by_workload;
   std::map<std::string, Tally> by_func;
+  std::map<AlignField, Tally> by_field;
   std::map<std::string, std::string> config;  // workload -> "2 ranks, 2 nodes, 2 coll / 2 p2p channels, ..."
   std::vector<OpAlignment> mismatches;        // every mismatch, in order
   Tally total;
@@ -68,6 +82,6 @@ struct AlignmentReport {
 
 // Aligns one run and adds it to `report`. Fails when the model cannot schedule the calls (an
 // operation it does not know), naming the workload.
-Result<bool> align_run(const RecordedRun& run, AlignmentReport& report);
+Result<bool> align_run(const RecordedRun& run, AlignmentReport& report, bool predict = false);
 
 }  // namespace railcheck::plan

@@ -6,12 +6,10 @@
 
 #include <algorithm>
 
+#include "engine/plan/logged_choices.hpp"
+
 namespace railcheck::plan {
 namespace {
-
-bool same_operation(const CollTask& a, const CollTask& b) {
-  return a.op == b.op && a.count == b.count && a.dtype == b.dtype && a.redop == b.redop;
-}
 
 std::string describe_task(const CollTask& t) {
   return fmt::format("{} count {} {} {}", name(t.op), t.count, name(t.dtype), name(t.redop));
@@ -26,7 +24,46 @@ std::string explain_channels(const CollPlacement& a, std::uint32_t rank_a, const
       channel_set(b.channels), b.plan, b.loads_before);
 }
 
+// The TUNING line a rank logged itself for this collective, as text; empty when it has none.
+std::string own_line(const CollPlacement& p, std::uint32_t rank) {
+  const CollTask& t = p.task;
+  if (t.logged_by != static_cast<int>(rank)) return {};
+  return fmt::format("Algo {} proto {} channel{{Lo..Hi}}={{{}..{}}}", t.algorithm, t.protocol, t.logged_lo,
+                     t.logged_hi);
+}
+
+// Two ranks' own TUNING lines for one collective, when they differ.
+std::optional<Divergence> logged_lines_differ(const CollRow& row, const std::vector<RankSchedule>& ranks) {
+  std::size_t first = ranks.size();
+  std::string first_line;
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    if (row.by_rank[r] == nullptr) continue;
+    const std::string line = own_line(*row.by_rank[r], ranks[r].rank);
+    if (line.empty()) continue;
+    if (first == ranks.size()) {
+      first = r;
+      first_line = line;
+    } else if (line != first_line) {
+      return Divergence{
+          Divergence::Kind::LoggedLines, row.coll_seq, ranks[first].rank, ranks[r].rank,
+          fmt::format("collective #{} ({}): rank {} logged {} (line {}), rank {} logged {} (line {})", row.coll_seq,
+                      describe_task(row.by_rank[r]->task), ranks[first].rank, first_line,
+                      row.by_rank[first]->task.source_line, ranks[r].rank, line, row.by_rank[r]->task.source_line)};
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
+
+std::string_view describe(Divergence::Kind kind) {
+  switch (kind) {
+    case Divergence::Kind::LoggedLines: return "two ranks' own TUNING lines disagree";
+    case Divergence::Kind::Sequence: return "the ranks issued different collectives";
+    case Divergence::Kind::Channels: return "the replay put one collective on different channels on different ranks";
+  }
+  return "";
+}
 
 std::string channel_set(const std::vector<std::uint32_t>& channels) {
   return fmt::format("{{{}}}", fmt::join(channels, ","));
@@ -41,6 +78,10 @@ AgreementReport compare_channels(const std::vector<RankSchedule>& ranks) {
     row.coll_seq = static_cast<std::uint32_t>(k);
     for (const auto& r : ranks) row.by_rank.push_back(k < r.colls.size() ? &r.colls[k] : nullptr);
     const CollPlacement* ref = row.by_rank.empty() ? nullptr : row.by_rank[0];
+    if (auto d = logged_lines_differ(row, ranks)) {
+      row.agreed = false;
+      if (!report.first) report.first = d;
+    }
     for (std::size_t r = 1; r < ranks.size(); ++r) {
       const CollPlacement* other = row.by_rank[r];
       std::optional<Divergence> d;

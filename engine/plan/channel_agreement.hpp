@@ -20,8 +20,9 @@ struct CollRow {
 
 struct Divergence {
   enum class Kind : std::uint8_t {
-    Channels,  // same collective, different channels
-    Sequence,  // ranks issued different collectives (or different counts of them)
+    Channels,     // same collective, different channels in the replay (the ranks' inputs differ)
+    Sequence,     // ranks issued different collectives (or different counts of them)
+    LoggedLines,  // two ranks' own TUNING lines give the same collective different choices
   };
   Kind kind = Kind::Channels;
   std::uint32_t coll_seq = 0;
@@ -37,6 +38,9 @@ struct AgreementReport {
 };
 
 AgreementReport compare_channels(const std::vector<RankSchedule>& ranks);
+
+// What a divergence of that kind proves, for the report's verdict line.
+std::string_view describe(Divergence::Kind kind);
 
 // "{0,2}" for a channel list, in the picker's order.
 std::string channel_set(const std::vector<std::uint32_t>& channels);

@@ -1,13 +1,13 @@
 #include "engine/plan/groundtruth.hpp"
 
-#include "engine/core/json_integer.hpp"
-
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <charconv>
 #include <map>
 #include <nlohmann/json.hpp>
+
+#include "engine/core/json_integer.hpp"
 
 namespace railcheck::plan {
 namespace {
@@ -27,7 +27,7 @@ std::string upper(std::string s) {
 
 Result<TruthTrace> parse_truth_trace(std::string_view text, std::string_view origin) {
   TruthTrace t;
-  std::map<std::uint64_t, int> plan_index;   // plan event id -> plan number
+  std::map<std::uint64_t, int> plan_index;    // plan event id -> plan number
   std::map<std::uint64_t, std::size_t> task;  // coll/p2p event id -> index in ops
   std::map<std::uint64_t, std::size_t> call;  // coll_api/p2p_api event id -> index in calls
   std::map<int, int> in_plan;                 // plan number -> tasks so far
@@ -81,6 +81,7 @@ Result<TruthTrace> parse_truth_trace(std::string_view text, std::string_view ori
         if (op.is_coll) {
           op.algo = j.at("algo").get<std::string>();
           op.proto = j.at("proto").get<std::string>();
+          op.warps = json_integer_at<int>(j, "nwarps");
         }
         auto p = plan_index.find(json_integer_at<std::uint64_t>(j, "plan"));
         if (p == plan_index.end()) return line_error(origin, lineno, "task names a plan never started");
@@ -98,7 +99,8 @@ Result<TruthTrace> parse_truth_trace(std::string_view text, std::string_view ori
         t.ops[it->second].channels.insert(json_integer_at<int>(j, "channel"));
       } else if (ev == "end") {
         saw_end = true;
-        t.dropped = json_integer_at<std::uint64_t>(j, "dropped_events") + json_integer_at<std::uint64_t>(j, "dropped_lines");
+        t.dropped =
+            json_integer_at<std::uint64_t>(j, "dropped_events") + json_integer_at<std::uint64_t>(j, "dropped_lines");
       } else if (ev != "group_api" && ev != "proxy_op" && ev != "stop") {
         return line_error(origin, lineno, fmt::format("unknown event '{}'", ev));
       }
@@ -174,7 +176,8 @@ TruthCheck check_tuning_against_trace(const TruthTrace& trace, const std::vector
     if (!op.is_coll) continue;
     ++c.compared;
     if (k >= tuning.size()) {
-      if (c.first_mismatch.empty()) c.first_mismatch = fmt::format("collective #{} ({}) has no TUNING line", c.compared - 1, op.func);
+      if (c.first_mismatch.empty())
+        c.first_mismatch = fmt::format("collective #{} ({}) has no TUNING line", c.compared - 1, op.func);
       continue;
     }
     const TuningLine& t = tuning[k++];
@@ -198,7 +201,9 @@ TruthCheck check_tuning_against_trace(const TruthTrace& trace, const std::vector
 
 TruthCheck check_ranks_agree(const TruthTrace& a, const TruthTrace& b) {
   TruthCheck c;
-  auto mirror = [](const std::string& f) { return f == "Send" ? std::string("Recv") : f == "Recv" ? std::string("Send") : f; };
+  auto mirror = [](const std::string& f) {
+    return f == "Send" ? std::string("Recv") : f == "Recv" ? std::string("Send") : f;
+  };
   // p2p halves pair up by order among their kind: a's k-th Send with b's k-th Recv.
   std::map<std::string, std::vector<const TruthOp*>> b_by_func;
   for (const auto& op : b.ops) b_by_func[op.func].push_back(&op);
@@ -214,11 +219,11 @@ TruthCheck check_ranks_agree(const TruthTrace& a, const TruthTrace& b) {
     if (same) {
       ++c.matched;
     } else if (c.first_mismatch.empty()) {
-      c.first_mismatch = other == nullptr
-                             ? fmt::format("rank {} {} #{} has no counterpart on rank {}", a.rank, op.func, i, b.rank)
-                             : fmt::format("rank {} {} #{} count {} channels {{{}}}; rank {} {} count {} channels {{{}}}",
-                                           a.rank, op.func, i, op.count, fmt::join(op.channels, ","), b.rank,
-                                           other->func, other->count, fmt::join(other->channels, ","));
+      c.first_mismatch =
+          other == nullptr ? fmt::format("rank {} {} #{} has no counterpart on rank {}", a.rank, op.func, i, b.rank)
+                           : fmt::format("rank {} {} #{} count {} channels {{{}}}; rank {} {} count {} channels {{{}}}",
+                                         a.rank, op.func, i, op.count, fmt::join(op.channels, ","), b.rank, other->func,
+                                         other->count, fmt::join(other->channels, ","));
     }
   }
   if (a.plans != b.plans && c.first_mismatch.empty()) {

@@ -20,12 +20,13 @@ struct TruthOp {
   std::uint64_t count = 0;
   std::string dtype;
   int root_or_peer = 0;
-  int nchannels = 0;  // as NCCL reported it in the task descriptor
-  std::string algo;   // collectives only
-  std::string proto;  // collectives only
-  int plan = 0;       // index of the kernel plan (0, 1, ...) on this rank
-  int position = 0;   // order of the task in its plan (NCCL: collectives, then p2p)
-  int call = -1;      // index in TruthTrace::calls of the user call it came from
+  int nchannels = 0;       // as NCCL reported it in the task descriptor
+  std::string algo;        // collectives only
+  std::string proto;       // collectives only
+  int warps = 0;           // collectives only: nWarps
+  int plan = 0;            // index of the kernel plan (0, 1, ...) on this rank
+  int position = 0;        // order of the task in its plan (NCCL: collectives, then p2p)
+  int call = -1;           // index in TruthTrace::calls of the user call it came from
   std::set<int> channels;  // kernel-channel events of this task
 };
 
@@ -38,8 +39,8 @@ struct TruthCall {
   std::uint64_t count = 0;
   std::string dtype;
   int root = 0;
-  int group = 0;    // launch index on this rank
-  int task = -1;    // index in TruthTrace::ops of its task, -1 if NCCL never scheduled it
+  int group = 0;  // launch index on this rank
+  int task = -1;  // index in TruthTrace::ops of its task, -1 if NCCL never scheduled it
 };
 
 struct TruthTrace {

@@ -33,6 +33,17 @@ std::optional<int> algorithm_index(std::string_view s) {
   return std::nullopt;
 }
 
+std::string_view algorithm_name(int algo) {
+  static constexpr std::array<std::string_view, kNumAlgorithms> kNames = {
+      "Tree", "Ring", "CollNetDirect", "CollNetChain", "NVLS", "NVLSTree", "PAT"};
+  return algo >= 0 && algo < kNumAlgorithms ? kNames[static_cast<std::size_t>(algo)] : "?";
+}
+
+std::string_view protocol_name(int proto) {
+  static constexpr std::array<std::string_view, kNumProtocols> kNames = {"LL", "LL128", "Simple"};
+  return proto >= 0 && proto < kNumProtocols ? kNames[static_cast<std::size_t>(proto)] : "?";
+}
+
 std::optional<int> protocol_index(std::string_view s) {
   const std::string l = lower(s);
   if (l == "ll") return 0;

@@ -4,6 +4,7 @@
 // collective's channel count, the p2p chunk and LL buffer sizes that decide a p2p's, and the
 // kernel-argument and work-FIFO sizes that bound a plan. Defaults are an H100 with NCCL 2.28.9
 // over its network transport (scenarios/groundtruth/*/rank0.log).
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -26,7 +27,27 @@ constexpr int kProtoSimple = 2;
 std::optional<int> algorithm_index(std::string_view s);  // case-insensitive "RING", "Tree", "PAT", ...
 std::optional<int> protocol_index(std::string_view s);   // "LL", "LL128", "SIMPLE"
 
+constexpr int kAlgoCollNetDirect = 2;
+constexpr int kAlgoCollNetChain = 3;
+constexpr int kAlgoNvls = 4;
+constexpr int kAlgoNvlsTree = 5;
+constexpr int kAlgoPat = 6;
+constexpr int kProtoLL128 = 1;
+std::string_view algorithm_name(int algo);  // "Tree", "Ring", ... as NCCL's ncclAlgoStr
+std::string_view protocol_name(int proto);  // "LL", "LL128", "Simple"
+
 using AlgoProtoTable = std::array<std::array<int, kNumProtocols>, kNumAlgorithms>;
+
+// comm->latencies (us) and comm->bandwidths (GB/s) per function (ncclFunc_t order: Broadcast,
+// Reduce, AllGather, ReduceScatter, AllReduce), algorithm and protocol, as src/graph/tuning.cc
+// ncclTopoTuneModel leaves them: disabled combinations at bandwidth 0.
+constexpr int kNumFunctions = 5;
+using AlgoProtoCosts = std::array<std::array<float, kNumProtocols>, kNumAlgorithms>;
+struct CostTables {
+  std::array<AlgoProtoCosts, kNumFunctions> latency{};
+  std::array<AlgoProtoCosts, kNumFunctions> bandwidth{};
+  bool printed = false;  // read off a log's tuning table (nccl228_cost_table.hpp); else computed
+};
 
 struct Nccl228Params {
   std::uint32_t nnodes = 0;  // comm->nNodes; 0 = one rank per node (two host ids, as recorded)
@@ -43,10 +64,17 @@ struct Nccl228Params {
   std::uint64_t p2p_ll_threshold = 16384;          // NCCL_P2P_LL_THRESHOLD (enqueue.cc)
   std::uint64_t work_args_bytes = 4096;            // min(NCCL_WORK_ARGS_BYTES, ncclMaxKernelArgsSize()) (init.cc)
   std::uint64_t work_fifo_bytes = 1ULL << 20;      // NCCL_WORK_FIFO_BYTES_DEFAULT (init.cc)
+  std::uint32_t nvls_channels = 0;                 // comm->nvlsChannels (INIT "N nvls channels")
+  std::uint32_t local_ranks = 0;                   // comm->maxLocalRanks (INIT "localRanks"); 0 = nranks / nodes
+  // The tuner's tables: printed by NCCL (rank 0's TUNING table) or computed (nccl228_tune_model.hpp).
+  std::optional<CostTables> costs;
 
   int threads(int algo, int proto) const { return max_threads[algo][proto]; }
   int threshold(int algo, int proto, std::uint32_t nranks) const;
   std::uint32_t nodes(std::uint32_t nranks) const { return nnodes == 0 ? nranks : nnodes; }
+  std::uint32_t ranks_per_node(std::uint32_t nranks) const {
+    return local_ranks != 0 ? local_ranks : std::max<std::uint32_t>(1, nranks / nodes(nranks));
+  }
 };
 
 }  // namespace railcheck::plan

@@ -7,7 +7,7 @@
 #include <bit>
 #include <map>
 
-#include "engine/plan/groundtruth.hpp"
+#include "engine/plan/nccl228_tuner.hpp"
 
 namespace railcheck::plan {
 namespace {
@@ -27,6 +27,10 @@ int sorter_bin(std::uint64_t traffic) {
   const auto clamped = static_cast<std::uint32_t>(std::min<std::uint64_t>(1ULL << kMaxLog2, traffic) >> kUnitLog2);
   return kBinCount - 1 - static_cast<int>(fp_encode(clamped, kBitsPerPow2));
 }
+
+// collTaskAppend: AllGather and Broadcast are moved as bytes (ncclInt8).
+bool moved_as_bytes(const CollTask& t) { return t.op == CollOp::AllGather || t.op == CollOp::Broadcast; }
+DataType as_bytes_type(const CollTask& t) { return moved_as_bytes(t) ? DataType::Int8 : t.dtype; }
 
 // src/include/enqueue.h ncclFuncMaxSendRecvCount.
 std::uint64_t max_send_recv_count(CollOp op, std::uint32_t nranks, std::uint64_t count) {
@@ -60,19 +64,21 @@ Result<std::vector<PreparedColl>> prepare_colls_2_28(const CommShape& shape, con
     Item it;
     it.task = t;
     it.p.input = i;
-    // collTaskAppend: AllGather and Broadcast are moved as bytes (ncclInt8).
-    const bool as_bytes = t.op == CollOp::AllGather || t.op == CollOp::Broadcast;
+    const bool as_bytes = moved_as_bytes(t);
     it.p.elem_size = as_bytes ? 1 : size_of(t.dtype);
     it.p.count = as_bytes ? t.count * size_of(t.dtype) : t.count;
     it.p.traffic = it.p.count * it.p.elem_size * static_cast<std::uint64_t>(traffic_per_byte(t.op, shape.nranks));
-    auto a = algorithm_index(t.algorithm);
-    auto p = protocol_index(t.protocol);
-    if (!a || !p)
-      return Error{fmt::format("collective {} ({}): algorithm '{}' / protocol '{}' unknown to the 2.28 model", i,
-                               name(t.op), t.algorithm, t.protocol),
-                   "use Tree, Ring, CollNetDirect, CollNetChain, NVLS, NVLSTree or PAT and LL, LL128 or Simple"};
-    it.p.algo = *a;
-    it.p.proto = *p;
+    // Given (a TUNING line, a trace) or left to the tuner (empty): checked here, decided per run below.
+    if (!t.algorithm.empty() || !t.protocol.empty()) {
+      auto a = algorithm_index(t.algorithm);
+      auto p = protocol_index(t.protocol);
+      if (!a || !p)
+        return Error{fmt::format("collective {} ({}): algorithm '{}' / protocol '{}' unknown to the 2.28 model", i,
+                                 name(t.op), t.algorithm, t.protocol),
+                     "use Tree, Ring, CollNetDirect, CollNetChain, NVLS, NVLSTree or PAT and LL, LL128 or Simple"};
+      it.p.algo = *a;
+      it.p.proto = *p;
+    }
     it.bin = sorter_bin(it.p.traffic);
     items.push_back(std::move(it));
   }
@@ -86,12 +92,12 @@ Result<std::vector<PreparedColl>> prepare_colls_2_28(const CommShape& shape, con
   std::map<std::string, std::vector<std::size_t>> by_key;
   for (auto i : sorted) {
     const CollTask& t = items[i].task;
-    const bool as_bytes = t.op == CollOp::AllGather || t.op == CollOp::Broadcast;
-    const DataType ty = as_bytes ? DataType::Int8 : t.dtype;
-    std::string key = fmt::format("{}/{}/{}", name(t.op), name(t.redop), name(ty));
+    std::string key = fmt::format("{}/{}/{}", name(t.op), name(t.redop), name(as_bytes_type(t)));
     if (by_key.find(key) == by_key.end()) key_order.push_back(key);
     by_key[key].insert(by_key[key].begin(), i);
   }
+  // ncclPrepareTasks' nTasksPerChannel, getAlgoInfo's numPipeOps: "Crudely estimate number of tasks per channel".
+  const int pipe_ops = static_cast<int>((items.size() + shape.coll_channels - 1) / shape.coll_channels);
   std::vector<PreparedColl> out;
   for (const auto& key : key_order) {
     const auto& run = by_key[key];
@@ -105,26 +111,27 @@ Result<std::vector<PreparedColl>> prepare_colls_2_28(const CommShape& shape, con
         agg_count += items[run[end++]].p.count;
       // getAlgoInfo -> topoGetAlgoInfo on the aggregate: nBytes = elemSize * maxSendRecvCount.
       const std::uint64_t nbytes = first.p.elem_size * max_send_recv_count(first.task.op, shape.nranks, agg_count);
-      const int a = first.p.algo, p = first.p.proto;
-      int nc = 0;
-      std::string rule;
+      // getAlgoInfo: the run's algorithm and protocol (the first task's when given), channels, warps.
+      const TuneQuery q{first.task.op, first.task.redop, as_bytes_type(first.task), nbytes, pipe_ops};
+      auto tuned = first.task.algorithm.empty() ? tune_coll_2_28(shape, q)
+                                                : algo_channels_2_28(shape, first.p.algo, first.p.proto, nbytes);
+      if (!tuned)
+        return Error{fmt::format("collective {} ({}): {}", first.p.input, name(first.task.op), tuned.error().what),
+                     tuned.error().hint};
+      const int a = tuned->algo, p = tuned->proto;
+      int nc = tuned->max_channels;
+      std::string rule = fmt::format("{} ({} aggregated task{})", tuned->rule, end - beg, end - beg == 1 ? "" : "s");
       if (first.task.channels != 0) {
         // As a tuner plugin's nMaxChannels (getAlgoInfo), never more than the communicator has.
         nc = static_cast<int>(std::min(first.task.channels, shape.coll_channels));
-        rule = fmt::format("nMaxChannels {} given by the input", nc);
-      } else {
-        const int th = shape.v228.threads(a, p), thr = shape.v228.threshold(a, p, shape.nranks);
-        nc = ring_tree_channels_2_28(nbytes, static_cast<int>(shape.coll_channels), th, thr);
-        rule = fmt::format(
-            "enqueue.cc topoGetAlgoInfo: nMaxChannels {} of {} (nBytes {} of {} aggregated task{}; drop one while "
-            "nBytes < nc x maxThreads {} x threadThreshold {})",
-            nc, shape.coll_channels, nbytes, end - beg, end - beg == 1 ? "" : "s", th, thr);
+        rule = fmt::format("nMaxChannels {} given by the input; {}", nc, rule);
       }
       for (std::size_t k = beg; k < end; ++k) {
         Item& it = items[run[k]];
         it.p.algo = a;
         it.p.proto = p;
         it.p.max_channels = nc;
+        it.p.warps = tuned->warps;
         if (p == kProtoLL) it.p.traffic *= 4;  // ncclPrepareTasks: LL moves 4x the bytes
         it.p.func_key = fmt::format("{}/{}/{}", key, a, p);
         it.p.rule = rule;

@@ -3,12 +3,13 @@
 // collTaskAppend and ncclPrepareTasks; src/include/comm.h ncclTaskCollSorter): tasks are sorted
 // by traffic (descending, in bins of a quarter power of two), binned by (function, reduction,
 // datatype), walked size-ascending within a bin, and tasks within 4x of the smallest of a run are
-// aggregated: the run's summed size decides its channel limit (topoGetAlgoInfo), which every
-// task of the run takes. The result is the order scheduleCollTasksToPlan consumes.
+// aggregated: the run's summed size decides its algorithm, protocol and channel limit
+// (getAlgoInfo, nccl228_tuner), which every task of the run takes. The result is the order
+// scheduleCollTasksToPlan consumes.
 //
-// Not modelled: the cost model that picks algorithm and protocol (updateCollCostTable): they
-// come from the input (a TUNING line, a profiler trace or the trace's algo/proto), the first
-// task of a run giving the run's; NVLS, CollNet and symmetric-memory kernels.
+// A task's algorithm and protocol may be given (a TUNING line, a profiler trace, the trace's
+// algo/proto): the first task of a run then gives the run's, as the tuner would have on every
+// rank. Not modelled: NVLS, CollNet and symmetric-memory kernels.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -26,6 +27,7 @@ struct PreparedColl {
   int algo = kAlgoRing;
   int proto = kProtoSimple;
   int max_channels = 1;  // nMaxChannels
+  int warps = 3;         // nWarps
   std::string func_key;  // devFuncId stand-in: (func, redop, dtype, algo, proto)
   std::string rule;      // how max_channels was decided, for reports
 };
@@ -38,7 +40,8 @@ int traffic_per_byte(CollOp op, std::uint32_t nranks);
 constexpr std::uint64_t kMaxModelBytes = 1ULL << 40;
 
 // Collectives of count 0 get no task (enqueue.cc taskAppend discards them) and are left out.
-// Fails on an algorithm or protocol name the model does not know.
+// `shape.v228.costs` must be set (the tuner's tables). Fails on an algorithm or protocol name the
+// model does not know, or on a choice the model cannot place (NVLS, CollNet).
 Result<std::vector<PreparedColl>> prepare_colls_2_28(const CommShape& shape, const std::vector<CollTask>& colls);
 
 }  // namespace railcheck::plan

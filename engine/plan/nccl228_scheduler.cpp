@@ -9,6 +9,7 @@
 #include "engine/plan/nccl228_coll_cells.hpp"
 #include "engine/plan/nccl228_p2p.hpp"
 #include "engine/plan/nccl228_prepare.hpp"
+#include "engine/plan/nccl228_tune_model.hpp"
 
 namespace railcheck::plan {
 namespace {
@@ -83,6 +84,8 @@ RankScheduler228::RankScheduler228(const CommShape& shape, const SchedulePolicy&
                                    bool explain)
     : shape_(shape), policy_(policy), rank_(rank), explain_(explain) {
   schedule_.rank = rank;
+  // Without NCCL's printed tables, ncclTopoTuneModel's from the shape's topology.
+  if (!shape_.v228.costs) shape_.v228.costs = tune_model_2_28(shape_, default_topo_facts(shape_));
 }
 
 Result<std::uint32_t> RankScheduler228::launch(const TaskGroup& group) {
@@ -164,7 +167,7 @@ Result<std::uint32_t> RankScheduler228::launch(const TaskGroup& group) {
         placed.group = group_index;
         placed.plan = plan.index;
         placed.task = task;
-        OpPlacement op{true, group_index, c.input, plan.index, position++, {}, {}};
+        OpPlacement op{true, group_index, c.input, plan.index, position++, {}, c.algo, c.proto, c.warps, {}};
         for (int ch = split.lo; ch <= split.hi; ++ch) {
           const auto u = static_cast<std::uint32_t>(ch);
           wip.add_batch(u, WorkType::Coll, c.func_key, wip.work_bytes, -1);
@@ -210,8 +213,8 @@ Result<std::uint32_t> RankScheduler228::launch(const TaskGroup& group) {
           const auto r = p2p_split_2_28(shape_, range, recv ? static_cast<std::int64_t>(recv->bytes) : -1, self);
           const std::uint32_t base = p2p_channel_base_2_28(shape_, round);
           const int parts = std::max(s.channels, r.channels);
-          OpPlacement send_op{false, group_index, has_send ? sends[to].front() : 0, plan.index, 0, {}, {}};
-          OpPlacement recv_op{false, group_index, has_recv ? recvs[from].front() : 0, plan.index, 0, {}, {}};
+          OpPlacement send_op{false, group_index, has_send ? sends[to].front() : 0, plan.index, 0, {}, -1, -1, 0, {}};
+          OpPlacement recv_op{false, group_index, has_recv ? recvs[from].front() : 0, plan.index, 0, {}, -1, -1, 0, {}};
           for (int part = 0; part < parts; ++part) {
             const std::uint32_t ch = (base + static_cast<std::uint32_t>(part)) & (shape_.p2p_channels - 1);
             wip.add_batch(ch, WorkType::P2p, "p2p", wip.work_bytes, static_cast<int>(round));

@@ -27,6 +27,9 @@ struct OpPlacement {
   std::uint32_t plan = 0;      // index of the plan on its rank
   std::uint32_t position = 0;  // order in the plan: collectives first, then p2p (as NCCL queues them)
   std::vector<std::uint32_t> channels;
+  int algo = -1;  // collectives: NCCL_ALGO_* and NCCL_PROTO_* indices, nWarps
+  int proto = -1;
+  int warps = 0;
   std::string rule;  // the NCCL rules that decided, with their inputs
 };
 

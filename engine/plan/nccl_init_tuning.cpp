@@ -6,6 +6,8 @@
 #include <charconv>
 
 #include "engine/core/ascii.hpp"
+#include "engine/plan/nccl228_cost_table.hpp"
+#include "engine/plan/nccl228_table_inputs.hpp"
 
 namespace railcheck::plan {
 namespace {
@@ -34,6 +36,7 @@ std::vector<std::uint64_t> numbers(std::string_view s) {
 }  // namespace
 
 Result<InitTuning> parse_init_tuning(std::string_view text, std::string_view origin) {
+  const std::string_view all = text;
   InitTuning t;
   std::vector<int> threads;
   std::size_t lineno = 0;
@@ -53,12 +56,18 @@ Result<InitTuning> parse_init_tuning(std::string_view text, std::string_view ori
       const auto n = numbers(body.substr(at));
       if (n.empty() || n[0] == 0) return bad("no node count after nNodes");
       t.nnodes = static_cast<std::uint32_t>(n[0]);
+      if (const auto lr = body.find(" localRanks "); lr != std::string_view::npos) {
+        const auto m = numbers(body.substr(lr));
+        if (m.empty() || m[0] == 0) return bad("no rank count after localRanks");
+        t.local_ranks = static_cast<std::uint32_t>(m[0]);
+      }
     } else if (body.find(" coll channels, ") != std::string_view::npos &&
                body.find(" p2p channels per peer") != std::string_view::npos) {
       if (t.coll_channels) continue;
       const auto n = numbers(body);
       if (n.size() != 5) return bad("expected 5 channel counts");
       t.coll_channels = static_cast<std::uint32_t>(n[0]);
+      t.nvls_channels = static_cast<std::uint32_t>(n[2]);
       t.p2p_channels = static_cast<std::uint32_t>(n[3]);
       t.p2p_channels_per_peer = static_cast<std::uint32_t>(n[4]);
     } else if (body.starts_with("P2P Chunksize set to ")) {
@@ -88,6 +97,9 @@ Result<InitTuning> parse_init_tuning(std::string_view text, std::string_view ori
       t.thresholds = th;
     }
   }
+  auto costs = parse_cost_tables(all, origin);
+  if (!costs) return costs.error();
+  t.costs = costs.value();
   return t;
 }
 
@@ -103,6 +115,19 @@ std::vector<std::string> apply_init_tuning(const InitTuning& t, CommShape& s) {
     s.p2p_channels_per_peer = *t.p2p_channels_per_peer;
     notes.push_back(fmt::format("{} coll channels, {} p2p channels, {} per peer (INIT)", s.coll_channels,
                                 s.p2p_channels, s.p2p_channels_per_peer));
+  }
+  if (t.nvls_channels) s.v228.nvls_channels = *t.nvls_channels;
+  if (t.local_ranks) {
+    s.v228.local_ranks = *t.local_ranks;
+    notes.push_back(fmt::format("{} local ranks (INIT: localRanks)", *t.local_ranks));
+  }
+  if (t.costs) {
+    // Printed to 0.1: recover the exact values where ncclTopoTuneModel's inputs can be found.
+    s.v228.costs = exact_tables(s, *t.costs);
+    notes.push_back(fmt::format(
+        "latency/bandwidth tables from the TUNING table NCCL printed (graph/tuning.cc ncclTopoTuneModel){}",
+        s.v228.costs->latency == t.costs->latency ? ", as printed (no topology reproduces them exactly)"
+                                                  : ", recomputed exactly from the topology that rounds to them"));
   }
   if (t.p2p_chunk_bytes) {
     s.v228.p2p_chunk_bytes = *t.p2p_chunk_bytes;
@@ -124,6 +149,27 @@ std::vector<std::string> apply_init_tuning(const InitTuning& t, CommShape& s) {
     s.v228.ring_ll_threshold_scaled = true;
     notes.push_back(
         fmt::format("thread thresholds {}/{}/{} | {}/{}/{} (INIT)", th[0], th[1], th[2], th[3], th[4], th[5]));
+  }
+  return notes;
+}
+
+Result<std::vector<std::string>> apply_init_logs(const std::vector<NamedLog>& logs, CommShape& shape) {
+  std::vector<std::string> notes;
+  bool comm_taken = false;
+  std::optional<CostTables> costs;
+  for (const auto& f : logs) {
+    auto init = parse_init_tuning(f.text, f.name);
+    if (!init) return init.error();
+    if (!costs) costs = init->costs;
+    if (comm_taken || (!init->coll_channels && !init->nnodes)) continue;
+    init->costs.reset();
+    for (auto& n : apply_init_tuning(init.value(), shape)) notes.push_back(fmt::format("{}: {}", f.name, n));
+    comm_taken = true;
+  }
+  if (costs) {
+    InitTuning only_costs;
+    only_costs.costs = costs;
+    for (auto& n : apply_init_tuning(only_costs, shape)) notes.push_back(n);
   }
   return notes;
 }

@@ -6,6 +6,7 @@
 //   P2P Chunksize set to 131072                                               (init.cc)
 //    Max NThreads |  512 |  640 | ...   three rows: 7 algorithms x LL/LL128/Simple (graph/tuning.cc)
 //   threadThresholds 8/8/64 | 16/8/64 | 512 | 512                             (graph/tuning.cc)
+//   Algorithm | Tree | Ring ... and its latency/bandwidth rows (rank 0, TUNING; nccl228_cost_table.hpp)
 //
 // Each is optional; what a log holds is applied to a CommShape and named in notes.
 #include <array>
@@ -24,9 +25,12 @@ struct InitTuning {
   std::optional<std::uint32_t> coll_channels;
   std::optional<std::uint32_t> p2p_channels;
   std::optional<std::uint32_t> p2p_channels_per_peer;
+  std::optional<std::uint32_t> nvls_channels;
+  std::optional<std::uint32_t> local_ranks;
   std::optional<std::uint64_t> p2p_chunk_bytes;
   std::optional<AlgoProtoTable> max_threads;
   std::optional<std::array<int, 8>> thresholds;  // Tree LL/LL128/Simple, Ring LL/LL128/Simple, CollNet x2
+  std::optional<CostTables> costs;
 };
 
 // The first communicator's lines of one rank's log. A row that starts like one of the above but
@@ -35,5 +39,14 @@ Result<InitTuning> parse_init_tuning(std::string_view text, std::string_view ori
 
 // Applies what `t` holds; returns one note per value taken.
 std::vector<std::string> apply_init_tuning(const InitTuning& t, CommShape& shape);
+
+// The INIT parameters of a run's logs (one per rank, any order): the first log with channel or
+// node lines gives the communicator; the tuning tables, which only rank 0 prints, come from
+// whichever log has them. Returns the notes, one per value taken (prefixed by the file).
+struct NamedLog {
+  std::string_view name;
+  std::string_view text;
+};
+Result<std::vector<std::string>> apply_init_logs(const std::vector<NamedLog>& logs, CommShape& shape);
 
 }  // namespace railcheck::plan

@@ -16,6 +16,7 @@
 #include "engine/core/excerpt.hpp"
 #include "engine/plan/comm_shape.hpp"
 #include "engine/plan/groundtruth.hpp"
+#include "engine/plan/logged_choices.hpp"
 #include "engine/plan/nccl_init_tuning.hpp"
 #include "engine/plan/stream_builder.hpp"
 
@@ -216,7 +217,17 @@ class Importer {
     if (ops_.empty())
       return Error{"no NCCL COLL lines found in " + files_.front().name,
                    "run with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=COLL"};
-    return build();
+    Boundaries seen;
+    auto first = build(nullptr, &seen);
+    if (!first || seen.starts.empty() || seen.unlogged_ranks.empty()) return first;
+    // NCCL launches a collective on every rank of the communicator in the same launch, so the
+    // boundaries rank 0's TUNING lines show inside one opCount hold for the ranks without lines.
+    auto second = build(&seen.starts, nullptr);
+    if (second)
+      second->notes.push_back(fmt::format(
+          "{} launch boundaries the TUNING lines show (rank 0) applied to the {} ranks without TUNING lines",
+          seen.starts.size(), seen.unlogged_ranks.size()));
+    return second;
   }
 
  private:
@@ -359,7 +370,15 @@ class Importer {
     return out;
   }
 
-  Result<ImportedLog> build() const {
+  // Collectives (by index in a rank's issue order) that start a launch only because a TUNING line
+  // said so, and the ranks whose logs have no TUNING line.
+  struct Boundaries {
+    std::set<std::size_t> starts;
+    std::set<std::uint32_t> unlogged_ranks;
+  };
+
+  // `forced`: launch starts to apply to ranks without TUNING lines; `seen`: where to report them.
+  Result<ImportedLog> build(const std::set<std::size_t>* forced, Boundaries* seen) const {
     ImportedLog out;
     auto rank_of = ranks(out.notes);
     if (!rank_of) return rank_of.error();
@@ -374,6 +393,14 @@ class Importer {
     };
     std::map<std::uint32_t, Open> open;
     std::map<std::string, std::uint32_t> rank_of_process;  // TUNING lines name no comm
+    std::map<std::uint32_t, std::size_t> colls_of;         // collectives added so far, per rank
+    std::set<std::uint32_t> tuned_ranks;
+    for (const auto& t : tunes_)
+      for (const auto& op : ops_)
+        if (op.process == t.process) {
+          tuned_ranks.insert(rank_of.value().at({op.process, op.comm}));
+          break;
+        }
     std::size_t split_by_tuning = 0, unmatched_tunes = 0;
     auto close = [&](std::uint32_t rank) -> Result<bool> {
       Open& o = open.at(rank);
@@ -402,6 +429,7 @@ class Importer {
           t.protocol = tl.proto;
           t.logged_lo = tl.lo;
           t.logged_hi = tl.hi;
+          t.logged_by = static_cast<int>(rank);
           break;
         }
         builder.add(rank, t);
@@ -429,17 +457,29 @@ class Importer {
       take_tunes_before(op.seq);
       const std::uint32_t rank = rank_of.value().at({op.process, op.comm});
       rank_of_process[op.process] = rank;
+      const bool is_coll = op.op != "Send" && op.op != "Recv";
+      const std::size_t coll_index = colls_of[rank];
       if (auto it = open.find(rank); it != open.end()) {
         const bool new_count = it->second.op_count != op.op_count;
-        if (!new_count && !it->second.tunes.empty()) ++split_by_tuning;
-        if (new_count || !it->second.tunes.empty())
+        const bool by_tuning = !new_count && !it->second.tunes.empty();
+        const bool by_other_rank =
+            !new_count && forced && !tuned_ranks.count(rank) && is_coll && forced->count(coll_index);
+        if (by_tuning) {
+          ++split_by_tuning;
+          if (seen && is_coll) seen->starts.insert(coll_index);
+        }
+        if (new_count || by_tuning || by_other_rank)
           if (auto ok = close(rank); !ok) return ok.error();
       }
+      if (is_coll) ++colls_of[rank];
       auto& o = open[rank];
       o.op_count = op.op_count;
       o.ops.push_back(&op);
     }
     take_tunes_before(seq_);
+    if (seen)
+      for (std::uint32_t r = 0; r < nranks; ++r)
+        if (!tuned_ranks.count(r)) seen->unlogged_ranks.insert(r);
     while (!open.empty())
       if (auto ok = close(open.begin()->first); !ok) return ok.error();
     note_grouping(out.notes, split_by_tuning, unmatched_tunes);
@@ -462,18 +502,21 @@ class Importer {
                                       *ring_channels_.begin(), *ring_channels_.rbegin(),
                                       out.input.shape.coll_channels));
     }
-    // NCCL 2.28's scheduler inputs (nodes, p2p channels, chunk, thread tables) from INIT lines.
-    for (const auto& f : files_) {
-      auto init = parse_init_tuning(f.text, f.name);
-      if (!init) return init.error();
-      if (!init->coll_channels && !init->nnodes) continue;
-      auto taken = apply_init_tuning(init.value(), out.input.shape);
-      out.notes.push_back(fmt::format("NCCL 2.28 parameters from {}'s INIT lines: {}", f.name, fmt::join(taken, "; ")));
-      break;
-    }
+    // NCCL 2.28's scheduler inputs (nodes, p2p channels, chunk, thread and tuning tables) from INIT lines.
+    std::vector<NamedLog> logs;
+    for (const auto& f : files_) logs.push_back({f.name, f.text});
+    auto taken = apply_init_logs(logs, out.input.shape);
+    if (!taken) return taken.error();
+    if (!taken->empty())
+      out.notes.push_back(fmt::format("NCCL 2.28 parameters from the INIT lines: {}", fmt::join(taken.value(), "; ")));
     auto streams = builder.finish(nranks);
     if (!streams) return streams.error();
     out.input.ranks = std::move(streams).value();
+    if (const auto shared = share_logged_choices(out.input.ranks); shared != 0)
+      out.notes.push_back(fmt::format(
+          "{} collectives of ranks without TUNING lines take the logged rank's algorithm, protocol and channels "
+          "(NCCL decides them alike on every rank; it prints them on rank 0 only)",
+          shared));
     // A rank without lines replays as one that launched nothing, so the others wait on it;
     // say so, since a missing log file is the likelier cause than a rank that did nothing.
     std::vector<std::uint32_t> silent;

@@ -87,15 +87,19 @@ std::string render_report(const ReplayResult& r, std::uint32_t max_ranks, std::u
                                 name(r.nccl), r.policy.summary, r.schedules.size(), plans);
   out += channel_table(r, max_ranks, max_rows);
   if (r.agreement.first) {
-    out += fmt::format("DIVERGENCE in {} of {} collectives; first: {}\n", r.agreement.diverged_colls,
-                       r.agreement.rows.size(), r.agreement.first->explanation);
+    out += fmt::format("DIVERGENCE in {} of {} collectives; first ({}): {}\n", r.agreement.diverged_colls,
+                       r.agreement.rows.size(), describe(r.agreement.first->kind), r.agreement.first->explanation);
   } else {
     out += fmt::format("channels agree on every rank for all {} collectives\n", r.agreement.rows.size());
   }
   if (const auto logged = logged_agreement(r); logged.logged != 0) {
+    // A difference here is the model's against NCCL's own line, not one between the job's ranks.
     out += fmt::format("logged channels (TUNING lines): {} of {} collectives replayed on the channels NCCL used{}\n",
                        logged.same, logged.logged,
-                       logged.first_difference.empty() ? "" : "; first difference: " + logged.first_difference);
+                       logged.first_difference.empty()
+                           ? ""
+                           : "; first difference (the model disagrees with a logged line; not a fault of the job): " +
+                                 logged.first_difference);
   }
   if (r.execution.completed) {
     out += fmt::format("execution: every plan completes ({} work items)\n", r.execution.items_done);

@@ -14,13 +14,19 @@ struct CollTask {
   std::uint64_t count = 0;
   DataType dtype = DataType::Float32;
   RedOp redop = RedOp::Sum;
-  std::string algorithm = "Ring";   // as tuned; a label here, the channel count is what matters
-  std::string protocol = "Simple";  // likewise
-  std::uint32_t channels = 0;       // nBid; 0 = derive from the bytes (channel_count.hpp)
+  // As NCCL tuned it (a TUNING line, a trace's algo/proto), or empty: the 2.28 model's tuner
+  // decides (nccl228_tuner.hpp); the 2.18 model treats both as labels.
+  std::string algorithm;
+  std::string protocol;
+  std::uint32_t channels = 0;  // nBid; 0 = derive from the bytes (channel_count.hpp)
   // The channel range NCCL logged for it (a 2.28 TUNING line, `channel{Lo..Hi}`), -1 = none:
   // what real NCCL did, held against the replay's choice (sched_replay.hpp tuning_agreement).
   int logged_lo = -1;
   int logged_hi = -1;
+  // Whose TUNING line gave algorithm, protocol and the logged range: NCCL decides them the same
+  // way on every rank of the communicator, so one rank's line stands for all (logged_choices.hpp).
+  // -1 = no line.
+  int logged_by = -1;
   std::uint32_t source_line = 0;  // where the trace or log said so, for reports
 
   std::uint64_t bytes() const { return count * size_of(dtype); }

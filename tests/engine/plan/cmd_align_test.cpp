@@ -77,3 +77,36 @@ TEST_CASE("align: a recording NCCL did not make is a mismatch and bad input exit
 }
 
 }  // namespace railcheck::cli
+
+namespace railcheck::cli {
+
+TEST_CASE("align --predict: the model's own algorithm, protocol, warps and channels match every recording",
+          "[cli][plan][align]") {
+  plan::AlignmentReport report;
+  for (const auto& dir : fs::directory_iterator(source_path("scenarios/groundtruth"))) {
+    if (!dir.is_directory()) continue;
+    std::vector<plan::NamedText> traces, logs;
+    for (const auto& f : fs::directory_iterator(dir.path())) {
+      const auto rel = fs::relative(f.path(), RAILCHECK_SOURCE_DIR).string();
+      if (f.path().filename().string().starts_with("railcheck-prof-")) traces.push_back({rel, plan::shipped_file(rel)});
+      if (f.path().extension() == ".log") logs.push_back({rel, plan::shipped_file(rel)});
+    }
+    auto run = plan::load_recorded_run(dir.path().filename().string(), traces, logs);
+    REQUIRE(run.ok());
+    REQUIRE(plan::align_run(run.value(), report, /*predict=*/true).ok());
+  }
+  for (const auto& m : report.mismatches)
+    UNSCOPED_INFO(m.workload << " rank " << m.rank << " call " << m.call << " " << m.what << ": " << m.rule);
+  CHECK(report.mismatches.empty());
+  for (auto f : plan::kAlignFields) {
+    INFO(plan::name(f));
+    CHECK(report.by_field[f].ops >= 900);
+    CHECK(report.by_field[f].matched == report.by_field[f].ops);
+  }
+  AlignOptions o;
+  o.inputs = {source_path("scenarios/groundtruth")};
+  o.predict = true;
+  CHECK(cmd_align(o) == kExitOk);
+}
+
+}  // namespace railcheck::cli

@@ -71,6 +71,8 @@ TEST_CASE("nccl 2.28: tasks are ordered by (function, op, type), size ascending,
   ag.op = CollOp::AllGather;
   ag.count = 16384;
   ag.dtype = DataType::Float32;
+  ag.algorithm = "Ring";
+  ag.protocol = "Simple";
   // AllReduce 1 MiB sorts first, so AllReduce's bin comes first, walked small to large.
   auto p = prepare_colls_2_28(s, {all_reduce(262144), ag, all_reduce(1024)});
   REQUIRE(p.ok());
