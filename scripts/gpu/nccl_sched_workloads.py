@@ -1,10 +1,12 @@
 """One rank of one ground-truth workload for the scheduler model (issue 14).
 
 Run by scripts/gpu/nccl_sched_groundtruth.sh, once per rank:
-    RANK=r WORLD_SIZE=2 MASTER_ADDR=.. MASTER_PORT=.. python3 nccl_sched_workloads.py WORKLOAD
-The NCCL environment (NCCL_PROFILER_PLUGIN, NCCL_DEBUG, channel/proto/algo limits) comes from the
-caller. Every workload is a fixed sequence of operations, the same on both ranks, so the recorded
-profiler trace and the COLL log can be compared with the model's prediction.
+    RANK=r WORLD_SIZE=n LOCAL_GPU=g MASTER_ADDR=.. MASTER_PORT=.. python3 nccl_sched_workloads.py WORKLOAD
+The NCCL environment (NCCL_PROFILER_PLUGIN, NCCL_DEBUG, NCCL_HOSTID, channel/proto/algo limits)
+comes from the caller; LOCAL_GPU (default 0) is the GPU this rank drives. Every workload is a fixed
+sequence of operations, the same on every rank, so the recorded profiler trace and the COLL log can
+be compared with the model's prediction. The first workloads are 2-rank ones (issue 14); `sweep`,
+`p2p_n` and `coalesced_mixed` run on any number of ranks (issue 27).
 """
 import os
 import sys
@@ -89,6 +91,68 @@ def colls_and_p2p(rank, device):
     batched_p2p(rank, device)
 
 
+# Per-rank bytes crossing NCCL 2.28's protocol and channel-count boundaries: the LL/LL128/Simple
+# switches of the cost model, the Ring LL thread threshold times 1..24 channels, 16 KiB cells.
+SWEEP_SIZES = [8, 96, 1024, 4096, 8192, 32768, 65536, 98304, 262144, 716800,
+               1 << 20, 3 << 20, 16 << 20, 64 << 20]
+
+
+def sweep_one(fn, nbytes, dtype, device, world):
+    """One collective of `nbytes` per rank (its input for all_gather, its output for reduce_scatter)."""
+    esize = torch.tensor([], dtype=dtype).element_size()
+    n = max(1, nbytes // esize)
+    t = torch.ones(n, dtype=dtype, device=device)
+    if fn == "all_reduce":
+        dist.all_reduce(t)
+    elif fn == "broadcast":
+        dist.broadcast(t, src=0)
+    elif fn == "reduce":
+        dist.reduce(t, dst=world - 1)
+    elif fn == "all_gather":
+        dist.all_gather_into_tensor(torch.empty(n * world, dtype=dtype, device=device), t)
+    elif fn == "reduce_scatter":
+        dist.reduce_scatter_tensor(t, torch.ones(n * world, dtype=dtype, device=device))
+
+
+def sweep(rank, device):
+    """Every collective type, each alone in its launch, at every size, in float32 and bfloat16."""
+    world = dist.get_world_size()
+    for dtype in (torch.float32, torch.bfloat16):
+        for fn in ("all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce"):
+            for nbytes in SWEEP_SIZES:
+                sweep_one(fn, nbytes, dtype, device, world)
+
+
+def p2p_n(rank, device):
+    """Grouped p2p on any number of ranks: a ring exchange (send right, receive left) and an
+    all-to-all (one grouped send and receive per peer), each at several sizes."""
+    world = dist.get_world_size()
+    right, left = (rank + 1) % world, (rank - 1) % world
+    for n in [1024, 65536, 1 << 20, 8 << 20]:
+        s, r = buf(n, device), buf(n, device)
+        reqs = dist.batch_isend_irecv([dist.P2POp(dist.isend, s, right), dist.P2POp(dist.irecv, r, left)])
+        for q in reqs:
+            q.wait()
+    for n in [1024, 65536, 1 << 20, 8 << 20]:
+        inp = buf(n * world, device)
+        out = torch.empty_like(inp)
+        dist.all_to_all_single(out, inp)
+
+
+def coalesced_mixed(rank, device):
+    """Groups NCCL aggregates and sorts: sizes within and beyond 4x of each other, two types and
+    two functions in one launch."""
+    with dist._coalescing_manager(device=device, async_ops=True) as cm:
+        for n in [4096, 8192, 12288, 65536, 1 << 20, 4 << 20]:
+            dist.all_reduce(buf(n, device))
+    cm.wait()
+    with dist._coalescing_manager(device=device, async_ops=True) as cm:
+        for n in [32768, 65536, 262144]:
+            dist.all_reduce(buf(n, device))
+            dist.all_reduce(torch.ones(n // 2, dtype=torch.bfloat16, device=device))
+    cm.wait()
+
+
 WORKLOADS = {
     "singles": singles,
     "single_ops": single_ops,
@@ -98,6 +162,10 @@ WORKLOADS = {
     "many_small": many_small,
     "mixed_group": mixed_group,
     "colls_and_p2p": colls_and_p2p,
+    "sweep": sweep,
+    "p2p_n": p2p_n,
+    "coalesced_mixed": coalesced_mixed,
+    "sweep_and_p2p": lambda rank, device: (sweep(rank, device), p2p_n(rank, device), coalesced_mixed(rank, device)),
 }
 
 
@@ -105,15 +173,16 @@ def main():
     name = sys.argv[1]
     fn = WORKLOADS[name.split(":")[0]]
     rank = int(os.environ["RANK"])
-    torch.cuda.set_device(0)
-    device = torch.device("cuda", 0)
+    gpu = int(os.environ.get("LOCAL_GPU", "0"))
+    torch.cuda.set_device(gpu)
+    device = torch.device("cuda", gpu)
     dist.init_process_group("nccl", rank=rank, world_size=int(os.environ["WORLD_SIZE"]), device_id=device)
     fn(rank, device)
     torch.cuda.synchronize()
     dist.destroy_process_group()
     if rank == 0:
         print(f"workload {name} done: torch {torch.__version__} nccl "
-              f"{'.'.join(str(v) for v in torch.cuda.nccl.version())} gpu {torch.cuda.get_device_name(0)}")
+              f"{'.'.join(str(v) for v in torch.cuda.nccl.version())} gpu {torch.cuda.get_device_name(gpu)}")
     return 0
 
 
