@@ -104,6 +104,8 @@ for ((s = min_b; s <= max_b; s *= 2)); do collectives=$((collectives + warmup));
 for ((s = min_b; s <= max_b; s *= factor)); do rows=$((rows + 1)); collectives=$((collectives + 2 * (1 + iters + check))); done
 fault="${RAILCHECK_NCCL_FAULT:-cut-primary-after-msgs=$((collectives / 2))}"
 perf_args=(-b "$min_bytes" -e "$max_bytes" -f "$factor" -n "$iters" -w "$warmup" -c "$check")
+previous=()  # they must have run with these args and fault (nccl_tests_table.py checks)
+for p in ${PREVIOUS_JSON:-}; do [[ -f "$p" ]] || die "PREVIOUS_JSON: no file $p"; previous+=("$(realpath "$p")"); done
 
 # --- the machine ------------------------------------------------------------------------------
 [[ -n "${NCCL_TESTS_DIR:-}" ]] || { usage >&2; die "set NCCL_TESTS_DIR to an nccl-tests checkout"; }
@@ -310,15 +312,13 @@ for rep in $(seq "$repeat"); do
 done
 
 # --- the table, the JSON, the failed runs' logs ------------------------------------------------
-inputs=("$jsonl")
-for p in ${PREVIOUS_JSON:-}; do [[ -f "$p" ]] || die "PREVIOUS_JSON: no file $p"; inputs+=("$p"); done
 status=0
 python3 "$here/nccl_tests_table.py" table --json "$out/nccl_tests.json" --failures "$out/failures.txt" \
   --meta "date=$(date -u +%Y-%m-%dT%H:%MZ)" --meta "host=$(hostname)" --meta "gpu=$gpu_name" \
   --meta "gpus=$gpus" --meta "nccl_tests=$nt_version" --meta "nccl_home=$nccl_home" \
   --meta "args=${perf_args[*]}" --meta "fault=$fault" --meta "plugin=${NCCL_PLUGIN_SO:-none}" \
   --meta "plugin_built=$([[ -n "${NCCL_PLUGIN_SO:-}" ]] && date -u -r "$NCCL_PLUGIN_SO" +%Y-%m-%dT%H:%MZ || echo -)" \
-  "${inputs[@]}" | tee "$out/table.txt" || status=1
+  "$jsonl" "${previous[@]}" | tee "$out/table.txt" || status=1
 if compgen -G "$work/*/stdout" >/dev/null; then
   tar -czf "$out/logs.tar.gz" -C "$work" --exclude=runs.jsonl .
   if (($(stat -c %s "$out/logs.tar.gz") >= 16 << 20)); then

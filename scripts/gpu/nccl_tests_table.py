@@ -11,7 +11,8 @@ table per op x config x launch mode.
       records a run the suite did not start (its deadline had passed), which fails the table.
   table --json OUT.json [--failures F] [--meta KEY=VALUE ...] INPUT...
       INPUTs are JSON-lines files from `record` or earlier OUT.json files (runs are merged, so
-      repeats split over several calls make one table); prints the table, writes OUT.json;
+      repeats split over several calls make one table; an earlier call's not-run entries are
+      left out); prints the table, writes OUT.json;
       exit 1 if any run failed.
 
 The output format read here is nccl-tests 2.19.6's (src/util.cu): a data row is
@@ -175,16 +176,17 @@ def cmd_record(a):
 
 
 def load_runs(paths):
-    runs, meta = [], {}
+    """(runs, the machine records of the earlier calls among paths)."""
+    runs, earlier = [], []
     for p in paths:
         text = open(p).read()
-        if p.endswith(".json"):
+        if p.endswith(".json"):  # an earlier call: its runs that never started are this call's
             doc = json.loads(text)
-            runs += doc["runs"]
-            meta = meta or doc.get("machine", {})
+            runs += [r for r in doc["runs"] if r["status"] != "not-run"]
+            earlier.append((p, doc.get("machine", {})))
         else:
             runs += [json.loads(ln) for ln in text.splitlines() if ln.strip()]
-    return runs, meta
+    return runs, earlier
 
 
 def _mean(xs):
@@ -245,12 +247,15 @@ def format_table(rows, meta, one_gpu):
 
 
 def cmd_table(a):
-    runs, meta = load_runs(a.inputs)
+    runs, earlier = load_runs(a.inputs)
     if not runs:
         sys.exit("nccl_tests_table: no runs in " + " ".join(a.inputs))
-    for kv in a.meta:
-        key, _, value = kv.partition("=")
-        meta[key] = value
+    meta = dict(kv.partition("=")[::2] for kv in a.meta) or (earlier[0][1] if earlier else {})
+    for path, m in earlier:  # one table, one set of sizes and one fault: ratios compare like runs
+        for key in ("args", "fault", "gpus"):
+            if key in meta and m.get(key) != meta[key]:
+                sys.exit(f"nccl_tests_table: {path} ran with {key} '{m.get(key)}', this call with "
+                         f"'{meta[key]}': its runs do not belong in this table")
     one_gpu = meta.get("gpus") == "1"
     rows = summarize(runs, one_gpu)
     print(format_table(rows, meta, one_gpu))
