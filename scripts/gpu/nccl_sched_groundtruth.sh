@@ -15,7 +15,8 @@
 #
 # Inputs: RAILCHECK_PROFILER_SO (default build*/backends/hw/nccl_profiler/libnccl-profiler-railcheck.so),
 #         OUT (default ./nccl-groundtruth-out), PARALLEL (workloads at once, default 4),
-#         RUN_TIMEOUT (seconds per workload, default 150), ONLY (space-separated names to run).
+#         RUN_TIMEOUT (seconds per workload, default 150), ONLY (space-separated names to run),
+#         SUBSYS (NCCL_DEBUG_SUBSYS, default INIT,COLL,TUNING; add GRAPH for the graph search results).
 # Output: $OUT/<workload>/{env.txt,rank<R>.log,railcheck-prof-*.jsonl,rc} and a summary line each.
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -72,7 +73,7 @@ esac
 run_one() {  # name workload ranks ranks-per-host env port
   local name="$1" wl="$2" ranks="$3" per_host="$4" extra="$5" port="$6" dir="$out/$1"
   mkdir -p "$dir"
-  local common="NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,COLL,TUNING NCCL_PROFILER_PLUGIN=$so RAILCHECK_PROFILER_DIR=$dir NCCL_SOCKET_IFNAME=lo NCCL_IB_DISABLE=1 NCCL_NVLS_ENABLE=0 $extra"
+  local common="NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=${SUBSYS:-INIT,COLL,TUNING} NCCL_PROFILER_PLUGIN=$so RAILCHECK_PROFILER_DIR=$dir NCCL_SOCKET_IFNAME=lo NCCL_IB_DISABLE=1 NCCL_NVLS_ENABLE=0 $extra"
   { echo "# date $(date -u +%FT%TZ)"; echo "# gpu $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1) x $ngpus";
     echo "# workload $wl"; echo "# ranks $ranks as $((ranks / per_host)) hosts of $per_host, rank r on GPU (r mod $per_host) mod $ngpus";
     echo "# env $common NCCL_HOSTID=railcheck-host<r / $per_host> (per rank)"; } >"$dir/env.txt"

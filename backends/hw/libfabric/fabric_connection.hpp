@@ -53,7 +53,7 @@ struct RailStats {
   std::uint64_t completions = 0;
   std::uint64_t flushed = 0;  // WRs reported as WR_FLUSH_ERR when the path went to ERR
   std::uint64_t eagain = 0;   // posts that returned -FI_EAGAIN and waited in the pending queue
-  bool cut = false;           // cut_rail() tore the endpoint down
+  bool cut = false;           // cut_rail() silenced the endpoint (a dead link)
   bool ready = false;         // the engine's path health is Ready (phase 2 done for a standby)
 };
 
@@ -120,9 +120,10 @@ class FabricConnection {
   // The rail has its peer's address (a write_imm on it can go out).
   bool rail_connected(PathIndex rail) const;
 
-  // Fault injection: tear the rail's endpoint down mid-stream. Outstanding WRs on it complete
-  // as errors, as they would on an RC QP whose link died, and the engine fails over. (shm: the
-  // endpoint is silenced rather than closed; fabric_executor.cpp says why.)
+  // Fault injection: the rail's link dies mid-stream. Outstanding WRs on it complete as errors,
+  // as they would on an RC QP whose link died, and the engine fails over. The endpoint is
+  // silenced (never posted to or polled again) and closed with the connection, so its peer sees
+  // a dead link, not a closed connection; fabric_executor.cpp says why.
   void cut_rail(PathIndex rail);
 
   ConnectionStats stats() const;

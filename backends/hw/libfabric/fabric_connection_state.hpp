@@ -73,7 +73,7 @@ struct RailSlot {
   PendingQueue pending;
   std::uint64_t generation = 0;
   bool err = false;                 // the engine moved this path to ERR
-  bool cut = false;                 // the endpoint is gone (cut_rail)
+  bool cut = false;                 // the endpoint is silenced: never posted to or polled (cut_rail)
   std::map<WrId, Op*> outstanding;  // data WRs the provider may still complete, by id
   // What the engine hears, and when: RC's completion order (rc_completion_order.hpp).
   RcCompletionOrder order;

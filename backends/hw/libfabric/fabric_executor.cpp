@@ -399,16 +399,16 @@ void FabricConnection::State::cut(PathIndex path) {
   // As on an RC QP whose link died: the oldest WR fails with RETRY_EXC_ERR, the rest flush.
   flush_in_order(slot, path, WcStatus::RetryExcErr);
   slot.outstanding.clear();
-  // shm (1.17, seen here): a peer endpoint in the same process dereferences a closed
-  // endpoint's region and crashes in fi_cq_read. There the rail is silenced instead: never
-  // posted to or polled again, closed with the connection. Elsewhere it is torn down.
-  if (fabric::is_shm(options.provider)) return;
-  for (auto& [p, m] : mrs) m->per_rail.at(path.value).reset();
-  slot.rail.reset();  // fi_close: the endpoint, its CQ, AV, domain and fabric are gone
-  // Nothing the provider held on this rail will ever complete now.
-  for (auto it = ops.begin(); it != ops.end();) {
-    it = it->second->rail == path.value ? ops.erase(it) : std::next(it);
-  }
+  // The rail is silenced, not closed: never posted to or polled again, closed with the
+  // connection (~State), as a dead link sends its peer no FIN or RST. Closing it mid-stream broke
+  // the peer's provider (issue 33): ofi_rxm 1.17 keeps messages that arrived before a matching
+  // receive in an endpoint-wide queue tied to their connection, and does not purge that queue
+  // when the connection closes; the peer's next receive on the rail (posted before our failover
+  // notice reached it) matched one and dereferenced the dropped connection (SIGSEGV in
+  // libfabric, or heap corruption). shm crashed the same way in fi_cq_read when a peer endpoint
+  // in the same process closed. tests/backends/hw/libfabric/cut_lifetime_test.cpp.
+  // The ops the provider still holds stay in `ops` until then, so no context it may report is
+  // freed under it.
 }
 
 }  // namespace railcheck
