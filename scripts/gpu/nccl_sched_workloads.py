@@ -114,11 +114,16 @@ def sweep_one(fn, nbytes, dtype, device, world):
         dist.reduce_scatter_tensor(t, torch.ones(n * world, dtype=dtype, device=device))
 
 
-def sweep(rank, device):
-    """Every collective type, each alone in its launch, at every size, in float32 and bfloat16."""
+SWEEP_FNS = ("all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce")
+
+
+def sweep(rank, device, fns=SWEEP_FNS):
+    """Each collective type of `fns`, each alone in its launch, at every size, in float32 and
+    bfloat16. A forced algorithm takes the types it serves (NCCL 2.28: Tree only AllReduce, PAT only
+    AllGather and ReduceScatter): `sweep:all_reduce` on the command line."""
     world = dist.get_world_size()
     for dtype in (torch.float32, torch.bfloat16):
-        for fn in ("all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce"):
+        for fn in fns:
             for nbytes in SWEEP_SIZES:
                 sweep_one(fn, nbytes, dtype, device, world)
 
@@ -140,15 +145,14 @@ def p2p_n(rank, device):
 
 
 def coalesced_mixed(rank, device):
-    """Groups NCCL aggregates and sorts: sizes within and beyond 4x of each other, two types and
-    two functions in one launch."""
+    """Groups NCCL aggregates and sorts: sizes within and beyond 4x of each other, given in
+    neither ascending nor descending order (PyTorch coalesces one type per group)."""
     with dist._coalescing_manager(device=device, async_ops=True) as cm:
-        for n in [4096, 8192, 12288, 65536, 1 << 20, 4 << 20]:
+        for n in [65536, 4096, 4 << 20, 12288, 8192, 1 << 20]:
             dist.all_reduce(buf(n, device))
     cm.wait()
     with dist._coalescing_manager(device=device, async_ops=True) as cm:
-        for n in [32768, 65536, 262144]:
-            dist.all_reduce(buf(n, device))
+        for n in [262144, 32768, 65536]:
             dist.all_reduce(torch.ones(n // 2, dtype=torch.bfloat16, device=device))
     cm.wait()
 
@@ -171,7 +175,14 @@ WORKLOADS = {
 
 def main():
     name = sys.argv[1]
-    fn = WORKLOADS[name.split(":")[0]]
+    base, _, arg = name.partition(":")
+    fn = WORKLOADS[base]
+    if base == "sweep" and arg:
+        fns = tuple(arg.split(","))
+        unknown = [f for f in fns if f not in SWEEP_FNS]
+        if unknown:
+            sys.exit(f"nccl_sched_workloads: sweep: unknown collectives {unknown}; known: {SWEEP_FNS}")
+        fn = lambda rank, device: sweep(rank, device, fns)
     rank = int(os.environ["RANK"])
     gpu = int(os.environ.get("LOCAL_GPU", "0"))
     torch.cuda.set_device(gpu)

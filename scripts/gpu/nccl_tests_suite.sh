@@ -214,7 +214,9 @@ for c in "${configs[@]}"; do [[ "$c" == socket ]] || needs_plugin=1; done
 [[ "$needs_plugin" == 1 ]] && { nccl_plugin_find "$root" || exit 1; }
 export LD_LIBRARY_PATH="$nccl_link/lib:$cuda_home/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 segv="$(nccl_plugin_segv_preload "$build")"
-work="$build/runs"
+# One folder per invocation: several suites may share BUILD_DIR (its nccl-tests binaries) and run
+# side by side, e.g. streams of REPEAT runs on a machine with cores to spare.
+work="$build/runs.$$"
 rm -rf "$work"; mkdir -p "$work"
 jsonl="$work/runs.jsonl"
 

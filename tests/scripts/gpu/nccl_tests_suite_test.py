@@ -39,6 +39,16 @@ class ReadsNcclTestsOutput(unittest.TestCase):
         self.assertEqual(p["devices"], ["NVIDIA H200", "NVIDIA H200"])
         self.assertEqual(table.verdict(0, False, p, [], [], expect_rows=8), ("pass", ""))
 
+    def test_a_test_without_a_reduction_has_no_redop_column_and_its_rows_still_read(self):
+        # hypercube_perf prints its redop as an empty field (2026-11-26, 2xH200, recorded output).
+        p = table.parse_output(sample("hypercube_plugin_shm.out"))
+        # It asks for 8 B .. 64 MiB and prints 0 B (8 B rounded to whole elements) .. 16 MiB.
+        self.assertEqual([r["bytes"] for r in p["rows"]], [0] + [8 * 8**i for i in range(1, 8)])
+        self.assertTrue(all(r["redop"] == "" and r["root"] == "-1" for r in p["rows"]))
+        self.assertEqual(table.wrong_values(p), 0)
+        self.assertEqual(table.verdict(0, False, p, [], [], expect_rows=9), ("pass", ""))
+        self.assertEqual(table.verdict(0, False, p, [], [], expect_rows=7)[0], "error")
+
     def test_wrong_values_are_summed_from_both_halves_and_fail_the_run(self):
         p = table.parse_output(sample("all_reduce_wrong.out"))
         # 131072 and 4194304 wrong elements; %6g prints the second as 4.1943e+06.
@@ -62,7 +72,9 @@ class ReadsNcclTestsOutput(unittest.TestCase):
 
     def test_a_run_missing_rows_or_a_log_check_fails(self):
         p = table.parse_output(sample("sendrecv_fault_tcp.out"))
-        self.assertEqual(table.verdict(0, False, p, [], [], expect_rows=9)[0], "error")
+        # More rows than -b..-e asks for, or none at all, is not this run's output.
+        self.assertEqual(table.verdict(0, False, p, [], [], expect_rows=7)[0], "error")
+        self.assertEqual(table.verdict(0, False, dict(p, rows=[]), [], [], expect_rows=8)[0], "error")
         missing = ["NCCL's log does not show a completed failover (no line matching 'failover [0-9]+ done')"]
         self.assertEqual(table.verdict(0, False, p, [], missing, 8), ("log-check", missing[0]))
         self.assertEqual(table.verdict(124, True, p, [], [], 8)[0], "timeout")
