@@ -69,6 +69,7 @@ std::string_view name(AlignField f) {
     case AlignField::Protocol: return "protocol";
     case AlignField::Warps: return "warps";
     case AlignField::Channels: return "channels";
+    case AlignField::ChannelCount: return "channel count";
     case AlignField::Plan: return "plan";
     case AlignField::Position: return "position";
   }
@@ -152,6 +153,7 @@ Result<bool> align_run(const RecordedRun& run, AlignmentReport& report, bool pre
       a.truth.plan = op.plan - t.group_first_plan[static_cast<std::size_t>(call.group)];
       a.truth.position = op.position;
       a.truth.channels.assign(op.channels.begin(), op.channels.end());
+      a.truth.nchannels = op.nchannels;
       if (call.is_coll) {
         a.truth.algo = algorithm_index(op.algo).value_or(-1);
         a.truth.proto = protocol_index(op.proto).value_or(-1);
@@ -162,6 +164,7 @@ Result<bool> align_run(const RecordedRun& run, AlignmentReport& report, bool pre
         a.model.position = static_cast<int>(p->position);
         for (auto ch : p->channels) a.model.channels.push_back(static_cast<int>(ch));
         std::sort(a.model.channels.begin(), a.model.channels.end());
+        a.model.nchannels = static_cast<int>(a.model.channels.size());
         a.model.algo = p->algo;
         a.model.proto = p->proto;
         a.model.warps = p->warps;
@@ -172,12 +175,15 @@ Result<bool> align_run(const RecordedRun& run, AlignmentReport& report, bool pre
       for (AlignField f : kAlignFields) {
         const bool tuned = f == AlignField::Algorithm || f == AlignField::Protocol || f == AlignField::Warps;
         if (tuned && !(predict && call.is_coll)) continue;
+        const bool set_shown = !a.truth.channels.empty() || a.truth.nchannels == 0;
+        if ((f == AlignField::Channels && !set_shown) || (f == AlignField::ChannelCount && set_shown)) continue;
         bool same = false;
         switch (f) {
           case AlignField::Algorithm: same = a.truth.algo == a.model.algo; break;
           case AlignField::Protocol: same = a.truth.proto == a.model.proto; break;
           case AlignField::Warps: same = a.truth.warps == a.model.warps; break;
           case AlignField::Channels: same = a.truth.channels == a.model.channels; break;
+          case AlignField::ChannelCount: same = a.truth.nchannels == a.model.nchannels; break;
           case AlignField::Plan: same = a.truth.plan == a.model.plan; break;
           case AlignField::Position: same = a.truth.position == a.model.position; break;
         }

@@ -40,16 +40,20 @@ struct OpSide {
   int plan = -1;      // plan index within the op's launch
   int position = -1;  // place in the plan
   std::vector<int> channels;
-  int algo = -1;  // collectives: NCCL_ALGO_*, NCCL_PROTO_* indices and nWarps
+  int nchannels = 0;  // the recording's task descriptor (model: channels.size())
+  int algo = -1;      // collectives: NCCL_ALGO_*, NCCL_PROTO_* indices and nWarps
   int proto = -1;
   int warps = 0;
 };
 
 // The fields an operation is compared on; algorithm, protocol and warps for collectives only and
-// only when predicting.
-enum class AlignField : std::uint8_t { Algorithm, Protocol, Warps, Channels, Plan, Position };
-constexpr std::array<AlignField, 6> kAlignFields = {AlignField::Algorithm, AlignField::Protocol, AlignField::Warps,
-                                                    AlignField::Channels,  AlignField::Plan,     AlignField::Position};
+// only when predicting. A task the recording shows no kernel-channel events for (a self copy:
+// kernel-channel events come from proxy ops, and a copy to oneself has none) is compared on its
+// channel count (the task descriptor's nchannels) instead of its channel set.
+enum class AlignField : std::uint8_t { Algorithm, Protocol, Warps, Channels, ChannelCount, Plan, Position };
+constexpr std::array<AlignField, 7> kAlignFields = {AlignField::Algorithm, AlignField::Protocol,     AlignField::Warps,
+                                                    AlignField::Channels,  AlignField::ChannelCount, AlignField::Plan,
+                                                    AlignField::Position};
 std::string_view name(AlignField f);
 
 struct OpAlignment {

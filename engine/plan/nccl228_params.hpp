@@ -46,7 +46,8 @@ using AlgoProtoCosts = std::array<std::array<float, kNumProtocols>, kNumAlgorith
 struct CostTables {
   std::array<AlgoProtoCosts, kNumFunctions> latency{};
   std::array<AlgoProtoCosts, kNumFunctions> bandwidth{};
-  bool printed = false;  // read off a log's tuning table (nccl228_cost_table.hpp); else computed
+  bool printed = false;     // read off a log's tuning table (nccl228_cost_table.hpp); else computed
+  bool recomputed = false;  // printed, then recomputed exactly from its topology (nccl228_table_inputs.hpp)
 };
 
 struct Nccl228Params {
@@ -66,6 +67,10 @@ struct Nccl228Params {
   std::uint64_t work_fifo_bytes = 1ULL << 20;      // NCCL_WORK_FIFO_BYTES_DEFAULT (init.cc)
   std::uint32_t nvls_channels = 0;                 // comm->nvlsChannels (INIT "N nvls channels")
   std::uint32_t local_ranks = 0;                   // comm->maxLocalRanks (INIT "localRanks"); 0 = nranks / nodes
+  // How ranks of one node reach each other (INIT transport lines "... via P2P/CUMEM", "via SHM").
+  enum class IntraLink : std::uint8_t { Unknown, P2p, Shm, None };
+  IntraLink intra_link = IntraLink::Unknown;
+  bool max_threads_logged = false;  // max_threads came from the Max NThreads rows (TUNING table)
   // The tuner's tables: printed by NCCL (rank 0's TUNING table) or computed (nccl228_tune_model.hpp).
   std::optional<CostTables> costs;
 

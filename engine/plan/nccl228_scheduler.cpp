@@ -9,6 +9,7 @@
 #include "engine/plan/nccl228_coll_cells.hpp"
 #include "engine/plan/nccl228_p2p.hpp"
 #include "engine/plan/nccl228_prepare.hpp"
+#include "engine/plan/nccl228_topo_graphs.hpp"
 #include "engine/plan/nccl228_tune_model.hpp"
 
 namespace railcheck::plan {
@@ -84,8 +85,13 @@ RankScheduler228::RankScheduler228(const CommShape& shape, const SchedulePolicy&
                                    bool explain)
     : shape_(shape), policy_(policy), rank_(rank), explain_(explain) {
   schedule_.rank = rank;
-  // Without NCCL's printed tables, ncclTopoTuneModel's from the shape's topology.
-  if (!shape_.v228.costs) shape_.v228.costs = tune_model_2_28(shape_, default_topo_facts(shape_));
+  // Without NCCL's printed tables, ncclTopoTuneModel's from the graphs ncclTopoCompute would find
+  // for the shape's topology, and the Ring Simple thread count that goes with them.
+  if (!shape_.v228.costs) {
+    const TopoFacts facts = derive_topo_facts(shape_);
+    shape_.v228.costs = tune_model_2_28(shape_, facts);
+    if (!shape_.v228.max_threads_logged) shape_.v228.max_threads[kAlgoRing][kProtoSimple] = ring_simple_threads(facts);
+  }
 }
 
 Result<std::uint32_t> RankScheduler228::launch(const TaskGroup& group) {

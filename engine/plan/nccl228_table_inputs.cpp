@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "engine/plan/nccl228_cost_table.hpp"
+#include "engine/plan/nccl228_topo_graphs.hpp"
 #include "engine/plan/nccl228_tune_model.hpp"
 
 namespace railcheck::plan {
@@ -20,16 +21,20 @@ constexpr float kSearchSpeeds[] = {96.0f, 90.0f, 80.0f, 70.0f, 60.0f, 50.0f, 48.
                                    10.0f, 9.0f,  7.0f,  6.0f,  5.0f,  4.0f,  3.0f,  2.4f,  1.2f,  0.24f, 0.12f};
 
 // The per-channel bandwidths a graph may have had, given its all-reduce cells: Simple's, else
-// LL's (where NCCL_PROTO left Simple out), each printed to +-0.05, divided by what tuning.cc
+// LL's or LL128's (where NCCL_PROTO left Simple out), each printed to +-0.05, divided by what tuning.cc
 // multiplies the bandwidth by (`simple_ratio`, `ll_ratio`). NCCL's graph bandwidths come from
 // src/graph/search.cc ncclTopoCompute's speed arrays, halved when channels are duplicated
 // (ncclTopoDupChannels), so those come first, then the 0.1 and 0.01 steps inside the interval,
 // then the point estimate.
-std::vector<float> candidates(const std::array<float, kNumProtocols>& cells, float simple_ratio, float ll_ratio) {
-  const bool simple = cells[kProtoSimple] > 0;
-  const float cell = simple ? cells[kProtoSimple] : cells[kProtoLL];
-  const float ratio = simple ? simple_ratio : ll_ratio;
+std::vector<float> candidates(const std::array<float, kNumProtocols>& cells, float simple_ratio, float ll_ratio,
+                              float ll128_ratio) {
+  const int p = cells[kProtoSimple] > 0 ? kProtoSimple : cells[kProtoLL] > 0 ? kProtoLL : kProtoLL128;
+  const float cell = cells[static_cast<std::size_t>(p)];
+  const float ratio = p == kProtoSimple ? simple_ratio : p == kProtoLL ? ll_ratio : ll128_ratio;
   if (cell <= 0 || ratio <= 0) return {};
+  // LL128's cells are capped per channel (perChMax*LL128Bws), so its cell may not bound the graph's
+  // bandwidth: every search speed is a candidate.
+  if (p == kProtoLL128) return std::vector<float>(std::begin(kSearchSpeeds), std::end(kSearchSpeeds));
   const float lo = std::max(0.0f, cell - 0.05f) / ratio, hi = (cell + 0.05f) / ratio;
   std::vector<float> out;
   for (float divisor : {1.0f, 2.0f})
@@ -46,6 +51,7 @@ std::vector<float> candidates(const std::array<float, kNumProtocols>& cells, flo
 std::optional<CostTables> matching(const CostTables& computed, const CostTables& printed) {
   CostTables out = computed;
   out.printed = true;
+  out.recomputed = true;
   for (std::size_t f = 0; f < kNumFunctions; ++f)
     for (std::size_t a = 0; a < kNumAlgorithms; ++a)
       for (std::size_t p = 0; p < kNumProtocols; ++p) {
@@ -67,27 +73,33 @@ CostTables exact_tables(const CommShape& s, const CostTables& printed) {
   const auto nranks = static_cast<float>(s.nranks);
   const auto ar = static_cast<std::size_t>(func_index(CollOp::AllReduce));
   if (s.nranks < 2) return printed;
-  const bool ll128_printed = printed.bandwidth[ar][kAlgoRing][kProtoLL128] > 0;
+  // LL128 left on by the paths (or NCCL_PROTO): some LL128 cell is printed, whatever NCCL_ALGO kept.
+  const bool ll128_printed =
+      printed.bandwidth[ar][kAlgoRing][kProtoLL128] > 0 || printed.bandwidth[ar][kAlgoTree][kProtoLL128] > 0;
+  // First the graphs ncclTopoCompute finds for the topology the INIT lines describe
+  // (nccl228_topo_graphs), whatever NCCL_ALGO / NCCL_PROTO left printed.
+  TopoFacts derived = derive_topo_facts(s);
+  derived.env_ll128_off = !ll128_printed;
+  if (auto t = matching(tune_model_2_28(s, derived), printed)) return *t;
   // The graphs' channel count: the communicator's, or one NCCL_MIN/MAX_NCHANNELS moved it from.
   for (int graph_channels : {static_cast<int>(s.coll_channels), 1, 2, 4, 8, 12, 16, 24, 32}) {
     const auto nch = static_cast<float>(graph_channels);
     // Ring all-reduce: nChannels x bw x nRanks / (2 (nRanks - 1)), x0.5 for LL (below its cap).
     const float ring_ratio = nch * nranks / (2 * (nranks - 1));
-    const auto rings = candidates(printed.bandwidth[ar][kAlgoRing], ring_ratio, ring_ratio * 0.5f);
+    const auto rings = candidates(printed.bandwidth[ar][kAlgoRing], ring_ratio, ring_ratio * 0.5f, ring_ratio * 0.92f);
     for (bool tree_pattern : {true, false}) {
       // Tree all-reduce: nChannels x bw x 0.92 (x 0.85 for the tree pattern) x 0.5, /3.8 for LL.
       const float tree_ratio = nch * 0.92f * (tree_pattern ? 0.85f : 1.0f) * 0.5f;
-      const auto trees = candidates(printed.bandwidth[ar][kAlgoTree], tree_ratio, tree_ratio / 3.8f);
+      const auto trees =
+          candidates(printed.bandwidth[ar][kAlgoTree], tree_ratio, tree_ratio / 3.8f, tree_ratio * 120 / 128);
       // Where NCCL_ALGO disabled one graph's algorithm, its cells are all 0 and any value fits.
       for (float ring_bw : rings.empty() ? trees : rings)
         for (float tree_bw : trees.empty() ? rings : trees)
           for (bool nvlink : {true, false})
             for (bool amd : {false, true}) {
               TopoFacts f;
-              f.graph_channels = graph_channels;
-              f.ring_bw = ring_bw;
-              f.tree_bw = tree_bw;
-              f.tree_pattern = tree_pattern;
+              f.ring = TopoGraph{4, graph_channels, ring_bw, ring_bw};
+              f.tree = TopoGraph{tree_pattern ? 3 : 1, graph_channels, tree_bw, tree_bw};
               f.nvlink = nvlink;
               f.amd_cpu = amd;
               f.env_ll128_off = !ll128_printed;

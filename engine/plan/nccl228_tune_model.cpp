@@ -11,6 +11,7 @@ namespace railcheck::plan {
 namespace {
 
 enum Hw { kNvlink = 0, kPci = 1, kNet = 2 };  // NCCL_HW_NVLINK, NCCL_HW_PCI, NCCL_HW_NET
+constexpr int kPatternTree = 3;               // NCCL_TOPO_PATTERN_TREE: comm->maxTreePattern, x0.85
 
 // ncclTunerConstantsDefaults (tuning.cc), the Tree/Ring/PAT rows, LL/LL128/Simple.
 constexpr float kBaseLat[kNumAlgorithms][kNumProtocols] = {
@@ -33,18 +34,6 @@ int log2i(std::uint32_t n) { return n == 0 ? -1 : static_cast<int>(std::bit_widt
 
 }  // namespace
 
-TopoFacts default_topo_facts(const CommShape& s) {
-  TopoFacts f;
-  if (s.v228.nodes(s.nranks) == 1) {
-    f.nvlink = true;
-    f.ring_bw = f.tree_bw = 20.0f;
-    f.tree_pattern = false;
-  } else {
-    f.env_ll128_off = true;
-  }
-  return f;
-}
-
 CostTables tune_model_2_28(const CommShape& s, const TopoFacts& facts) {
   CostTables t;
   const int nranks = static_cast<int>(s.nranks);
@@ -55,8 +44,6 @@ CostTables tune_model_2_28(const CommShape& s, const TopoFacts& facts) {
   const float ppn = static_cast<float>(nranks) / static_cast<float>(nnodes);
   const int intra_hw = facts.nvlink ? kNvlink : kPci;
   const int hw = nnodes == 1 ? intra_hw : kNet;
-  const auto nch =
-      static_cast<float>(facts.graph_channels > 0 ? facts.graph_channels : static_cast<int>(s.coll_channels));
   // ncclPatEnable: one GPU per node (and a host network device, SM60+).
   const bool pat = nnodes == nranks;
   for (int coll = 0; coll < kNumFunctions; ++coll) {
@@ -70,8 +57,9 @@ CostTables tune_model_2_28(const CommShape& s, const TopoFacts& facts) {
       if (ar && a == kAlgoPat) continue;
       for (int p = 0; p < kNumProtocols; ++p) {
         if (a == kAlgoPat && (p != kProtoSimple || !pat)) continue;
-        const float bw = a == kAlgoRing ? facts.ring_bw : facts.tree_bw;  // bwIntra up to 2 nodes, bwInter beyond
-        float bus = nch * bw;
+        const TopoGraph& g = a == kAlgoRing ? facts.ring : facts.tree;
+        const auto nch = static_cast<float>(g.channels);
+        float bus = nch * (nnodes <= 2 ? g.bw_intra : g.bw_inter);
         if (a == kAlgoRing && p == kProtoLL) bus = static_cast<float>(std::min(ll_max_bw, bus * .5));
         if (a == kAlgoRing && p == kProtoLL128)
           bus = static_cast<float>(std::min(bus * 0.92, nch * double(kPerChRingLL128[index2])));
@@ -80,7 +68,7 @@ CostTables tune_model_2_28(const CommShape& s, const TopoFacts& facts) {
         if (a == kAlgoTree && p == kProtoLL128)
           bus = static_cast<float>(
               std::min(bus * (nnodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0), nch * double(kPerChTreeLL128[index2])));
-        if (a == kAlgoTree && facts.tree_pattern) bus = static_cast<float>(bus * .85);
+        if (a == kAlgoTree && facts.tree.pattern == kPatternTree) bus = static_cast<float>(bus * .85);
         if (a == kAlgoPat) bus = static_cast<float>(bus * .75);
         // "Convert bus BW to algorithm BW"
         if (!(a != kAlgoRing && ag_rs)) bus = static_cast<float>(bus * (a == kAlgoRing ? (1.0 * nranks) / nsteps : .5));

@@ -12,24 +12,23 @@
 
 namespace railcheck::plan {
 
-struct TopoFacts {
-  // Per channel, GB/s (graph->bwIntra, which tuning.cc uses up to 2 nodes, and bwInter beyond).
-  // Network defaults: the recorded H100s over NET/Socket (scenarios/groundtruth: their printed
-  // Ring Simple AllReduce 1.2 GB/s over 2 channels, Tree 0.9 after x0.92 x0.85 x0.5).
-  // One node: an NVLink ring, 20 GB/s per channel (speedArrayIntra's sm90 step; an assumption).
-  float ring_bw = 0.6f;
-  float tree_bw = 1.2f;  // the tree graph, which PAT uses too (init.cc: graphs[] = {tree, ring, ..., tree})
-  // graph->nChannels of the ring and tree graphs, before NCCL_MIN/MAX_NCHANNELS and duplication
-  // set comm->nChannels (the recorded runs print 2-channel tables under either); 0 = comm's.
-  int graph_channels = 0;
-  bool nvlink = false;         // graph->typeIntra == LINK_NVL: NVLink latencies, LL128 allowed
-  bool tree_pattern = true;    // comm->maxTreePattern == NCCL_TOPO_PATTERN_TREE (x0.85 on Tree)
-  bool amd_cpu = false;        // comm->cpuVendor: llMaxBws row and getNetOverhead (1 us Intel, 2 AMD)
-  bool env_ll128_off = false;  // LL128 disabled by the path types (network: PATH_NET > PATH_PXN)
+// One graph as src/graph/search.cc ncclTopoCompute leaves it (the GRAPH line "Pattern 4,
+// crossNic 0, nChannels 12, bw 30.000000/30.000000, ..."): before ncclTopoPostset doubles the
+// channels into comm->nChannels, and before NCCL_MIN/MAX_NCHANNELS move that count.
+struct TopoGraph {
+  int pattern = 4;  // NCCL_TOPO_PATTERN_*: 1 balanced tree, 3 tree, 4 ring
+  int channels = 1;
+  float bw_intra = 1.2f;  // GB/s per channel
+  float bw_inter = 1.2f;
 };
 
-// The defaults for `shape`: one node means NVLink, several mean the network figures above.
-TopoFacts default_topo_facts(const CommShape& shape);
+struct TopoFacts {
+  TopoGraph ring;                    // graphs[NCCL_ALGO_RING]
+  TopoGraph tree{3, 1, 2.4f, 1.2f};  // graphs[NCCL_ALGO_TREE], which PAT uses too (init.cc)
+  bool nvlink = false;               // graph->typeIntra == LINK_NVL: NVLink latencies
+  bool amd_cpu = false;              // comm->cpuVendor: llMaxBws row and getNetOverhead (1 us Intel, 2 AMD)
+  bool env_ll128_off = false;        // LL128 disabled by the path types (network: PATH_PHB > PATH_PXN)
+};
 
 // ncclTopoTuneModel's comm->latencies and comm->bandwidths for a Hopper GPU (compCap 90).
 CostTables tune_model_2_28(const CommShape& shape, const TopoFacts& facts);

@@ -88,6 +88,10 @@ Result<InitTuning> parse_init_tuning(std::string_view text, std::string_view ori
       } else if (threads.size() > kNumAlgorithms * kNumProtocols) {
         return bad("more Max NThreads values than 7 algorithms x 3 protocols");
       }
+    } else if (body.starts_with("Channel ") && body.find(" via ") != std::string_view::npos) {
+      const std::string_view via = body.substr(body.find(" via ") + 5);
+      if (via.starts_with("P2P/")) t.intra_link = Nccl228Params::IntraLink::P2p;
+      if (via.starts_with("SHM/") && !t.intra_link) t.intra_link = Nccl228Params::IntraLink::Shm;
     } else if (body.starts_with("threadThresholds ")) {
       if (t.thresholds) continue;
       const auto n = numbers(body);
@@ -124,17 +128,23 @@ std::vector<std::string> apply_init_tuning(const InitTuning& t, CommShape& s) {
   if (t.costs) {
     // Printed to 0.1: recover the exact values where ncclTopoTuneModel's inputs can be found.
     s.v228.costs = exact_tables(s, *t.costs);
-    notes.push_back(fmt::format(
-        "latency/bandwidth tables from the TUNING table NCCL printed (graph/tuning.cc ncclTopoTuneModel){}",
-        s.v228.costs->latency == t.costs->latency ? ", as printed (no topology reproduces them exactly)"
-                                                  : ", recomputed exactly from the topology that rounds to them"));
+    notes.push_back(
+        fmt::format("latency/bandwidth tables from the TUNING table NCCL printed (graph/tuning.cc ncclTopoTuneModel){}",
+                    !s.v228.costs->recomputed ? ", as printed (no topology reproduces them exactly)"
+                                              : ", recomputed exactly from the topology that rounds to them"));
   }
   if (t.p2p_chunk_bytes) {
     s.v228.p2p_chunk_bytes = *t.p2p_chunk_bytes;
     notes.push_back(fmt::format("p2p chunk {} B (INIT: P2P Chunksize)", *t.p2p_chunk_bytes));
   }
+  if (t.intra_link) {
+    s.v228.intra_link = *t.intra_link;
+    notes.push_back(fmt::format("ranks of a node connected via {} (INIT transport lines)",
+                                *t.intra_link == Nccl228Params::IntraLink::P2p ? "P2P" : "SHM"));
+  }
   if (t.max_threads) {
     s.v228.max_threads = *t.max_threads;
+    s.v228.max_threads_logged = true;
     notes.push_back("thread table from INIT's Max NThreads rows");
   }
   if (t.thresholds) {
@@ -157,18 +167,22 @@ Result<std::vector<std::string>> apply_init_logs(const std::vector<NamedLog>& lo
   std::vector<std::string> notes;
   bool comm_taken = false;
   std::optional<CostTables> costs;
+  std::optional<AlgoProtoTable> max_threads;  // printed with the tables (rank 0's TUNING block)
   for (const auto& f : logs) {
     auto init = parse_init_tuning(f.text, f.name);
     if (!init) return init.error();
     if (!costs) costs = init->costs;
+    if (!max_threads) max_threads = init->max_threads;
     if (comm_taken || (!init->coll_channels && !init->nnodes)) continue;
     init->costs.reset();
+    init->max_threads.reset();
     for (auto& n : apply_init_tuning(init.value(), shape)) notes.push_back(fmt::format("{}: {}", f.name, n));
     comm_taken = true;
   }
-  if (costs) {
+  if (costs || max_threads) {
     InitTuning only_costs;
     only_costs.costs = costs;
+    only_costs.max_threads = max_threads;
     for (auto& n : apply_init_tuning(only_costs, shape)) notes.push_back(n);
   }
   return notes;

@@ -6,6 +6,7 @@
 //   P2P Chunksize set to 131072                                               (init.cc)
 //    Max NThreads |  512 |  640 | ...   three rows: 7 algorithms x LL/LL128/Simple (graph/tuning.cc)
 //   threadThresholds 8/8/64 | 16/8/64 | 512 | 512                             (graph/tuning.cc)
+//   Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM (or via SHM/..., via NET/...)     (transport/*.cc)
 //   Algorithm | Tree | Ring ... and its latency/bandwidth rows (rank 0, TUNING; nccl228_cost_table.hpp)
 //
 // Each is optional; what a log holds is applied to a CommShape and named in notes.
@@ -31,6 +32,9 @@ struct InitTuning {
   std::optional<AlgoProtoTable> max_threads;
   std::optional<std::array<int, 8>> thresholds;  // Tree LL/LL128/Simple, Ring LL/LL128/Simple, CollNet x2
   std::optional<CostTables> costs;
+  // Transport lines ("Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM"): P2P or SHM between ranks of a
+  // node (transport/p2p.cc, shm.cc print them at connection time; NET/ lines are other nodes).
+  std::optional<Nccl228Params::IntraLink> intra_link;
 };
 
 // The first communicator's lines of one rank's log. A row that starts like one of the above but

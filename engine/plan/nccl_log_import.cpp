@@ -180,6 +180,33 @@ std::optional<T> number_of(std::string_view text) {
   return v;
 }
 
+// Operations NCCL 2.28.9 turns into p2p tasks (src/enqueue.cc taskAppend): AlltoAll sends and
+// receives `count` elements to and from every rank, itself included, in rank order; Gather sends
+// to the root, which receives from every rank; Scatter is Gather reversed.
+bool is_p2p_op(std::string_view op) {
+  return op == "Send" || op == "Recv" || op == "AlltoAll" || op == "Gather" || op == "Scatter";
+}
+
+std::vector<P2pTask> p2p_tasks(std::string_view op, std::uint32_t rank, std::uint32_t nranks, std::uint32_t root,
+                               std::uint64_t bytes, std::uint32_t line) {
+  std::vector<P2pTask> out;
+  auto add = [&](P2pDir d, std::uint32_t peer) { out.push_back(P2pTask{d, peer, bytes, line}); };
+  if (op == "Send" || op == "Recv") add(op == "Send" ? P2pDir::Send : P2pDir::Recv, root);
+  if (op == "AlltoAll")
+    for (std::uint32_t r = 0; r < nranks; ++r) add(P2pDir::Send, r), add(P2pDir::Recv, r);
+  if (op == "Gather") {
+    add(P2pDir::Send, root);
+    if (rank == root)
+      for (std::uint32_t r = 0; r < nranks; ++r) add(P2pDir::Recv, r);
+  }
+  if (op == "Scatter") {
+    if (rank == root)
+      for (std::uint32_t r = 0; r < nranks; ++r) add(P2pDir::Send, r);
+    add(P2pDir::Recv, root);
+  }
+  return out;
+}
+
 struct OpLine {
   std::string process;  // "file|host:pid", or the file name when lines have no prefix
   std::string comm;
@@ -328,10 +355,11 @@ class Importer {
 
   Result<bool> check(const OpLine& op) const {
     const LogFile& f = files_[op.file];
-    const bool p2p = op.op == "Send" || op.op == "Recv";
+    const bool p2p = is_p2p_op(op.op);
     if (!p2p && !coll_op_from_name(op.op))
       return at(f, op.line, fmt::format("unknown operation '{}'", op.op),
-                "the model knows AllReduce, AllGather, ReduceScatter, Broadcast, Reduce, Send and Recv");
+                "the model knows AllReduce, AllGather, ReduceScatter, Broadcast, Reduce, Send, Recv, AlltoAll, "
+                "Gather and Scatter");
     if (!datatype_from_code(op.datatype)) return at(f, op.line, fmt::format("unknown datatype code {}", op.datatype));
     if (!p2p && !redop_from_code(op.redop))
       return at(f, op.line, fmt::format("unknown reduction op code {}", op.redop));
@@ -408,9 +436,10 @@ class Importer {
       std::vector<bool> used(o.tunes.size(), false);
       for (const OpLine* op : o.ops) {
         const auto dtype = *datatype_from_code(op->datatype);
-        if (op->op == "Send" || op->op == "Recv") {
-          builder.add(rank, P2pTask{op->op == "Send" ? P2pDir::Send : P2pDir::Recv,
-                                    static_cast<std::uint32_t>(op->root), op->count * size_of(dtype), op->line});
+        if (is_p2p_op(op->op)) {
+          for (const P2pTask& t : p2p_tasks(op->op, rank, op->nranks, static_cast<std::uint32_t>(op->root),
+                                            op->count * size_of(dtype), op->line))
+            builder.add(rank, t);
           continue;
         }
         CollTask t;
@@ -457,7 +486,7 @@ class Importer {
       take_tunes_before(op.seq);
       const std::uint32_t rank = rank_of.value().at({op.process, op.comm});
       rank_of_process[op.process] = rank;
-      const bool is_coll = op.op != "Send" && op.op != "Recv";
+      const bool is_coll = !is_p2p_op(op.op);
       const std::size_t coll_index = colls_of[rank];
       if (auto it = open.find(rank); it != open.end()) {
         const bool new_count = it->second.op_count != op.op_count;

@@ -3,11 +3,12 @@
 // TUNING lines NCCL printed for the same collectives, and the two ranks agree op by op.
 #include "engine/plan/groundtruth.hpp"
 
-#include <catch2/catch.hpp>
-#include <algorithm>
-#include <filesystem>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <filesystem>
 #include <map>
 
 #include "tests/engine/plan/shipped_file.hpp"
@@ -79,17 +80,19 @@ TEST_CASE("groundtruth: every committed recording is complete and self-consisten
     ++workloads;
     std::string name = dir.path().filename().string();
     INFO(name);
-    std::vector<TruthTrace> ranks(2);
+    std::vector<TruthTrace> ranks;
     for (const auto& f : fs::directory_iterator(dir.path())) {
       std::string fname = f.path().filename().string();
       if (fname.rfind("railcheck-prof-", 0) != 0) continue;
       auto rel = fs::relative(f.path(), RAILCHECK_SOURCE_DIR).string();
       auto t = parse_truth_trace(shipped_file(rel), rel);
       REQUIRE(t.ok());
-      REQUIRE((t->rank == 0 || t->rank == 1));
+      REQUIRE((t->rank >= 0 && t->rank < t->nranks));
+      ranks.resize(static_cast<std::size_t>(t->nranks));
       ranks[static_cast<std::size_t>(t->rank)] = t.value();
     }
-    for (int r = 0; r < 2; ++r) {
+    REQUIRE(ranks.size() >= 2);
+    for (int r = 0; r < static_cast<int>(ranks.size()); ++r) {
       const auto& t = ranks[static_cast<std::size_t>(r)];
       REQUIRE(t.rank == r);
       CHECK(!t.ops.empty());
@@ -108,12 +111,35 @@ TEST_CASE("groundtruth: every committed recording is complete and self-consisten
       CHECK(c.matched == c.compared);
       CHECK(c.first_mismatch.empty());
       colls += c.compared;
-      for (const auto& op : t.ops) CHECK(static_cast<int>(op.channels.size()) >= 1);
+      // Every task ran somewhere; a self copy has no proxy op, hence no kernel-channel events.
+      for (const auto& op : t.ops)
+        CHECK(static_cast<int>(op.channels.size()) >= (!op.is_coll && op.root_or_peer == r ? 0 : 1));
     }
-    auto agree = check_ranks_agree(ranks[0], ranks[1]);
-    INFO(agree.first_mismatch);
-    CHECK(agree.matched == agree.compared);
-    CHECK(agree.first_mismatch.empty());
+    if (ranks.size() == 2) {  // a Send against the peer's Recv: two ranks are each other's peer
+      auto agree = check_ranks_agree(ranks[0], ranks[1]);
+      INFO(agree.first_mismatch);
+      CHECK(agree.matched == agree.compared);
+      CHECK(agree.first_mismatch.empty());
+    }
+    // Every rank ran every collective as rank 0 did: same order, count, algorithm, protocol, channels.
+    auto colls_of = [](const TruthTrace& t) {
+      std::vector<const TruthOp*> out;
+      for (const auto& op : t.ops)
+        if (op.is_coll) out.push_back(&op);
+      return out;
+    };
+    const auto first = colls_of(ranks[0]);
+    for (const auto& t : ranks) {
+      const auto mine = colls_of(t);
+      REQUIRE(mine.size() == first.size());
+      for (std::size_t i = 0; i < mine.size(); ++i) {
+        INFO("rank " << t.rank << " collective " << i);
+        CHECK(mine[i]->count == first[i]->count);
+        CHECK(mine[i]->algo == first[i]->algo);
+        CHECK(mine[i]->proto == first[i]->proto);
+        CHECK(mine[i]->channels == first[i]->channels);
+      }
+    }
   }
   CHECK(workloads >= 12);
   CHECK(colls >= 450);
@@ -174,17 +200,21 @@ TEST_CASE("groundtruth: NCCL 2.28's channel-count rule against every collective 
       for (const auto& op : t->ops) per_plan[op.plan] += op.is_coll ? 1 : 2;
       for (const auto& op : t->ops) {
         if (!op.is_coll || per_plan[op.plan] != 1) continue;
-        const std::map<std::string, std::uint64_t> sizes{{"ncclInt8", 1},    {"ncclUint8", 1},   {"ncclFloat16", 2},
-                                                         {"ncclBfloat16", 2}, {"ncclInt32", 4},   {"ncclFloat32", 4},
+        const std::map<std::string, std::uint64_t> sizes{{"ncclInt8", 1},     {"ncclUint8", 1},  {"ncclFloat16", 2},
+                                                         {"ncclBfloat16", 2}, {"ncclInt32", 4},  {"ncclFloat32", 4},
                                                          {"ncclInt64", 8},    {"ncclFloat64", 8}};
         REQUIRE(sizes.count(op.dtype) == 1);
-        std::uint64_t bytes = op.count * sizes.at(op.dtype) * ((op.func == "AllGather" || op.func == "ReduceScatter") ? 2 : 1);
+        if (op.algo == "PAT") continue;  // this rule's Ring/Tree tables; PAT: align --predict (cmd_align_test)
+        std::uint64_t bytes =
+            op.count * sizes.at(op.dtype) * ((op.func == "AllGather" || op.func == "ReduceScatter") ? t->nranks : 1);
         std::size_t p = op.proto == "LL" ? 0 : op.proto == "LL128" ? 1 : 2;
         std::size_t a = op.algo == "TREE" ? 0 : 3;
         REQUIRE((op.algo == "TREE" || op.algo == "RING"));
         int nc = ring_tree_channels_2_28(bytes, chans[0], threads[a + p], thresholds[a + p]);
         ++compared;
-        if (nc != op.nchannels) {
+        // nMaxChannels bounds the channels; scheduleCollTasksToPlan's cells may fill fewer (24
+        // NVLink channels, LL128), which align --predict holds exactly (cmd_align_test).
+        if (op.nchannels > nc || (chans[0] <= 2 && op.proto != "LL128" && nc != op.nchannels)) {
           misses.push_back(fmt::format("{} {} {} {} {}: NCCL {}, rule {}", name, op.func, op.count, op.algo, op.proto,
                                        op.nchannels, nc));
         }
@@ -193,6 +223,6 @@ TEST_CASE("groundtruth: NCCL 2.28's channel-count rule against every collective 
   }
   std::sort(misses.begin(), misses.end());
   INFO(fmt::format("{}", fmt::join(misses, "; ")));
-  CHECK(compared == 84);  // every collective alone in its plan, over the 15 workloads
+  CHECK(compared >= 84);  // every collective alone in its plan
   CHECK(misses.empty());
 }

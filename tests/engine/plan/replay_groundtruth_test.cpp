@@ -1,7 +1,7 @@
 // railcheck replay-sched on the logs of every healthy NCCL 2.28.9 recording (scenarios/groundtruth,
-// issue 27 item 1): from the logs alone, with rank 0's TUNING lines and with them stripped, every
-// policy's verdict is clean (no divergence, no hang), and with the lines the model's channels are
-// the ones NCCL logged for every rank's collectives, not rank 0's only.
+// issue 27 item 1): from the logs alone, with rank 0's TUNING lines and cut to INIT and COLL lines (no TUNING, no
+// GRAPH), every policy's verdict is clean (no divergence, no hang), and with the lines the model's channels are the
+// ones NCCL logged for every rank's collectives, not rank 0's only.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -14,20 +14,12 @@
 #include "engine/plan/nccl_log_import.hpp"
 #include "engine/plan/sched_replay.hpp"
 #include "support/test_files.hpp"
+#include "tests/engine/plan/init_coll_log.hpp"
 
 namespace fs = std::filesystem;
 using namespace railcheck::plan;
 
 namespace {
-
-// The log without its per-collective TUNING lines ("<Func>: <bytes> Bytes -> Algo ...").
-std::string without_tuning_lines(const std::string& text) {
-  std::istringstream in(text);
-  std::string out;
-  for (std::string line; std::getline(in, line);)
-    if (line.find(" Bytes -> Algo ") == std::string::npos) out += line + "\n";
-  return out;
-}
 
 std::vector<fs::path> recordings() {
   std::vector<fs::path> out;
@@ -66,7 +58,7 @@ TEST_CASE("replay-sched: every healthy recording replays clean from its logs, wi
       const std::string text = railcheck::test::read_file(log);
       with.push_back(log.string());
       stripped.push_back((tmp / log.filename()).string());
-      std::ofstream(stripped.back()) << without_tuning_lines(text);
+      std::ofstream(stripped.back()) << init_coll_only(text);
       files.push_back(LogFile{log.string(), text});
     }
     REQUIRE(with.size() >= 2);
