@@ -10,6 +10,7 @@
 
 #include "cli/commands.hpp"
 #include "engine/plan/alignment.hpp"
+#include "engine/plan/nccl228_algo_proto_env.hpp"
 #include "models/toml_reader.hpp"
 
 namespace railcheck::cli {
@@ -26,11 +27,12 @@ struct Workload {
   std::string name;
   std::vector<fs::path> traces;
   std::vector<fs::path> logs;
+  std::optional<fs::path> env_txt;  // the recording's environment (scripts/gpu/nccl_sched_groundtruth.sh)
 };
 
 // The traces and logs directly in `dir` (no recursion).
 Workload workload_in(const fs::path& dir, std::vector<fs::path>* subdirs) {
-  Workload w{dir.filename().string(), {}, {}};
+  Workload w{dir.filename().string(), {}, {}, {}};
   if (w.name.empty() || w.name == ".") w.name = fs::absolute(dir).parent_path().filename().string();
   std::error_code ec;
   std::vector<fs::path> entries;
@@ -41,6 +43,8 @@ Workload workload_in(const fs::path& dir, std::vector<fs::path>* subdirs) {
       w.traces.push_back(e);
     else if (e.extension() == ".log")
       w.logs.push_back(e);
+    else if (e.filename() == "env.txt")
+      w.env_txt = e;
     else if (subdirs && fs::is_directory(e, ec))
       subdirs->push_back(e);
   }
@@ -51,7 +55,7 @@ Workload workload_in(const fs::path& dir, std::vector<fs::path>* subdirs) {
 // make one.
 Result<std::vector<Workload>> find_workloads(const std::vector<std::string>& inputs) {
   std::vector<Workload> out;
-  Workload files{"files", {}, {}};
+  Workload files{"files", {}, {}, {}};
   for (const auto& in : inputs) {
     const fs::path p(in);
     std::error_code ec;
@@ -90,6 +94,21 @@ Result<std::vector<plan::NamedText>> read_all(const std::vector<fs::path>& paths
     out.push_back({p.string(), std::move(text).value()});
   }
   return out;
+}
+
+// NCCL_ALGO / NCCL_PROTO for one workload: the option, else its logs' ENV lines, else its env.txt.
+Result<plan::AppliedSettings> algo_proto_env(const Workload& w, const plan::AlgoProtoSettings& option,
+                                             const std::vector<plan::NamedText>& logs, plan::CommShape& shape) {
+  std::vector<plan::NamedLog> named;
+  for (const auto& f : logs) named.push_back({f.name, f.text});
+  std::optional<plan::NamedText> env;
+  if (w.env_txt) {
+    auto text = read_all({*w.env_txt});
+    if (!text) return text.error();
+    env = text->front();
+  }
+  return plan::apply_algo_proto_env(option, named,
+                                    env ? std::optional<plan::NamedLog>({env->name, env->text}) : std::nullopt, shape);
 }
 
 std::string side(const plan::OpSide& s) {
@@ -196,6 +215,12 @@ int cmd_align(const AlignOptions& o) {
     fmt::print(stderr, "railcheck align: {}\n", e.message());
     return kExitBadInput;
   };
+  plan::AlgoProtoSettings option;
+  if (o.nccl_env) {
+    auto given = plan::settings_from_option(*o.nccl_env, "--nccl-env");
+    if (!given) return fail(given.error());
+    option = std::move(given).value();
+  }
   auto workloads = find_workloads(o.inputs);
   if (!workloads) return fail(workloads.error());
   plan::AlignmentReport report;
@@ -207,7 +232,13 @@ int cmd_align(const AlignOptions& o) {
     if (!logs) return fail(logs.error());
     auto run = plan::load_recorded_run(w.name, traces.value(), logs.value());
     if (!run) return fail(run.error());
-    if (workloads->size() == 1) notes = run->notes;
+    auto env = algo_proto_env(w, option, logs.value(), run->shape);
+    if (!env) return fail(env.error());
+    if (workloads->size() == 1) {
+      notes = run->notes;
+      notes.insert(notes.end(), env->notes.begin(), env->notes.end());
+    }
+    for (const auto& c : env->conflicts) notes.push_back(fmt::format("{}: {}", w.name, c));
     auto ok = plan::align_run(run.value(), report, o.predict);
     if (!ok) return fail(ok.error());
   }

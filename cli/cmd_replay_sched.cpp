@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "cli/commands.hpp"
+#include "engine/plan/nccl228_algo_proto_env.hpp"
 #include "engine/plan/nccl_log_import.hpp"
 #include "engine/plan/sched_replay.hpp"
 #include "models/sched_scenario.hpp"
@@ -19,7 +20,25 @@ struct Loaded {
   std::vector<std::string> notes;
 };
 
-Result<Loaded> load_inputs(const std::vector<std::string>& paths) {
+// NCCL_ALGO / NCCL_PROTO: the option, else the logs' ENV lines (nccl228_algo_proto_env.hpp).
+Result<bool> apply_algo_proto(const ReplaySchedOptions& o, const std::vector<plan::LogFile>& logs, Loaded& out) {
+  plan::AlgoProtoSettings option;
+  if (o.nccl_env) {
+    auto given = plan::settings_from_option(*o.nccl_env, "--nccl-env");
+    if (!given) return given.error();
+    option = std::move(given).value();
+  }
+  std::vector<plan::NamedLog> named;
+  for (const auto& f : logs) named.push_back({f.name, f.text});
+  auto applied = plan::apply_algo_proto_env(option, named, std::nullopt, out.input.shape);
+  if (!applied) return applied.error();
+  out.notes.insert(out.notes.end(), applied->notes.begin(), applied->notes.end());
+  out.notes.insert(out.notes.end(), applied->conflicts.begin(), applied->conflicts.end());
+  return true;
+}
+
+Result<Loaded> load_inputs(const ReplaySchedOptions& o) {
+  const auto& paths = o.inputs;
   std::vector<plan::LogFile> files;
   for (const auto& p : paths) {
     auto text = read_text_file(p, "scheduling input", "a trace (.jsonl), NCCL logs or a scenario (.toml)");
@@ -33,6 +52,7 @@ Result<Loaded> load_inputs(const std::vector<std::string>& paths) {
     if (!sc) return sc.error();
     out.input = std::move(sc->input);
     out.policies = std::move(sc->policies);
+    if (auto ok = apply_algo_proto(o, {}, out); !ok) return ok.error();
     return out;
   }
   if (plan::looks_like_nccl_log(files.front().text)) {
@@ -40,19 +60,21 @@ Result<Loaded> load_inputs(const std::vector<std::string>& paths) {
     if (!log) return log.error();
     out.input = std::move(log->input);
     out.notes = std::move(log->notes);
+    if (auto ok = apply_algo_proto(o, files, out); !ok) return ok.error();
     return out;
   }
   if (paths.size() != 1) return Error{"give one trace file (it holds every rank's lines)", ""};
   auto trace = plan::parse_sched_trace(files.front().text, paths.front());
   if (!trace) return trace.error();
   out.input = std::move(trace).value();
+  if (auto ok = apply_algo_proto(o, {}, out); !ok) return ok.error();
   return out;
 }
 
 }  // namespace
 
 int cmd_replay_sched(const ReplaySchedOptions& o) {
-  auto loaded = load_inputs(o.inputs);
+  auto loaded = load_inputs(o);
   if (!loaded) {
     fmt::print(stderr, "railcheck replay-sched: {}\n", loaded.error().message());
     return kExitBadInput;

@@ -108,9 +108,10 @@ struct ReplaySchedOptions {
   std::vector<std::string> policies;  // default: the scenario's, else every policy
   std::optional<std::uint32_t> coll_channels;
   std::optional<std::uint32_t> work_fifo_depth;
-  std::optional<std::string> nccl;  // "2.18" | "2.28"; default: the scenario's, else 2.28
-  std::uint32_t max_ranks = 16;     // columns of the channel table
-  std::uint32_t max_rows = 64;      // rows of the channel table
+  std::optional<std::string> nccl;      // "2.18" | "2.28"; default: the scenario's, else 2.28
+  std::optional<std::string> nccl_env;  // "NCCL_PROTO=LL NCCL_ALGO=Tree": over the logs' ENV lines
+  std::uint32_t max_ranks = 16;         // columns of the channel table
+  std::uint32_t max_rows = 64;          // rows of the channel table
 };
 int cmd_replay_sched(const ReplaySchedOptions& o);
 
@@ -118,8 +119,9 @@ int cmd_replay_sched(const ReplaySchedOptions& o);
 struct AlignOptions {
   std::vector<std::string> inputs;  // ground-truth folders (scenarios/groundtruth or one workload), or files
   bool json = false;
-  bool predict = false;              // the model's own algorithm and protocol (nccl228_tuner), not the recording's
-  std::uint32_t max_mismatches = 1;  // mismatches printed in full
+  bool predict = false;                 // the model's own algorithm and protocol (nccl228_tuner), not the recording's
+  std::uint32_t max_mismatches = 1;     // mismatches printed in full
+  std::optional<std::string> nccl_env;  // "NCCL_PROTO=LL NCCL_ALGO=Tree": over the logs' ENV lines and env.txt
 };
 int cmd_align(const AlignOptions& o);
 

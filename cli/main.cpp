@@ -236,6 +236,10 @@ int dispatch(int argc, char** argv) {
   sched_cmd->add_option("--work-fifo-depth", sched.work_fifo_depth, "Override NCCL_WORK_FIFO_DEPTH");
   sched_cmd->add_option("--nccl", sched.nccl,
                         "NCCL rules to follow: 2.18 or 2.28 (default: the scenario's, else 2.28)");
+  sched_cmd->add_option(
+      "--nccl-env", sched.nccl_env,
+      "NCCL_ALGO / NCCL_PROTO the run had, in NCCL's grammar, e.g. 'NCCL_PROTO=LL NCCL_ALGO=Tree' or "
+      "'NCCL_PROTO=^LL128;allreduce:LL128'; per variable over the logs' ENV lines (NCCL_DEBUG_SUBSYS=ENV)");
   sched_cmd->add_option("--max-ranks", sched.max_ranks, "Ranks shown in the channel table (default 16)");
   sched_cmd->add_option("--max-rows", sched.max_rows, "Collectives shown in the channel table (default 64)");
 
@@ -250,6 +254,10 @@ int dispatch(int argc, char** argv) {
                       "Let the model pick each collective's algorithm, protocol and warps (NCCL 2.28's tuner) and "
                       "compare those too, instead of taking them from the recording");
   align_cmd->add_option("--mismatches", align.max_mismatches, "Mismatches printed in full (default 1)");
+  align_cmd->add_option("--nccl-env", align.nccl_env,
+                        "NCCL_ALGO / NCCL_PROTO the run had, in NCCL's grammar, e.g. 'NCCL_PROTO=LL NCCL_ALGO=Tree' or "
+                        "'NCCL_PROTO=^LL128;allreduce:LL128'; per variable over the logs' ENV lines "
+                        "(NCCL_DEBUG_SUBSYS=ENV), then each folder's env.txt");
 
   railcheck::cli::SweepOptions sweep;
   auto* sweep_cmd =

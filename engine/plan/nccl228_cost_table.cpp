@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <charconv>
 #include <string>
 #include <vector>
@@ -60,6 +61,12 @@ int func_index(CollOp op) {
     case CollOp::AllReduce: return 4;
   }
   return 4;
+}
+
+CollOp func_op(int f) {
+  constexpr std::array<CollOp, kNumFunctions> kFuncs = {CollOp::Broadcast, CollOp::Reduce, CollOp::AllGather,
+                                                        CollOp::ReduceScatter, CollOp::AllReduce};
+  return kFuncs.at(static_cast<std::size_t>(f));
 }
 
 Result<std::optional<CostTables>> parse_cost_tables(std::string_view text, std::string_view origin) {

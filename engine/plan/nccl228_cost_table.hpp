@@ -25,6 +25,8 @@ namespace railcheck::plan {
 
 // ncclFunc_t's index of a collective (src/include/nccl_common.h), the tables' first index.
 int func_index(CollOp op);
+// Its inverse: ncclFuncStr's order (src/init.cc), 0 <= f < kNumFunctions.
+CollOp func_op(int f);
 
 // The first complete set of tables in a log's text, or nothing when the log has none (TUNING not
 // among the subsystems, or not rank 0's log). A block that starts but does not parse is an error

@@ -50,6 +50,21 @@ struct CostTables {
   bool recomputed = false;  // printed, then recomputed exactly from its topology (nccl228_table_inputs.hpp)
 };
 
+// NCCL_PROTO and NCCL_ALGO as src/graph/tuning.cc ncclTopoTuneModel holds them (protoEnable,
+// algoEnable), per function: 1 on, 0 off; LL128's default 2 = "on where the paths allow it".
+// Filled by nccl228_algo_proto_env.hpp; applied where ncclTopoTuneModel applies them, as
+// bandwidth 0 (nccl228_tune_model.cpp).
+struct AlgoProtoEnable {
+  std::array<std::array<std::int8_t, kNumProtocols>, kNumFunctions> proto{
+      {{1, 2, 1}, {1, 2, 1}, {1, 2, 1}, {1, 2, 1}, {1, 2, 1}}};
+  std::array<std::array<std::int8_t, kNumAlgorithms>, kNumFunctions> algo{{{1, 1, 1, 1, 1, 1, 1},
+                                                                           {1, 1, 1, 1, 1, 1, 1},
+                                                                           {1, 1, 1, 1, 1, 1, 1},
+                                                                           {1, 1, 1, 1, 1, 1, 1},
+                                                                           {1, 1, 1, 1, 1, 1, 1}}};
+  bool operator==(const AlgoProtoEnable&) const = default;
+};
+
 struct Nccl228Params {
   std::uint32_t nnodes = 0;  // comm->nNodes; 0 = one rank per node (two host ids, as recorded)
   // comm->maxThreads (src/graph/tuning.cc ncclTopoTuneModel; the INIT "Max NThreads" rows).
@@ -73,6 +88,7 @@ struct Nccl228Params {
   bool max_threads_logged = false;  // max_threads came from the Max NThreads rows (TUNING table)
   // The tuner's tables: printed by NCCL (rank 0's TUNING table) or computed (nccl228_tune_model.hpp).
   std::optional<CostTables> costs;
+  AlgoProtoEnable enable;  // NCCL_ALGO / NCCL_PROTO, for tables computed here (printed ones have them applied)
 
   int threads(int algo, int proto) const { return max_threads[algo][proto]; }
   int threshold(int algo, int proto, std::uint32_t nranks) const;

@@ -69,7 +69,11 @@ std::optional<CostTables> matching(const CostTables& computed, const CostTables&
 
 }  // namespace
 
-CostTables exact_tables(const CommShape& s, const CostTables& printed) {
+CostTables exact_tables(const CommShape& shape, const CostTables& printed) {
+  // The printed zeros carry NCCL_ALGO / NCCL_PROTO (matching keeps them); the search runs on the
+  // unrestricted tables, so a setting that contradicts the printed table cannot hide its values.
+  CommShape s = shape;
+  s.v228.enable = AlgoProtoEnable{};
   const auto nranks = static_cast<float>(s.nranks);
   const auto ar = static_cast<std::size_t>(func_index(CollOp::AllReduce));
   if (s.nranks < 2) return printed;

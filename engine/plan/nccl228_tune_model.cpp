@@ -72,10 +72,12 @@ CostTables tune_model_2_28(const CommShape& s, const TopoFacts& facts) {
         if (a == kAlgoPat) bus = static_cast<float>(bus * .75);
         // "Convert bus BW to algorithm BW"
         if (!(a != kAlgoRing && ag_rs)) bus = static_cast<float>(bus * (a == kAlgoRing ? (1.0 * nranks) / nsteps : .5));
-        // LL128's default enable: Hopper, paths up to PXN and NVB (ncclTopoTuneModel's pEnable).
-        if (p == kProtoLL128 && facts.env_ll128_off) bus = 0;
         const auto uc = static_cast<std::size_t>(coll), ua = static_cast<std::size_t>(a),
                    up = static_cast<std::size_t>(p);
+        // ncclTopoTuneModel's enable pass: NCCL_PROTO (protoEnable) and NCCL_ALGO (algoEnable) set
+        // bandwidth 0; LL128 left at its default 2 is on only on Hopper paths up to PXN and NVB.
+        const int p_enable = s.v228.enable.proto[uc][up];
+        if (p_enable == 0 || (p_enable == 2 && facts.env_ll128_off) || s.v228.enable.algo[uc][ua] == 0) bus = 0;
         t.bandwidth[uc][ua][up] = bus;
         float lat = kBaseLat[a][p];
         float intra_lat = kHwLat[intra_hw][a][p];
