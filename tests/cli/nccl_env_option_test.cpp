@@ -32,8 +32,9 @@ fs::path stripped_nvl2_ll(const std::string& extra) {
 
 }  // namespace
 
-TEST_CASE("--nccl-env: align --predict and replay-sched take NCCL_PROTO from the option or the logs' ENV lines",
-          "[cli][plan][align]") {
+TEST_CASE(
+    "the nccl-env option: align --predict and replay-sched take NCCL_PROTO from the option or the logs' ENV lines",
+    "[cli][plan][align]") {
   const fs::path dir = stripped_nvl2_ll("");
   CHECK(exe::run_railcheck(dir, "align nvl2_ll --predict").code == 1);  // Simple/LL128 predicted where NCCL ran LL
   const auto given = exe::run_railcheck(dir, "align nvl2_ll --predict --nccl-env 'NCCL_PROTO=LL'");
@@ -51,7 +52,8 @@ TEST_CASE("--nccl-env: align --predict and replay-sched take NCCL_PROTO from the
   fs::remove_all(logged);
 }
 
-TEST_CASE("--nccl-env: text NCCL would reject exits 2 naming the variable and the text", "[cli][plan][align]") {
+TEST_CASE("the nccl-env option: text NCCL would reject exits 2 naming the variable and the text",
+          "[cli][plan][align]") {
   const fs::path dir = stripped_nvl2_ll("");
   for (const std::string cmd : {"align nvl2_ll --predict", "replay-sched nvl2_ll/rank0.log nvl2_ll/rank1.log"}) {
     const auto bad = exe::run_railcheck(dir, cmd + " --nccl-env 'NCCL_PROTO=LL,Simpel'");

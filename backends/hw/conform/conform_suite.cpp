@@ -53,12 +53,12 @@ std::vector<std::uint8_t> from_hex(const std::string& s) {
 }
 
 // How the sender fails the primary in a failover case.
-enum class CutKind { Teardown, LinkDown };
+enum class CutKind { Silence, LinkDown };
 
 std::string encode_case(const StreamSpec& s, CutKind cut, const std::vector<std::uint8_t>& handle) {
   auto opt = [](const auto& v) { return v ? static_cast<long long>(*v) : -1LL; };
   return fmt::format("stream {} {} {} {} {} {} {} {} {}", s.seed, s.messages, s.max_size, opt(s.fixed_size), s.window,
-                     s.max_group, opt(s.cut_primary_after), cut == CutKind::LinkDown ? "link" : "teardown",
+                     s.max_group, opt(s.cut_primary_after), cut == CutKind::LinkDown ? "link" : "silence",
                      to_hex(handle));
 }
 
@@ -98,7 +98,7 @@ class Suite {
   }
 
   // One message stream with the peer sending. `extra` checks the receiving connection after.
-  CaseResult stream(std::string name, const StreamSpec& spec, CutKind cut = CutKind::Teardown) {
+  CaseResult stream(std::string name, const StreamSpec& spec, CutKind cut = CutKind::Silence) {
     CaseResult r{std::move(name), false, 0, {}};
     std::vector<std::uint8_t> handle;
     const auto t_listen = Clock::now();
@@ -311,7 +311,7 @@ Result<std::vector<CaseResult>> run_suite(const SuiteOptions& o) {
     cut.messages = 600;
     cut.max_size = 16384;
     cut.cut_primary_after = 200;
-    results.push_back(suite.stream("failover: primary endpoint torn down mid-stream", cut));
+    results.push_back(suite.stream("failover: primary endpoint cut mid-stream (silenced, as a dead link)", cut));
 
     if (lab) {
       // Last: rail 0 stays down until the case ends. Nothing fails at once: the sender's
@@ -389,7 +389,7 @@ int run_peer(const PeerOptions& o) {
     StreamSpec s;
     long long fixed = -1, cut = -1;
     in >> kind >> s.seed >> s.messages >> s.max_size >> fixed >> s.window >> s.max_group >> cut >> cut_kind >> hex;
-    if (kind != "stream" || !in || (cut_kind != "teardown" && cut_kind != "link") ||
+    if (kind != "stream" || !in || (cut_kind != "silence" && cut_kind != "link") ||
         (cut_kind == "link" && o.cut_link.empty())) {
       host.send_line("fail the peer could not parse the case: " + *line);
       continue;

@@ -25,10 +25,10 @@ namespace railcheck::conform {
 namespace {
 
 constexpr auto kIpDeadline = std::chrono::seconds(10);
-constexpr const char* kRootHint = "run as root, or use the endpoint-teardown failover";
+constexpr const char* kRootHint = "run as root, or use the endpoint-cut failover";
 constexpr const char* kNotPermittedHint =
     "this host or container does not permit network namespaces (they need CAP_SYS_ADMIN and CAP_NET_ADMIN, "
-    "e.g. docker --privileged); use the endpoint-teardown failover";
+    "e.g. docker --privileged); use the endpoint-cut failover";
 
 class OwnedFd {
  public:

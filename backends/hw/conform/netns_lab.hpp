@@ -2,7 +2,7 @@
 // A two-host lab on one machine for the conformance suite's real link-failure case: two network
 // namespaces joined by two veth pairs, one per rail, so that one rail's link can be taken down
 // under a running transfer the way a cable pull or a switch port failure would — something the
-// endpoint-teardown failover only imitates. Needs root (CAP_SYS_ADMIN and CAP_NET_ADMIN) and
+// endpoint-cut failover only imitates. Needs root (CAP_SYS_ADMIN and CAP_NET_ADMIN) and
 // iproute2; every failure says which of the two is missing or what the kernel refused.
 //
 // Addresses are link-local (169.254.0.0/16, RFC 3927) so the lab can never shadow a route to a

@@ -188,7 +188,7 @@ TEST_CASE("netns lab: creating one without root fails and says root is needed", 
     auto lab = conform::NetnsLab::create(test_prefix());
     if (lab) return fail_with(1, "a lab was created without root");
     const std::string m = lab.error().message();
-    if (m.find("needs root") == std::string::npos || m.find("endpoint-teardown failover") == std::string::npos) {
+    if (m.find("needs root") == std::string::npos || m.find("endpoint-cut failover") == std::string::npos) {
       return fail_with(2, "unexpected message: " + m);
     }
     return 0;

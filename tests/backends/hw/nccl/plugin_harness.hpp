@@ -22,6 +22,13 @@ namespace railcheck::nccl_harness {
 
 namespace abi = railcheck::nccl_abi;
 
+// How a harness child process ends (the parent reads it as the case's verdict).
+constexpr int kExitOk = 0;
+constexpr int kExitMismatch = 1;
+constexpr int kExitCallFailed = 2;
+constexpr int kExitLogMissing = 3;
+constexpr int kExitProviderMissing = 77;
+
 // Every line the plugin logs, as NCCL would print it.
 inline std::mutex g_log_mu;
 inline std::vector<std::string> g_log;

@@ -24,12 +24,6 @@ using namespace railcheck::nccl_harness;
 
 namespace {
 
-constexpr int kExitOk = 0;
-constexpr int kExitMismatch = 1;
-constexpr int kExitCallFailed = 2;
-constexpr int kExitLogMissing = 3;
-constexpr int kExitProviderMissing = 77;
-
 // Message sizes, cycled, on both sides of rxm's 16 KiB eager limit: above it rxm completes a
 // message by rendezvous, after later eager ones, and the backend must still hand completions
 // to the engine in posting order (it once did not: the receiver reported a sequence gap).

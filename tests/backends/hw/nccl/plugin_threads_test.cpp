@@ -31,12 +31,6 @@ using namespace railcheck::nccl_harness;
 
 namespace {
 
-constexpr int kExitOk = 0;
-constexpr int kExitMismatch = 1;
-constexpr int kExitCallFailed = 2;
-constexpr int kExitLogMissing = 3;
-constexpr int kExitProviderMissing = 77;
-
 // Under a sanitizer every thread runs several times slower and the providers' buffers cost
 // shadow memory (the full worlds reached 24 GB under TSan): fewer channels, smaller messages.
 #ifdef RAILCHECK_SANITIZE
