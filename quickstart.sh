@@ -103,13 +103,15 @@ build_asan() {
 
 # ThreadSanitizer build of the tests whose threads are railcheck's own (the GPU host proxy, the
 # TCP bootstrap, the model checker's threaded bfs) and of the NCCL plugin driven from several
-# threads at once (tests/backends/hw/nccl, its [threads] cases: NCCL's proxy threads of one
-# process, issue 33). Other tests that run libfabric's provider threads stay out: libfabric is not
+# threads at once and the libfabric connection's two ends on two threads (the [threads] cases of
+# tests/backends/hw/nccl and tests/backends/hw/libfabric: NCCL's proxy threads of one process,
+# issue 33). Other tests that run libfabric's provider threads stay out: libfabric is not
 # instrumented, so TSan cannot see its synchronisation and would report its writes as races (the
 # plugin's cases run no provider thread: manual progress, FI_THREAD_DOMAIN).
 tsan_tests=()
-declare -A tsan_filter=([railcheck_tests_backends_hw_nccl]="[threads]")
-for dir in tests/backends/hw/cuda tests/backends/hw/bootstrap tests/verify/parallel_bfs tests/backends/hw/nccl; do
+declare -A tsan_filter=([railcheck_tests_backends_hw_nccl]="[threads]" [railcheck_tests_backends_hw_libfabric]="[threads]")
+for dir in tests/backends/hw/cuda tests/backends/hw/bootstrap tests/verify/parallel_bfs tests/backends/hw/nccl \
+  tests/backends/hw/libfabric; do
   [ -d "$dir" ] && tsan_tests+=("railcheck_tests_$(echo "${dir#tests/}" | tr / _)")
 done
 build_tsan() {

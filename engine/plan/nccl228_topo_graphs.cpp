@@ -7,10 +7,7 @@
 namespace railcheck::plan {
 namespace {
 
-constexpr int kPatternBalancedTree = 1;  // NCCL_TOPO_PATTERN_BALANCED_TREE
-constexpr int kPatternTree = 3;          // NCCL_TOPO_PATTERN_TREE
-constexpr int kPatternRing = 4;          // NCCL_TOPO_PATTERN_RING
-constexpr int kRingMaxChannels = 16;     // init.cc: ringGraph->maxChannels = MAXCHANNELS/2
+constexpr int kRingMaxChannels = 16;  // init.cc: ringGraph->maxChannels = MAXCHANNELS/2
 
 // search.cc sm90SpeedArrayIntra (one node, system->inter == 0).
 constexpr std::array<float, 11> kSm90Intra = {60.0f, 50.0f, 40.0f, 30.0f, 24.0f, 20.0f,

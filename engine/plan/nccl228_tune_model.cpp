@@ -11,7 +11,6 @@ namespace railcheck::plan {
 namespace {
 
 enum Hw { kNvlink = 0, kPci = 1, kNet = 2 };  // NCCL_HW_NVLINK, NCCL_HW_PCI, NCCL_HW_NET
-constexpr int kPatternTree = 3;               // NCCL_TOPO_PATTERN_TREE: comm->maxTreePattern, x0.85
 
 // ncclTunerConstantsDefaults (tuning.cc), the Tree/Ring/PAT rows, LL/LL128/Simple.
 constexpr float kBaseLat[kNumAlgorithms][kNumProtocols] = {
@@ -68,6 +67,7 @@ CostTables tune_model_2_28(const CommShape& s, const TopoFacts& facts) {
         if (a == kAlgoTree && p == kProtoLL128)
           bus = static_cast<float>(
               std::min(bus * (nnodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0), nch * double(kPerChTreeLL128[index2])));
+        // A tree of one GPU per node (comm->maxTreePattern == NCCL_TOPO_PATTERN_TREE) runs at 0.85.
         if (a == kAlgoTree && facts.tree.pattern == kPatternTree) bus = static_cast<float>(bus * .85);
         if (a == kAlgoPat) bus = static_cast<float>(bus * .75);
         // "Convert bus BW to algorithm BW"

@@ -15,8 +15,13 @@ namespace railcheck::plan {
 // One graph as src/graph/search.cc ncclTopoCompute leaves it (the GRAPH line "Pattern 4,
 // crossNic 0, nChannels 12, bw 30.000000/30.000000, ..."): before ncclTopoPostset doubles the
 // channels into comm->nChannels, and before NCCL_MIN/MAX_NCHANNELS move that count.
+// NCCL_TOPO_PATTERN_* (src/graph/topo.h): the shapes ncclTopoCompute searches.
+inline constexpr int kPatternBalancedTree = 1;
+inline constexpr int kPatternTree = 3;
+inline constexpr int kPatternRing = 4;
+
 struct TopoGraph {
-  int pattern = 4;  // NCCL_TOPO_PATTERN_*: 1 balanced tree, 3 tree, 4 ring
+  int pattern = kPatternRing;
   int channels = 1;
   float bw_intra = 1.2f;  // GB/s per channel
   float bw_inter = 1.2f;

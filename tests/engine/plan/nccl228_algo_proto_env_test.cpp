@@ -12,7 +12,7 @@ using namespace railcheck::plan;
 
 namespace {
 
-const std::size_t kAr = static_cast<std::size_t>(func_index(CollOp::AllReduce));
+const std::size_t kAllReduceRow = static_cast<std::size_t>(func_index(CollOp::AllReduce));
 constexpr std::string_view kEnvLog =
     "vm:1:1 [0] NCCL INFO NCCL_PROTO set by environment to LL128\n"
     "vm:1:1 [0] NCCL INFO NCCL_ALGO set by environment to Ring\n";
@@ -35,17 +35,17 @@ TEST_CASE("NCCL_ALGO / NCCL_PROTO sources: option over the logs' ENV lines over 
   CommShape s;
   auto from_env = apply_algo_proto_env({}, {}, env, s);
   REQUIRE(from_env.ok());
-  CHECK(s.v228.enable.proto[kAr] == std::array<std::int8_t, kNumProtocols>{1, 0, 0});
-  CHECK(s.v228.enable.algo[kAr][kAlgoRing] == 0);
+  CHECK(s.v228.enable.proto[kAllReduceRow] == std::array<std::int8_t, kNumProtocols>{1, 0, 0});
+  CHECK(s.v228.enable.algo[kAllReduceRow][kAlgoRing] == 0);
   auto from_log = apply_algo_proto_env({}, logs, env, s);
   REQUIRE(from_log.ok());
-  CHECK(s.v228.enable.proto[kAr] == std::array<std::int8_t, kNumProtocols>{0, 1, 0});
-  CHECK(s.v228.enable.algo[kAr][kAlgoTree] == 0);
+  CHECK(s.v228.enable.proto[kAllReduceRow] == std::array<std::int8_t, kNumProtocols>{0, 1, 0});
+  CHECK(s.v228.enable.algo[kAllReduceRow][kAlgoTree] == 0);
   CHECK_THAT(from_log->notes.at(0), Catch::Contains("NCCL_PROTO=LL128") && Catch::Contains("rank0.log:1"));
   auto from_option = apply_algo_proto_env(option("NCCL_PROTO=Simple"), logs, env, s);
   REQUIRE(from_option.ok());
-  CHECK(s.v228.enable.proto[kAr] == std::array<std::int8_t, kNumProtocols>{0, 0, 1});
-  CHECK(s.v228.enable.algo[kAr][kAlgoTree] == 0);  // NCCL_ALGO still the log's
+  CHECK(s.v228.enable.proto[kAllReduceRow] == std::array<std::int8_t, kNumProtocols>{0, 0, 1});
+  CHECK(s.v228.enable.algo[kAllReduceRow][kAlgoTree] == 0);  // NCCL_ALGO still the log's
   auto none = apply_algo_proto_env({}, {}, std::nullopt, s);
   REQUIRE(none.ok());
   CHECK(none->notes.empty());
@@ -78,7 +78,7 @@ TEST_CASE("NCCL_ALGO / NCCL_PROTO against a printed TUNING table: the table wins
   CommShape s;
   CostTables printed;
   printed.printed = true;
-  printed.bandwidth[kAr][kAlgoRing][kProtoLL] = 2.4f;
+  printed.bandwidth[kAllReduceRow][kAlgoRing][kProtoLL] = 2.4f;
   s.v228.costs = printed;
   auto agree = apply_algo_proto_settings(option("NCCL_PROTO=LL"), s);
   REQUIRE(agree.ok());
@@ -87,5 +87,5 @@ TEST_CASE("NCCL_ALGO / NCCL_PROTO against a printed TUNING table: the table wins
   REQUIRE(clash.ok());
   REQUIRE(clash->conflicts.size() == 1);
   CHECK_THAT(clash->conflicts[0], Catch::Contains("AllReduce Ring/LL"));
-  CHECK(s.v228.costs->bandwidth[kAr][kAlgoRing][kProtoLL] == 2.4f);
+  CHECK(s.v228.costs->bandwidth[kAllReduceRow][kAlgoRing][kProtoLL] == 2.4f);
 }

@@ -21,7 +21,7 @@ using namespace railcheck::plan;
 
 namespace {
 
-std::vector<fs::path> recordings() {
+std::vector<fs::path> recording_dirs() {
   std::vector<fs::path> out;
   for (const auto& d : fs::directory_iterator(railcheck::test::source_path("scenarios/groundtruth")))
     if (d.is_directory()) out.push_back(d.path());
@@ -48,7 +48,7 @@ int replay_sched_logs(const std::vector<std::string>& logs) {
 TEST_CASE("replay-sched: every healthy recording replays clean from its logs, with and without TUNING lines",
           "[cli][plan][groundtruth]") {
   int runs = 0, logged = 0;
-  for (const auto& dir : recordings()) {
+  for (const auto& dir : recording_dirs()) {
     const std::string name = dir.filename().string();
     INFO(name);
     std::vector<std::string> with, stripped;
