@@ -1,11 +1,11 @@
 #include "backends/sim/routing/moe_sim.hpp"
 
+#include <cassert>
 #include <mutex>
 #include <set>
+#include <simgrid/s4u.hpp>
 #include <string>
 #include <vector>
-
-#include "backends/sim/wire.hpp"
 
 namespace sg4 = simgrid::s4u;
 
@@ -62,13 +62,32 @@ double run_phase_sendto(const GpuFabric& fabric, std::uint32_t ranks, const rout
   return sg4::Engine::get_clock() - t0;
 }
 
+// Where the mailbox driver learns of landings. Each landing host's receiver takes the message
+// off its mailbox, appends it here and wakes the driver: O(1) per landing, where a wait_any over
+// every comm in flight costs O(comms in flight) per landing, which made a phase's cost grow with
+// the square of its messages (docs/routing.md, "MoE at EP 256").
+struct Landings {
+  sg4::MutexPtr mutex = sg4::Mutex::create();
+  sg4::ConditionVariablePtr landed_cv = sg4::ConditionVariable::create();
+  std::vector<const routing::MoeMessage*> landed;  // in landing order, not yet taken by the driver
+
+  // Blocks until at least one message has landed; hands back every one that has.
+  std::vector<const routing::MoeMessage*> take(std::vector<const routing::MoeMessage*> into) {
+    into.clear();
+    std::unique_lock lock(*mutex);
+    landed_cv->wait(lock, [this] { return !landed.empty(); });
+    into.swap(landed);
+    return into;
+  }
+};
+
 // The mailbox driver: one actor carries every message of a phase. It moves (Actor::set_host) to
 // the host a message leaves from and puts the message to the permanent receiver of the host it
-// lands on (wire.hpp), then takes landings with wait_any. A rank's stage-1 messages leave at the
+// lands on; that receiver reports the landing (Landings). A rank's stage-1 messages leave at the
 // instant its last stage-0 input lands, as with an actor per message: the same routes, sizes and
 // instants, without a stack per message or a detached comm (docs/routing.md).
 double run_phase_mailbox(const GpuFabric& fabric, std::uint32_t ranks, const routing::MoePhase& phase,
-                         std::uint64_t token_bytes) {
+                         std::uint64_t token_bytes, Landings& landings) {
   if (phase.messages.empty()) return 0;
   std::vector<std::uint32_t> stage0_into(ranks, 0);
   std::vector<std::vector<const routing::MoeMessage*>> stage1_from(ranks);
@@ -76,14 +95,14 @@ double run_phase_mailbox(const GpuFabric& fabric, std::uint32_t ranks, const rou
     if (m.stage == 0) ++stage0_into[m.to];
     if (m.stage == 1) stage1_from[m.from].push_back(&m);
   }
-  static char payload;  // never read: the simulated bytes are what matters, and put refuses nullptr
-  std::vector<sg4::CommPtr> comms;
-  std::vector<const routing::MoeMessage*> carried;  // comms[i] carries carried[i]
+  std::vector<sg4::CommPtr> comms;  // every put of the phase, waited once it has landed
+  comms.reserve(phase.messages.size());
   auto post = [&](const routing::MoeMessage* m) {
     const auto [from, to] = fabric.route(m->from, m->to);
     if (sg4::this_actor::get_host() != from) sg4::this_actor::set_host(from);
-    comms.push_back(sg4::Mailbox::by_name(to->get_name())->put_async(&payload, m->tokens * token_bytes));
-    carried.push_back(m);
+    // The payload is the message itself, for the receiver to report; its size is simulated.
+    auto* payload = const_cast<routing::MoeMessage*>(m);
+    comms.push_back(sg4::Mailbox::by_name(to->get_name())->put_async(payload, m->tokens * token_bytes));
   };
   const double t0 = sg4::Engine::get_clock();
   for (const routing::MoeMessage& m : phase.messages)
@@ -91,25 +110,42 @@ double run_phase_mailbox(const GpuFabric& fabric, std::uint32_t ranks, const rou
   for (std::uint32_t r = 0; r < ranks; ++r)
     if (stage0_into[r] == 0)
       for (const routing::MoeMessage* m : stage1_from[r]) post(m);
-  while (!comms.empty()) {
-    const auto i = static_cast<std::size_t>(sg4::Comm::wait_any(comms));
-    const routing::MoeMessage* m = carried[i];
-    comms[i] = std::move(comms.back());
-    comms.pop_back();
-    carried[i] = carried.back();
-    carried.pop_back();
-    if (m->stage == 0 && --stage0_into[m->to] == 0)
-      for (const routing::MoeMessage* next : stage1_from[m->to]) post(next);
+  std::size_t outstanding = phase.messages.size();
+  std::vector<const routing::MoeMessage*> batch;
+  while (outstanding > 0) {
+    batch = landings.take(std::move(batch));
+    assert(batch.size() <= outstanding);
+    outstanding -= batch.size();
+    for (const routing::MoeMessage* m : batch)
+      if (m->stage == 0 && --stage0_into[m->to] == 0)
+        for (const routing::MoeMessage* next : stage1_from[m->to]) post(next);
   }
-  return sg4::Engine::get_clock() - t0;
+  const double end = sg4::Engine::get_clock();
+  assert(comms.size() == phase.messages.size());
+  sg4::Comm::wait_all(comms);  // all landed: returns at once, and releases the sender side
+  return end - t0;
 }
 
-// A permanent receiver on every host a message of either phase lands on.
-void start_receivers(const GpuFabric& fabric, const routing::MoeTables& tables) {
+// A permanent receiver on every host a message of either phase lands on; it reports each
+// landing to `landings`. A put to its mailbox starts at once, from the putting actor's host to
+// this host (wire.hpp, start_permanent_receiver).
+void start_receivers(const GpuFabric& fabric, const routing::MoeTables& tables, Landings& landings) {
   std::set<sg4::Host*> landing;
   for (const routing::MoePhase* phase : {&tables.dispatch, &tables.combine})
     for (const routing::MoeMessage& m : phase->messages) landing.insert(fabric.route(m.from, m.to).second);
-  for (sg4::Host* h : landing) start_permanent_receiver(h, sg4::Mailbox::by_name(h->get_name()));
+  for (sg4::Host* h : landing) {
+    sg4::Mailbox* mbox = sg4::Mailbox::by_name(h->get_name());
+    auto actor = sg4::Actor::create("rx", h, [mbox, &landings] {
+      for (;;) {
+        const auto* m = mbox->get<routing::MoeMessage>();
+        std::unique_lock lock(*landings.mutex);
+        landings.landed.push_back(m);
+        landings.landed_cv->notify_one();
+      }
+    });
+    actor->daemonize();
+    mbox->set_receiver(actor);
+  }
 }
 
 }  // namespace
@@ -118,12 +154,16 @@ MoeTiming simulate_moe(const routing::MoeTables& tables, std::uint32_t ranks, co
                        std::uint64_t dispatch_token_bytes, std::uint64_t combine_token_bytes, WireMode wire) {
   auto engine = make_routing_engine();
   GpuFabric fabric(ranks, fabric_params);
-  const auto run_phase = wire == WireMode::Sendto ? run_phase_sendto : run_phase_mailbox;
-  if (wire != WireMode::Sendto) start_receivers(fabric, tables);
+  Landings landings;
+  if (wire != WireMode::Sendto) start_receivers(fabric, tables, landings);
+  auto run_phase = [&](const routing::MoePhase& phase, std::uint64_t token_bytes) {
+    if (wire == WireMode::Sendto) return run_phase_sendto(fabric, ranks, phase, token_bytes);
+    return run_phase_mailbox(fabric, ranks, phase, token_bytes, landings);
+  };
   MoeTiming out;
   sg4::Actor::create("moe", fabric.compute(0), [&] {
-    out.dispatch_s = run_phase(fabric, ranks, tables.dispatch, dispatch_token_bytes);
-    out.combine_s = run_phase(fabric, ranks, tables.combine, combine_token_bytes);
+    out.dispatch_s = run_phase(tables.dispatch, dispatch_token_bytes);
+    out.combine_s = run_phase(tables.combine, combine_token_bytes);
   });
   engine->run();
   return out;

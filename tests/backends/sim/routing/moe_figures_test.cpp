@@ -1,0 +1,58 @@
+// The MoE simulation's figures, pinned (backends/sim/routing/moe_sim.cpp). The
+// expected times are what the driver printed before issue 34 made landings O(1) each (a wait_any
+// over every comm in flight, 2026-11-25): that change touched only how the driver learns of a
+// landing, not the model, so every time must stay the same. Decode worlds of 16 tokens
+// per rank at EP 16, 32 and 64 (the EP sweep of docs/routing.md), seed 1.
+#include <catch2/catch.hpp>
+#include <iomanip>
+
+#include "backends/sim/routing/moe_sim.hpp"
+#include "backends/sim/routing/route_spec.hpp"
+#include "engine/core/rng.hpp"
+#include "engine/routing/moe_assignment.hpp"
+#include "engine/routing/moe_tables.hpp"
+
+using namespace railcheck;
+
+namespace {
+
+struct Expected {
+  std::uint32_t ranks;
+  routing::MoeScheme scheme;
+  double dispatch_s;
+  double combine_s;
+};
+
+// From `railcheck route moe --json` on the shipped spec with moe.ranks = EP and
+// moe.tokens_per_rank = 16, printed with 17 significant digits (they round-trip exactly).
+constexpr Expected kExpected[] = {
+    {16, routing::MoeScheme::Flat, 9.687679999999999e-06, 1.690944e-05},
+    {16, routing::MoeScheme::Hierarchical, 7.137438842203546e-06, 1.1454719999999999e-05},
+    {32, routing::MoeScheme::Flat, 1.5655275977252842e-05, 2.866482855194651e-05},
+    {32, routing::MoeScheme::Hierarchical, 1.152341333333333e-05, 1.922801777777777e-05},
+    {64, routing::MoeScheme::Flat, 2.1958386835742975e-05, 4.07071501894469e-05},
+    {64, routing::MoeScheme::Hierarchical, 1.604049066666667e-05, 2.779775999999999e-05},
+};
+
+}  // namespace
+
+TEST_CASE("MoE dispatch and combine times are the same doubles as before issue 34", "[sim][routing][moe]") {
+  auto spec = sim::load_moe_spec(std::string(RAILCHECK_SOURCE_DIR) + "/scenarios/routing/deepseek-v3-moe-decode.toml");
+  REQUIRE(spec.ok());
+  const sim::MoeSpec& s = spec.value();
+  for (const Expected& e : kExpected) {
+    const routing::MoeCluster cluster{e.ranks, s.fabric.gpus_per_node, static_cast<std::uint32_t>(s.model.experts)};
+    SeededRng rng(s.seed);
+    auto assignment = routing::draw_token_assignment(s.model, cluster, 16, rng);
+    REQUIRE(assignment.ok());
+    const auto tables = routing::build_moe_tables(assignment.value(), cluster, e.scheme);
+    const auto t = sim::simulate_moe(tables, e.ranks, s.fabric, 7392, 14336);
+    INFO(std::setprecision(17) << "EP " << e.ranks << " " << routing::to_string(e.scheme) << ": dispatch "
+                               << t.dispatch_s << " s, combine " << t.combine_s << " s");
+    // A phase's time is the difference of two absolute instants, and SimGrid's clock goes on
+    // from one engine to the next in a process: where it starts moves the last bits of the
+    // difference. The CLI's JSON is bit-identical run by run (docs/routing.md); here, 1e-13.
+    CHECK(t.dispatch_s == Approx(e.dispatch_s).epsilon(1e-13).margin(0));
+    CHECK(t.combine_s == Approx(e.combine_s).epsilon(1e-13).margin(0));
+  }
+}
