@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/core/ascii.hpp"
+#include "engine/plan/nccl_info_lines.hpp"
 
 namespace railcheck::plan {
 namespace {
@@ -74,15 +75,10 @@ Result<std::optional<CostTables>> parse_cost_tables(std::string_view text, std::
   t.printed = true;
   std::vector<int> block;                       // algorithms of the block being read
   std::array<int, kNumAlgorithms> rows_seen{};  // function rows read per algorithm
-  std::size_t lineno = 0;
-  while (!text.empty()) {
-    const std::size_t nl = text.find('\n');
-    const std::string_view line = text.substr(0, nl);
-    text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
-    ++lineno;
-    const std::size_t info = line.find(" NCCL INFO ");
-    if (info == std::string_view::npos) continue;
-    const std::string_view body = line.substr(info + 11);
+  NcclInfoLines lines(text);
+  while (const auto info = lines.next()) {
+    const std::string_view body = *info;
+    const std::size_t lineno = lines.lineno();
     const std::size_t bar = body.find('|');
     if (bar == std::string_view::npos) continue;
     const std::string_view label = trimmed(body.substr(0, bar));

@@ -8,6 +8,7 @@
 #include "engine/core/ascii.hpp"
 #include "engine/plan/nccl228_cost_table.hpp"
 #include "engine/plan/nccl228_table_inputs.hpp"
+#include "engine/plan/nccl_info_lines.hpp"
 
 namespace railcheck::plan {
 namespace {
@@ -39,15 +40,10 @@ Result<InitTuning> parse_init_tuning(std::string_view text, std::string_view ori
   const std::string_view all = text;
   InitTuning t;
   std::vector<int> threads;
-  std::size_t lineno = 0;
-  while (!text.empty()) {
-    const std::size_t nl = text.find('\n');
-    const std::string_view line = text.substr(0, nl);
-    text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
-    ++lineno;
-    const std::size_t info = line.find(" NCCL INFO ");
-    if (info == std::string_view::npos) continue;
-    const std::string_view body = line.substr(info + 11);
+  NcclInfoLines lines(text);
+  while (const auto info = lines.next()) {
+    const std::string_view body = *info;
+    const std::size_t lineno = lines.lineno();
     auto bad = [&](std::string_view what) {
       return Error{fmt::format("{}:{}: INIT line: {}", origin, lineno, what), "is the log from NCCL 2.28?"};
     };

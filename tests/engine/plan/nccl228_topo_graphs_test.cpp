@@ -20,15 +20,6 @@ using namespace railcheck::plan;
 
 namespace {
 
-std::vector<std::string> graph_recordings() {
-  std::vector<std::string> out;
-  for (const auto& d :
-       std::filesystem::directory_iterator(std::string(RAILCHECK_SOURCE_DIR) + "/scenarios/groundtruth"))
-    if (d.is_directory()) out.push_back(d.path().filename().string());
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 // Rank 0's log with only what INIT lines say applied (no TUNING table, no GRAPH lines).
 CommShape init_only_shape(const std::string& log, const std::string& run) {
   auto init = parse_init_tuning(log, run);
@@ -67,7 +58,7 @@ bool forced_algo_or_proto(const std::string& run) {
 TEST_CASE("topo graphs: the ring and tree graphs derived from INIT lines are the ones NCCL's search logged",
           "[plan][nccl228][tuner][groundtruth]") {
   int checked = 0;
-  for (const auto& run : graph_recordings()) {
+  for (const auto& run : groundtruth_recordings()) {
     const std::string log = shipped_file("scenarios/groundtruth/" + run + "/rank0.log");
     const auto logged = logged_graphs(log);
     if (logged.empty()) continue;  // recorded without NCCL_DEBUG_SUBSYS=GRAPH
@@ -91,7 +82,7 @@ TEST_CASE("topo graphs: tables computed from INIT lines alone round to every tab
   // (or LL128 turned on, which NCCL_PROTO=LL128 enables past the path check), so those cells are
   // left out there; every cell both enable must agree, and default runs must agree everywhere.
   int cells = 0, runs = 0;
-  for (const auto& run : graph_recordings()) {
+  for (const auto& run : groundtruth_recordings()) {
     INFO(run);
     const std::string log = shipped_file("scenarios/groundtruth/" + run + "/rank0.log");
     auto init = parse_init_tuning(log, run);

@@ -21,15 +21,6 @@ using namespace railcheck::plan;
 
 namespace {
 
-std::vector<std::string> recording_names() {
-  std::vector<std::string> out;
-  for (const auto& d :
-       std::filesystem::directory_iterator(std::string(RAILCHECK_SOURCE_DIR) + "/scenarios/groundtruth"))
-    if (d.is_directory()) out.push_back(d.path().filename().string());
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 // A recording's communicator as its INIT lines give it (ranks from the comm line).
 CommShape recording_shape(const InitTuning& init, const std::string& run) {
   CommShape s;
@@ -155,7 +146,7 @@ TEST_CASE("nccl 2.28 tune model: every recording's printed tables are recomputed
   // The tables NCCL printed round ncclTopoTuneModel's output to 0.1; exact_tables finds the
   // topology (graph channels and bandwidths) whose computed tables round to every printed cell.
   int recomputed = 0;
-  for (const auto& run : recording_names()) {
+  for (const auto& run : groundtruth_recordings()) {
     INFO(run);
     auto init = parse_init_tuning(shipped_file("scenarios/groundtruth/" + run + "/rank0.log"), run);
     REQUIRE(init.ok());

@@ -15,19 +15,12 @@
 #include "engine/plan/sched_replay.hpp"
 #include "support/test_files.hpp"
 #include "tests/engine/plan/init_coll_log.hpp"
+#include "tests/engine/plan/shipped_file.hpp"
 
 namespace fs = std::filesystem;
 using namespace railcheck::plan;
 
 namespace {
-
-std::vector<fs::path> recording_dirs() {
-  std::vector<fs::path> out;
-  for (const auto& d : fs::directory_iterator(railcheck::test::source_path("scenarios/groundtruth")))
-    if (d.is_directory()) out.push_back(d.path());
-  std::sort(out.begin(), out.end());
-  return out;
-}
 
 std::vector<fs::path> rank_logs(const fs::path& dir) {
   std::vector<fs::path> out;
@@ -48,8 +41,8 @@ int replay_sched_logs(const std::vector<std::string>& logs) {
 TEST_CASE("replay-sched: every healthy recording replays clean from its logs, with and without TUNING lines",
           "[cli][plan][groundtruth]") {
   int runs = 0, logged = 0;
-  for (const auto& dir : recording_dirs()) {
-    const std::string name = dir.filename().string();
+  for (const auto& name : groundtruth_recordings()) {
+    const fs::path dir = fs::path(railcheck::test::source_path("scenarios/groundtruth")) / name;
     INFO(name);
     std::vector<std::string> with, stripped;
     std::vector<LogFile> files;
