@@ -132,7 +132,9 @@ struct FabricConnection::State {
 
   void post_data(PathIndex path, const WorkRequest& wr, std::optional<std::pair<std::uint64_t, std::uint32_t>> rma);
 
-  void post_control_recv(std::uint32_t r);
+  // A control receive on rail r: a new op with a kControlMaxBytes buffer, or `reuse`, a control
+  // receive that just completed, posted again with its buffer.
+  void post_control_recv(std::uint32_t r, Op* reuse = nullptr);
 
   void send_control(const ControlChannel& ch, const ControlMessage& m);
 
