@@ -18,167 +18,17 @@
 #include "engine/plan/groundtruth.hpp"
 #include "engine/plan/logged_choices.hpp"
 #include "engine/plan/nccl_init_tuning.hpp"
+#include "engine/plan/nccl_log_lines.hpp"
 #include "engine/plan/stream_builder.hpp"
 
 namespace railcheck::plan {
 namespace {
 
-// Hand-written matchers instead of std::regex: libstdc++'s regex recurses per character, and one
-// long line (a 200 KB line of '#') overflowed the stack. Each matcher is linear in the line.
-constexpr std::size_t kMaxLineBytes = 64 * 1024;  // an NCCL INFO line is a few hundred bytes
-constexpr std::uint64_t kMaxCount = 1ULL << 48;   // as sched_trace: count * sizeof(datatype) cannot overflow
-
-// A cursor over one line; every take_* consumes on success only.
-struct Cursor {
-  std::string_view s;
-  std::size_t i = 0;
-
-  bool done() const { return i >= s.size(); }
-  bool lit(std::string_view w) {
-    if (s.substr(i, w.size()) != w) return false;
-    i += w.size();
-    return true;
-  }
-  std::size_t skip_spaces() {
-    const std::size_t from = i;
-    while (i < s.size() && is_ascii_blank(s[i])) ++i;
-    return i - from;
-  }
-  template <typename Pred>
-  std::optional<std::string_view> take(Pred pred) {
-    std::size_t j = i;
-    while (j < s.size() && pred(s[j])) ++j;
-    if (j == i) return std::nullopt;
-    const auto out = s.substr(i, j - i);
-    i = j;
-    return out;
-  }
-  std::optional<std::string_view> digits() { return take(is_ascii_digit); }
-  std::optional<std::string_view> signed_digits() {
-    const std::size_t from = i;
-    const bool minus = lit("-");
-    if (!digits()) {
-      i = from;
-      return std::nullopt;
-    }
-    (void)minus;
-    return s.substr(from, i - from);
-  }
-  std::optional<std::string_view> non_space() {
-    return take([](char c) { return !is_ascii_blank(c); });
-  }
-};
-
-// "host:pid:tid [dev] " (optional) then "NCCL INFO ", after leading spaces; returns the host:pid
-// key ("" without the prefix) and the body after "NCCL INFO ", or nothing.
-struct Prefixed {
-  std::string host_pid;
-  std::string_view body;
-};
-std::optional<Prefixed> match_prefix(std::string_view line) {
-  Cursor c{line};
-  c.skip_spaces();
-  const std::size_t start = c.i;
-  if (c.lit("NCCL INFO ")) return Prefixed{"", line.substr(c.i)};
-  c.i = start;
-  const auto host = c.take([](char ch) { return !is_ascii_blank(ch) && ch != ':'; });
-  if (!host || !c.lit(":")) return std::nullopt;
-  const auto pid = c.digits();
-  if (!pid || !c.lit(":") || !c.digits() || c.skip_spaces() == 0 || !c.lit("[") || !c.digits() || !c.lit("]") ||
-      c.skip_spaces() == 0 || !c.lit("NCCL INFO "))
-    return std::nullopt;
-  return Prefixed{std::string(*host) + ":" + std::string(*pid), line.substr(c.i)};
-}
-
-// The channel count of a communicator, from its ring lines at init (src/graph/connect.cc,
-// ncclTopoPreset/ncclTopoPostset: INFO(NCCL_INIT, "Channel %02d/%02d : %s", c, nChannels, ranks)):
-//   "Channel 00/02 : 0 1"
-// The transport lines that follow look alike but name a connection, not the count
-// ("Channel 00/0 : 1[0] -> 0[0] [receive] via NET/Socket/0"); they carry "->" and are skipped.
-constexpr std::uint32_t kMaxChannels = 64;  // NCCL's MAXCHANNELS
-std::optional<std::string_view> match_ring_channels(std::string_view body) {
-  constexpr std::string_view kChannel = "Channel ";
-  if (!body.starts_with(kChannel) || body.find("->") != std::string_view::npos) return std::nullopt;
-  const std::size_t slash = body.find('/');
-  const std::size_t colon = body.find(" : ");
-  if (slash == std::string_view::npos || colon == std::string_view::npos || colon < slash) return std::nullopt;
-  return body.substr(slash + 1, colon - slash - 1);
-}
-
-// "comm 0x<hex> rank <n> nranks <n> " then "Init COMPLETE" somewhere after, anywhere in the body.
-struct InitLine {
-  std::string comm;
-  std::string_view rank, nranks;
-};
-std::optional<InitLine> match_init(std::string_view body) {
-  const std::size_t complete = body.rfind("Init COMPLETE");
-  if (complete == std::string_view::npos) return std::nullopt;
-  for (std::size_t at = body.find("comm 0x"); at != std::string_view::npos && at < complete;
-       at = body.find("comm 0x", at + 1)) {
-    Cursor c{body.substr(0, complete), at + 5};
-    const std::size_t hex_from = c.i;
-    c.lit("0x");
-    const auto hex = c.take([](char ch) { return std::isxdigit(static_cast<unsigned char>(ch)) != 0; });
-    if (!hex) continue;
-    const std::string comm(body.substr(hex_from, c.i - hex_from));
-    if (!c.lit(" rank ")) continue;
-    const auto rank = c.digits();
-    if (!rank || !c.lit(" nranks ")) continue;
-    const auto nranks = c.digits();
-    if (!nranks || !c.lit(" ")) continue;
-    return InitLine{comm, *rank, *nranks};
-  }
-  return std::nullopt;
-}
-
-// The whole body: "<Op>: opCount N sendbuff P recvbuff P count N datatype N op N root N comm P
-// [nranks=N] stream P", trailing spaces allowed.
-struct OpFields {
-  std::string_view op, op_count, count, datatype, redop, root, comm, nranks;
-};
-std::optional<OpFields> match_op(std::string_view body) {
-  Cursor c{body};
-  OpFields f;
-  const auto letters = [](char ch) { return (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z'); };
-  const auto opcount = [](char ch) { return std::isxdigit(static_cast<unsigned char>(ch)) != 0 || ch == 'x'; };
-  auto op = c.take(letters);
-  if (!op || !c.lit(": opCount ")) return std::nullopt;
-  auto oc = c.take(opcount);
-  if (!oc || !c.lit(" sendbuff ") || !c.non_space() || !c.lit(" recvbuff ") || !c.non_space() || !c.lit(" count "))
-    return std::nullopt;
-  auto count = c.digits();
-  if (!count || !c.lit(" datatype ")) return std::nullopt;
-  auto dt = c.signed_digits();
-  if (!dt || !c.lit(" op ")) return std::nullopt;
-  auto ro = c.signed_digits();
-  if (!ro || !c.lit(" root ")) return std::nullopt;
-  auto root = c.signed_digits();
-  if (!root || !c.lit(" comm ")) return std::nullopt;
-  auto comm = c.non_space();
-  if (!comm || !c.lit(" [nranks=")) return std::nullopt;
-  auto nr = c.digits();
-  if (!nr || !c.lit("] stream ") || !c.non_space()) return std::nullopt;
-  c.skip_spaces();
-  if (!c.done()) return std::nullopt;
-  f.op = *op;
-  f.op_count = *oc;
-  f.count = *count;
-  f.datatype = *dt;
-  f.redop = *ro;
-  f.root = *root;
-  f.comm = *comm;
-  f.nranks = *nr;
-  return f;
-}
-
-// A decimal field of a line; out of range of T is an error, never a wrap or an exception.
-template <typename T>
-std::optional<T> number_of(std::string_view text) {
-  T v{};
-  const auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc{} || p != text.data() + text.size()) return std::nullopt;
-  return v;
-}
+// Hand-written matchers instead of std::regex (nccl_log_lines.hpp): linear in the line, and a
+// line is refused above this size (an NCCL INFO line is a few hundred bytes).
+constexpr std::size_t kMaxLineBytes = 64 * 1024;
+constexpr std::uint64_t kMaxCount = 1ULL << 48;  // as sched_trace: count * sizeof(datatype) cannot overflow
+constexpr std::uint32_t kMaxChannels = 64;       // NCCL's MAXCHANNELS
 
 // Operations NCCL 2.28.9 turns into p2p tasks (src/enqueue.cc taskAppend): AlltoAll sends and
 // receives `count` elements to and from every rank, itself included, in rank order; Gather sends
