@@ -115,6 +115,14 @@ struct ReplaySchedOptions {
 };
 int cmd_replay_sched(const ReplaySchedOptions& o);
 
+// railcheck triage: a hang's verdict from PyTorch Flight Recorder dumps (triage/, docs/triage.md).
+struct TriageOptions {
+  std::vector<std::string> inputs;     // dump files, or folders of them (their *.log files are NCCL logs)
+  std::vector<std::string> nccl_logs;  // the ranks' NCCL INFO logs
+  std::optional<std::string> prefix;   // the dumps' name before the rank; default: the commonest
+};
+int cmd_triage(const TriageOptions& o);
+
 // railcheck align: the NCCL 2.28 scheduling model against recorded runs (engine/plan/alignment.hpp).
 struct AlignOptions {
   std::vector<std::string> inputs;  // ground-truth folders (scenarios/groundtruth or one workload), or files

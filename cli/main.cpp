@@ -224,6 +224,24 @@ int dispatch(int argc, char** argv) {
   moe_cmd->add_option("--rank", route.moe_rank, "Print this rank's dispatch send table");
   moe_cmd->add_option("--seed", route.seed, "Seed of the token-to-expert draw (default: the spec's)");
 
+  railcheck::cli::TriageOptions triage;
+  auto* triage_cmd = app.add_subcommand(
+      "triage",
+      "One verdict for a hang from the ranks' PyTorch Flight Recorder dumps: a call mismatch, an NCCL-level hang, "
+      "or below NCCL (exit 1), or no problem found (exit 0)");
+  triage_cmd
+      ->add_option("inputs", triage.inputs,
+                   "Dumps (TORCH_FR_DUMP_TEMP_FILE<rank>, pickle or JSON), or folders of them; a folder's *.log files "
+                   "are read as the ranks' NCCL logs")
+      ->required()
+      ->check(CLI::ExistingPath);
+  triage_cmd
+      ->add_option("--nccl-log", triage.nccl_logs,
+                   "The ranks' NCCL_DEBUG=INFO logs (NCCL_DEBUG_SUBSYS=INIT,COLL,TUNING): the communicator's channels")
+      ->check(CLI::ExistingFile);
+  triage_cmd->add_option("--prefix", triage.prefix,
+                         "In a folder, the dumps' file name before the rank (default: the prefix most files share)");
+
   railcheck::cli::ReplaySchedOptions sched;
   auto* sched_cmd = app.add_subcommand(
       "replay-sched", "Replay NCCL plan scheduling on every rank; report channel divergence and hangs (exit 1)");
@@ -365,6 +383,7 @@ int dispatch(int argc, char** argv) {
   if (weights_cmd->parsed()) return railcheck::cli::cmd_route_weights(route);
   if (moe_cmd->parsed()) return railcheck::cli::cmd_route_moe(route);
   if (sched_cmd->parsed()) return railcheck::cli::cmd_replay_sched(sched);
+  if (triage_cmd->parsed()) return railcheck::cli::cmd_triage(triage);
   if (align_cmd->parsed()) return railcheck::cli::cmd_align(align);
   if (sweep_cmd->parsed()) return railcheck::cli::cmd_sweep(sweep);
   if (report_cmd->parsed()) return railcheck::cli::cmd_report(report);

@@ -16,6 +16,11 @@ struct P2pHalf {
   std::uint32_t peer = 0;
   std::uint64_t bytes = 0;
   std::uint32_t part = 0;
+  // Send half: what the connection's buffer holds before the receiver gets there (NCCL_STEPS
+  // slots of the p2p chunk; half the LL buffer under LL). A part that fits completes without
+  // its receiver, as a real send kernel does; 0 = the send waits for its receiver (the 2.18
+  // model, which leaves it out).
+  std::uint64_t buffer_bytes = 0;
 };
 
 struct WorkItem {

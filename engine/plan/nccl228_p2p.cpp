@@ -91,6 +91,7 @@ P2pSplit p2p_split_2_28(const CommShape& s, P2pChannelRange range, std::int64_t 
   const auto threshold = static_cast<std::int64_t>(range.max) * static_cast<std::int64_t>(s.v228.p2p_ll_threshold);
   out.ll = !self && bytes <= threshold;
   const auto step = static_cast<std::int64_t>(out.ll ? s.v228.ll_buff_bytes / 8 : s.v228.p2p_chunk_bytes);
+  out.buffer_bytes = out.ll ? s.v228.ll_buff_bytes / 2 : kNcclSteps * s.v228.p2p_chunk_bytes;
   const bool multi_node = s.v228.nodes(s.nranks) > 1;
   out.min_part = multi_node ? step / 2 : step / 8;
   out.max_part = multi_node ? step : step * 32;

@@ -11,6 +11,9 @@
 
 namespace railcheck::plan {
 
+// NCCL_STEPS (src/include/device.h): the slots of a connection's buffer.
+inline constexpr std::uint64_t kNcclSteps = 8;
+
 // NCCL_MAX_DEV_WORK_P2P_PER_BATCH (src/include/device.h): p2p operations one plan batch holds.
 inline constexpr std::uint32_t kMaxP2pPerBatch = 8;
 
@@ -40,6 +43,9 @@ struct P2pSplit {
   bool ll = false;
   std::int64_t min_part = 0;  // minPartSize
   std::int64_t max_part = 0;  // maxPartSize
+  // A connection's buffer: NCCL_STEPS x comm->p2pChunkSize under Simple (init.cc keeps the
+  // chunk at most buffSize / NCCL_STEPS), half the LL buffer under LL (8 data bytes a 16 B line).
+  std::uint64_t buffer_bytes = 0;
 };
 P2pSplit p2p_split_2_28(const CommShape& s, P2pChannelRange range, std::int64_t bytes, bool self);
 

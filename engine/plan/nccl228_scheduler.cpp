@@ -227,7 +227,8 @@ Result<std::uint32_t> RankScheduler228::launch(const TaskGroup& group) {
             WorkItem item{WorkItem::Kind::P2p, 0, 0, {}, {}};
             const auto upart = static_cast<std::uint32_t>(part);
             if (part < s.channels) {
-              item.send = P2pHalf{true, to, send->bytes / static_cast<std::uint64_t>(s.channels), upart};
+              item.send =
+                  P2pHalf{true, to, send->bytes / static_cast<std::uint64_t>(s.channels), upart, s.buffer_bytes};
               send_op.channels.push_back(ch);
             }
             if (part < r.channels) {

@@ -104,20 +104,60 @@ class Execution {
     if (send_ok && recv_ok) pop(r, c);
   }
 
-  // The peer's head on the same channel must hold the opposite half of the same transfer.
+  // The peer's head on the same channel must hold the opposite half of the same transfer, or
+  // (a receive) the sender's data must wait in the connection's buffer, or (a send) it must fit
+  // there: a send kernel runs ahead of its receiver by the connection's NCCL_STEPS slots, so a
+  // part no larger than that completes alone (P2pHalf::buffer_bytes). Recorded on 2xH200, NCCL
+  // 2.28.9: a 64 MiB send cycle between two ranks completes (32 channels x 4 MiB of buffer),
+  // the same cycle among four ranks with 2 channels per peer hangs (scenarios/triage).
   void match_half(std::uint32_t r, std::uint32_t c, const WorkItem& h, bool sending) {
     const P2pHalf& mine = sending ? h.send : h.recv;
     auto& my_done = sending ? cursors_[r].send_done : cursors_[r].recv_done;
     if (!mine.present || my_done[c]) return;
+    auto& queued = buffered_[conn_key(sending ? r : mine.peer, sending ? mine.peer : r, c)];
+    if (!sending && !queued.parts.empty()) {
+      const P2pHalf& first = queued.parts.front();
+      if (first.bytes != mine.bytes || first.part != mine.part) return;  // a mismatch: never drains
+      queued.bytes -= first.bytes;
+      queued.parts.pop_front();
+      my_done[c] = 1;
+      return;
+    }
+    if (sending && !queued.parts.empty()) {
+      buffer_send(r, c, mine, queued, my_done);
+      return;
+    }
     const WorkItem* other = head(mine.peer, c);
-    if (other == nullptr || other->kind != WorkItem::Kind::P2p) return;
+    if (other == nullptr || other->kind != WorkItem::Kind::P2p) {
+      if (sending) buffer_send(r, c, mine, queued, my_done);
+      return;
+    }
     const P2pHalf& theirs = sending ? other->recv : other->send;
     auto& their_done = sending ? cursors_[mine.peer].recv_done : cursors_[mine.peer].send_done;
-    if (!theirs.present || their_done[c] || theirs.peer != r || theirs.bytes != mine.bytes || theirs.part != mine.part)
+    if (!theirs.present || their_done[c] || theirs.peer != r || theirs.bytes != mine.bytes || theirs.part != mine.part) {
+      if (sending) buffer_send(r, c, mine, queued, my_done);
       return;
+    }
     my_done[c] = 1;
     their_done[c] = 1;
     if (mine.peer != r) work_.emplace_back(mine.peer, c);
+  }
+
+  struct Buffered {
+    std::deque<P2pHalf> parts;  // sent, not yet received, oldest first
+    std::uint64_t bytes = 0;
+  };
+
+  static std::uint64_t conn_key(std::uint32_t from, std::uint32_t to, std::uint32_t c) {
+    return (std::uint64_t{from} << 40) | (std::uint64_t{to} << 8) | c;
+  }
+
+  void buffer_send(std::uint32_t r, std::uint32_t c, const P2pHalf& mine, Buffered& queued, std::vector<char>& done) {
+    if (mine.peer == r || queued.bytes + mine.bytes > mine.buffer_bytes) return;
+    queued.parts.push_back(mine);
+    queued.bytes += mine.bytes;
+    done[c] = 1;
+    work_.emplace_back(mine.peer, c);  // its receive, if already waiting, can now drain it
   }
 
   std::string describe(std::uint32_t r, const WorkItem& w) const {
@@ -167,6 +207,7 @@ class Execution {
   std::vector<Cursor> cursors_;
   std::deque<std::pair<std::uint32_t, std::uint32_t>> work_;
   std::unordered_map<std::uint64_t, std::size_t> arrivals_;
+  std::unordered_map<std::uint64_t, Buffered> buffered_;  // per (sender, receiver, channel)
   std::uint64_t items_done_ = 0;
 };
 
