@@ -9,7 +9,9 @@
 # and its network transport (Socket over lo) between hosts. Rank r drives GPU r mod <GPUs>.
 #
 # Inputs: OUT (default ./fr-hangs-out), TIMEOUT_S (the process group's timeout, default 10),
-#         ONLY (space-separated "case:ranks" to run, default all), PARALLEL (cases at once, default 4).
+#         ONLY (space-separated "case:ranks" to run, default all), PARALLEL (cases at once, default 4),
+#         FR_TRACE_ONLY (a folder of recordings, e.g. scenarios/triage: rerun PyTorch's analyzer on
+#         each and nothing else).
 # Output: $OUT/<case>-r<R>/{rank_<r> (dumps), json/rank_<r>.json (the JSON form, runs that completed), nccl_rank<r>.log, outcome_<r>.txt,
 #         proc_<r>.log, rc_<r>, env.txt, fr_trace.txt}; fr_trace_help.txt and torch_fr_src.tar.gz.
 set -uo pipefail
@@ -25,6 +27,18 @@ python3 -c 'import torch' 2>/dev/null || { echo "fr_hangs: no PyTorch" >&2; exit
 all_cases="healthy:2 healthy_uneven:2 skip_allreduce:2 skip_in_loop:2 op_mismatch:2 size_mismatch:2
 batch_missing_send:2 p2p_cycle:2 rank_dies:2 healthy:4 healthy_groups:4 skip_allreduce:4 p2p_cycle:4 rank_dies:4"
 cases="${ONLY:-$all_cases}"
+
+# PyTorch's analyzer on a case's dumps, into <dir>/fr_trace.txt. It reads every file under the
+# folder it is given (json/ too), so it gets a copy holding the dumps alone; it needs every rank's
+# dump unless told otherwise.
+fr_trace_on() {  # dir
+  local dir=$1 only
+  only="$(mktemp -d)"
+  cp "$dir"/rank_* "$only"/ 2>/dev/null
+  python3 -m torch.distributed.flight_recorder.fr_trace "$only" --prefix rank_ --allow-incomplete-ranks \
+    >"$dir/fr_trace.txt" 2>&1 || echo "(fr_trace exit $?)" >>"$dir/fr_trace.txt"
+  rm -rf "$only"
+}
 
 run_case() {  # case ranks port
   local name=$1 ranks=$2 port=$3 dir="$out/$1-r$2" per_host=2 r
@@ -47,13 +61,15 @@ run_case() {  # case ranks port
     wait "${pids[$r]}"
     echo $? >"$dir/rc_$r"
   done
-  # PyTorch's analyzer on the same dumps; it needs every rank's dump unless told otherwise.
-  python3 -m torch.distributed.flight_recorder.fr_trace "$dir" --prefix rank_ --allow-incomplete-ranks \
-    >"$dir/fr_trace.txt" 2>&1 || echo "(fr_trace exit $?)" >>"$dir/fr_trace.txt"
+  fr_trace_on "$dir"
   echo "fr_hangs: $name on $ranks ranks: rc $(cat "$dir"/rc_* | tr '\n' ' ')dumps $(ls "$dir" | grep -c '^rank_')"
 }
 
 python3 -m torch.distributed.flight_recorder.fr_trace --help >"$out/fr_trace_help.txt" 2>&1
+if [[ -n "${FR_TRACE_ONLY:-}" ]]; then  # FR_TRACE_ONLY=<folder of recordings>: rerun the analyzer alone
+  for d in "$FR_TRACE_ONLY"/*/; do fr_trace_on "${d%/}"; done
+  exit 0
+fi
 torch_dir="$(python3 -c 'import torch, os; print(os.path.dirname(torch.__file__))')"
 tar czf "$out/torch_fr_src.tar.gz" -C "$torch_dir" distributed/flight_recorder \
   $(cd "$torch_dir" && ls include/torch/csrc/distributed/c10d/FlightRecorder*.hpp 2>/dev/null) 2>/dev/null
