@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <optional>
 
 #include "cli/commands.hpp"
 #include "engine/plan/nccl228_algo_proto_env.hpp"
@@ -18,6 +19,9 @@ struct Loaded {
   plan::SchedInput input;
   std::vector<std::string> policies;
   std::vector<std::string> notes;
+  // Logs whose launch boundaries are uncertain: the same operations, each its own launch. A
+  // divergence or hang that this reading does not have is not reported as a fact.
+  std::optional<plan::SchedInput> each_operation;
 };
 
 // NCCL_ALGO / NCCL_PROTO: the option, else the logs' ENV lines (nccl228_algo_proto_env.hpp).
@@ -60,7 +64,16 @@ Result<Loaded> load_inputs(const ReplaySchedOptions& o) {
     if (!log) return log.error();
     out.input = std::move(log->input);
     out.notes = std::move(log->notes);
+    if (log->boundaries_uncertain) {
+      auto each = plan::import_nccl_logs(files, plan::LaunchReading::EachOperation);
+      if (each) out.each_operation = std::move(each->input);
+    }
     if (auto ok = apply_algo_proto(o, files, out); !ok) return ok.error();
+    if (out.each_operation) {  // the same NCCL_ALGO / NCCL_PROTO settings on the other reading
+      Loaded other{*out.each_operation, {}, {}, std::nullopt};
+      if (auto ok = apply_algo_proto(o, files, other); !ok) return ok.error();
+      out.each_operation = std::move(other.input);
+    }
     return out;
   }
   if (paths.size() != 1) return Error{"give one trace file (it holds every rank's lines)", ""};
@@ -109,6 +122,21 @@ int cmd_replay_sched(const ReplaySchedOptions& o) {
       return kExitBadInput;
     }
     fmt::print("{}\n", plan::render_report(result.value(), o.max_ranks, o.max_rows));
+    if (result->violation() && loaded->each_operation && result->agreement.first &&
+        result->agreement.first->kind == plan::Divergence::Kind::Channels) {
+      // The log cannot tell where this rank's launches end, and a channel divergence depends on
+      // it: hold it against the other reading before calling it NCCL's.
+      auto each = plan::replay(*loaded->each_operation, policy.value(), nccl);
+      if (each && !each->violation()) {
+        fmt::print(
+            "INCONCLUSIVE under policy {}: the divergence above follows from launch boundaries this log cannot show "
+            "(see the notes); with each operation its own launch, as PyTorch issues them, every rank agrees and every "
+            "plan completes. Record with the profiler plugin or Flight Recorder dumps (railcheck triage) for the "
+            "real boundaries.\n\n",
+            name);
+        continue;
+      }
+    }
     violation = violation || result->violation();
   }
   return violation ? kExitViolation : kExitOk;

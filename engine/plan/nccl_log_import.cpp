@@ -86,7 +86,7 @@ Error at(const LogFile& f, std::uint32_t line, std::string what, std::string hin
 
 class Importer {
  public:
-  explicit Importer(const std::vector<LogFile>& files) : files_(files) {}
+  Importer(const std::vector<LogFile>& files, LaunchReading reading) : files_(files), reading_(reading) {}
 
   Result<ImportedLog> run() {
     for (std::size_t i = 0; i < files_.size(); ++i)
@@ -96,14 +96,16 @@ class Importer {
                    "run with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=COLL"};
     Boundaries seen;
     auto first = build(nullptr, &seen);
-    if (!first || seen.starts.empty() || seen.unlogged_ranks.empty()) return first;
+    if (!first || (seen.starts.empty() && seen.ends_after.empty()) || seen.unlogged_ranks.empty()) return first;
     // NCCL launches a collective on every rank of the communicator in the same launch, so the
-    // boundaries rank 0's TUNING lines show inside one opCount hold for the ranks without lines.
-    auto second = build(&seen.starts, nullptr);
+    // boundaries rank 0's TUNING lines show inside one opCount hold for the ranks without lines:
+    // where a launch starts at a collective, and where one ends after a collective (the p2p
+    // operations that follow it, which differ per rank, then start another launch).
+    auto second = build(&seen, nullptr);
     if (second)
       second->notes.push_back(fmt::format(
           "{} launch boundaries the TUNING lines show (rank 0) applied to the {} ranks without TUNING lines",
-          seen.starts.size(), seen.unlogged_ranks.size()));
+          seen.starts.size() + seen.ends_after.size(), seen.unlogged_ranks.size()));
     return second;
   }
 
@@ -252,11 +254,12 @@ class Importer {
   // said so, and the ranks whose logs have no TUNING line.
   struct Boundaries {
     std::set<std::size_t> starts;
+    std::set<std::size_t> ends_after;  // a p2p operation right after it started a new launch
     std::set<std::uint32_t> unlogged_ranks;
   };
 
-  // `forced`: launch starts to apply to ranks without TUNING lines; `seen`: where to report them.
-  Result<ImportedLog> build(const std::set<std::size_t>* forced, Boundaries* seen) const {
+  // `forced`: launch boundaries to apply to ranks without TUNING lines; `seen`: where to report them.
+  Result<ImportedLog> build(const Boundaries* forced, Boundaries* seen) const {
     ImportedLog out;
     auto rank_of = ranks(out.notes);
     if (!rank_of) return rank_of.error();
@@ -268,6 +271,7 @@ class Importer {
       std::string op_count;
       std::vector<const OpLine*> ops;
       std::vector<const TuneLine*> tunes;
+      std::optional<std::size_t> last_coll;  // the last operation's collective index, if it is one
     };
     std::map<std::uint32_t, Open> open;
     std::map<std::string, std::uint32_t> rank_of_process;  // TUNING lines name no comm
@@ -339,21 +343,26 @@ class Importer {
       const bool is_coll = !is_p2p_op(op.op);
       const std::size_t coll_index = colls_of[rank];
       if (auto it = open.find(rank); it != open.end()) {
-        const bool new_count = it->second.op_count != op.op_count;
+        const bool new_count = it->second.op_count != op.op_count || reading_ == LaunchReading::EachOperation;
         const bool by_tuning = !new_count && !it->second.tunes.empty();
+        const bool untuned = forced && !tuned_ranks.count(rank);
         const bool by_other_rank =
-            !new_count && forced && !tuned_ranks.count(rank) && is_coll && forced->count(coll_index);
+            !new_count && untuned &&
+            ((is_coll && forced->starts.count(coll_index)) ||
+             (!is_coll && it->second.last_coll && forced->ends_after.count(*it->second.last_coll)));
         if (by_tuning) {
           ++split_by_tuning;
           if (seen && is_coll) seen->starts.insert(coll_index);
+          if (seen && !is_coll && it->second.last_coll) seen->ends_after.insert(*it->second.last_coll);
         }
         if (new_count || by_tuning || by_other_rank)
           if (auto ok = close(rank); !ok) return ok.error();
       }
-      if (is_coll) ++colls_of[rank];
       auto& o = open[rank];
       o.op_count = op.op_count;
       o.ops.push_back(&op);
+      o.last_coll = is_coll ? std::optional<std::size_t>(coll_index) : std::nullopt;
+      if (is_coll) ++colls_of[rank];
     }
     take_tunes_before(seq_);
     if (seen)
@@ -361,7 +370,7 @@ class Importer {
         if (!tuned_ranks.count(r)) seen->unlogged_ranks.insert(r);
     while (!open.empty())
       if (auto ok = close(open.begin()->first); !ok) return ok.error();
-    note_grouping(out.notes, split_by_tuning, unmatched_tunes);
+    note_grouping(out.notes, out.boundaries_uncertain, split_by_tuning, unmatched_tunes);
     out.input.source = "nccl log";
     out.input.shape.nranks = nranks;
     // The communicator's channel count, as NCCL printed it at init; without ring lines the
@@ -410,10 +419,12 @@ class Importer {
   // What the log can and cannot say about launch boundaries (NCCL 2.28: comm->opCount advances
   // in src/proxy.cc ncclProxyStart, once per plan that has proxy ops, from the host-stream
   // callback when one is used; P2P and SHM connections have no proxy ops).
-  void note_grouping(std::vector<std::string>& notes, std::size_t split_by_tuning, std::size_t unmatched) const {
+  void note_grouping(std::vector<std::string>& notes, bool& uncertain, std::size_t split_by_tuning,
+                     std::size_t unmatched) const {
     std::vector<std::string> local;
     for (const auto& t : transports_)
       if (t != "NET" && t != "COLLNET") local.push_back(t);
+    uncertain = transports_.empty() || !local.empty();
     if (transports_.empty()) {
       notes.push_back(
           "no INIT transport lines: launches are told apart by opCount, which NCCL 2.28 advances only for launches "
@@ -436,6 +447,7 @@ class Importer {
   }
 
   const std::vector<LogFile>& files_;
+  LaunchReading reading_;
   std::vector<OpLine> ops_;
   std::vector<TuneLine> tunes_;
   std::set<std::string> transports_;  // "NET", "P2P", "SHM", ... from the INIT transport lines
@@ -448,9 +460,9 @@ class Importer {
 
 bool looks_like_nccl_log(std::string_view text) { return text.find("NCCL INFO") != std::string_view::npos; }
 
-Result<ImportedLog> import_nccl_logs(const std::vector<LogFile>& files) {
+Result<ImportedLog> import_nccl_logs(const std::vector<LogFile>& files, LaunchReading reading) {
   if (files.empty()) return Error{"no log files given", ""};
-  return Importer(files).run();
+  return Importer(files, reading).run();
 }
 
 }  // namespace railcheck::plan

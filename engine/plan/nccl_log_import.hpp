@@ -23,6 +23,7 @@
 // Lines of other subsystems are skipped. A line with ": opCount " that does not parse is an
 // error naming file and line; an operation the model does not know (AllToAll, ...) is an
 // error too, never skipped.
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -39,9 +40,17 @@ struct LogFile {
 struct ImportedLog {
   SchedInput input;
   std::vector<std::string> notes;
+  // The log cannot tell every launch boundary (P2P or SHM connections, or no INIT transport
+  // lines: opCount does not advance for those launches). A verdict that depends on the
+  // boundaries is then one reading of the log, not a fact (cli/cmd_replay_sched.cpp).
+  bool boundaries_uncertain = false;
 };
 
-Result<ImportedLog> import_nccl_logs(const std::vector<LogFile>& files);
+// How operations become launches: as the log shows them (opCount, TUNING lines), or each
+// operation its own launch (what PyTorch issues outside batches and coalescing managers).
+enum class LaunchReading : std::uint8_t { AsLogged, EachOperation };
+
+Result<ImportedLog> import_nccl_logs(const std::vector<LogFile>& files, LaunchReading reading = LaunchReading::AsLogged);
 
 // True when the text looks like an NCCL log rather than a JSON trace.
 bool looks_like_nccl_log(std::string_view text);
