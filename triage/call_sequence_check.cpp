@@ -47,11 +47,6 @@ std::optional<CallSite> site_of(const std::vector<const FrEntry*>& es) {
   return std::nullopt;
 }
 
-std::string ranks_text(const std::vector<std::uint32_t>& ranks) {
-  if (ranks.size() == 1) return fmt::format("rank {}", ranks.front());
-  return fmt::format("ranks {}", fmt::join(ranks, ", "));
-}
-
 RankCalls calls_of(const FrDump& d, const std::string& pg) {
   RankCalls rc;
   rc.rank = d.rank;
@@ -139,9 +134,9 @@ class PgCheck {
     std::vector<std::string> sides;
     for (const auto& [sig, ranks] : by_sig) {
       const auto& es = example.at(sig);
-      sides.push_back(fmt::format("{} issued {}", ranks_text(ranks), describe(es)));
+      sides.push_back(fmt::format("{} issued {}", rank_list(ranks), describe(es)));
       const auto site = site_of(es);
-      f.details.push_back(fmt::format("{}: {}{}", ranks_text(ranks), describe(es),
+      f.details.push_back(fmt::format("{}: {}{}", rank_list(ranks), describe(es),
                                       site ? fmt::format(", called at {}", site->describe()) : ""));
       if (tie || ranks.size() < most) f.ranks.insert(f.ranks.end(), ranks.begin(), ranks.end());
     }
@@ -158,7 +153,7 @@ class PgCheck {
     f.seq = s;
     f.ranks = moved_on;
     f.headline = fmt::format("{} ({}): issued by {}, never by {}, whose calls all completed", where(s), describe(es),
-                             ranks_text(have), ranks_text(moved_on));
+                             rank_list(have), rank_list(moved_on));
     for (std::uint32_t r : moved_on) {
       const RankCalls& rc = of(r);
       if (rc.colls.empty()) {
@@ -216,13 +211,13 @@ class PgCheck {
     const auto& skipped = others.front()->colls.at(s);
     const auto site = *site_of(skipped);
     f.headline = fmt::format("{}: {} skipped {} call{} that {} issued: the first is {} at {}", where(s),
-                             ranks_text(f.ranks), k, k == 1 ? "" : "s", ranks_text(other_ranks), describe(skipped),
+                             rank_list(f.ranks), k, k == 1 ? "" : "s", rank_list(other_ranks), describe(skipped),
                              site.describe());
     const auto mine = *site_of(shifted.front()->colls.at(s));
     f.details.push_back(fmt::format("{}'s calls from #{} on were called where {} called #{} on ({} call{})",
-                                    ranks_text(f.ranks), s, ranks_text(other_ranks), s + k, best->agreeing,
+                                    rank_list(f.ranks), s, rank_list(other_ranks), s + k, best->agreeing,
                                     best->agreeing == 1 ? " agrees" : "s agree"));
-    f.details.push_back(fmt::format("{}'s #{} was called at {}", ranks_text(f.ranks), s, mine.describe()));
+    f.details.push_back(fmt::format("{}'s #{} was called at {}", rank_list(f.ranks), s, mine.describe()));
     return f;
   }
 
@@ -322,6 +317,11 @@ class PgCheck {
 };
 
 }  // namespace
+
+std::string rank_list(const std::vector<std::uint32_t>& ranks) {
+  if (ranks.size() == 1) return fmt::format("rank {}", ranks.front());
+  return fmt::format("ranks {}", fmt::join(ranks, ", "));
+}
 
 bool is_p2p_batch_marker(const std::vector<FrEntry>& entries, std::size_t i) {
   const FrEntry& m = entries[i];

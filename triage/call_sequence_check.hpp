@@ -31,6 +31,9 @@ struct SequenceFinding {
 // `dumps` must hold one dump per rank (cli checks); ranks without a dump are not judged.
 std::vector<SequenceFinding> check_call_sequences(const std::vector<FrDump>& dumps);
 
+// "rank 3" or "ranks 0, 2, 3", for verdicts.
+std::string rank_list(const std::vector<std::uint32_t>& ranks);
+
 // The p2p entries that only mark the end of a batch ("coalesced" with a p2p entry of the same
 // p2p sequence number before it): never a collective of their own.
 bool is_p2p_batch_marker(const std::vector<FrEntry>& entries, std::size_t i);

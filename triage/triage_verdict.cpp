@@ -12,11 +12,6 @@
 namespace railcheck::triage {
 namespace {
 
-std::string ranks_text(const std::vector<std::uint32_t>& ranks) {
-  if (ranks.size() == 1) return fmt::format("rank {}", ranks.front());
-  return fmt::format("ranks {}", fmt::join(ranks, ", "));
-}
-
 std::vector<std::uint32_t> ranks_without_dump(const std::vector<FrDump>& dumps) {
   std::set<std::uint32_t> named, have;
   for (const auto& d : dumps) {
@@ -139,7 +134,7 @@ Verdict triage(const std::vector<FrDump>& dumps, const std::vector<plan::LogFile
     if (from_replay(dumps, logs, v)) return v;
   } else {
     v.notes.push_back(fmt::format("not replayed under the NCCL model: {} gave no dump, so its calls are unknown",
-                                  ranks_text(dead)));
+                                  rank_list(dead)));
   }
   std::vector<std::uint32_t> waiting;
   for (const auto& d : dumps) {
@@ -159,10 +154,10 @@ Verdict triage(const std::vector<FrDump>& dumps, const std::vector<plan::LogFile
   v.headline = dead.empty()
                    ? fmt::format("the calls agree and NCCL's scheduling completes them, yet {} wait: the hang is below "
                                  "NCCL's scheduling (a network fault, a kernel that never ends)",
-                                 ranks_text(waiting))
+                                 rank_list(waiting))
                    : fmt::format("{} gave no dump and the others' calls agree: the hang is below NCCL's scheduling, "
                                  "most likely {} died",
-                                 ranks_text(dead), ranks_text(dead));
+                                 rank_list(dead), rank_list(dead));
   return v;
 }
 

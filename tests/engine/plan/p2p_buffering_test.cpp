@@ -23,7 +23,7 @@ SchedInput send_cycle(std::uint32_t nranks, std::uint64_t bytes, std::uint64_t c
   return in;
 }
 
-ExecutionReport run(const SchedInput& in) {
+ExecutionReport execute(const SchedInput& in) {
   auto r = replay(in, policy_by_name("nccl").value(), NcclVersion::V2_28);
   REQUIRE(r.ok());
   return r.value().execution;
@@ -31,25 +31,25 @@ ExecutionReport run(const SchedInput& in) {
 
 TEST_CASE("p2p: a send cycle whose parts fit the connections' buffers completes", "[plan][p2p]") {
   // 64 MiB over 32 channels: 2 MiB a part, 8 x 512 KiB = 4 MiB of buffer each.
-  CHECK(run(send_cycle(2, 64u << 20, 512u << 10, 32)).completed);
-  CHECK(run(send_cycle(4, 64u << 10, 128u << 10, 2)).completed);
+  CHECK(execute(send_cycle(2, 64u << 20, 512u << 10, 32)).completed);
+  CHECK(execute(send_cycle(4, 64u << 10, 128u << 10, 2)).completed);
 }
 
 TEST_CASE("p2p: a send cycle larger than the buffers is a deadlock of every rank", "[plan][p2p]") {
   // The 4-rank recording: 2 channels per peer, 128 KiB chunks: 1 MiB of buffer against 32 MiB parts.
-  const auto rep = run(send_cycle(4, 64u << 20, 128u << 10, 2));
+  const auto rep = execute(send_cycle(4, 64u << 20, 128u << 10, 2));
   REQUIRE_FALSE(rep.completed);
   REQUIRE(rep.hang.has_value());
   CHECK(rep.hang->kind == Hang::Kind::Cycle);
   CHECK(rep.hang->edges.size() == 4);
   // Twice the two-rank cycle's bytes no longer fit its buffers either.
-  CHECK_FALSE(run(send_cycle(2, 256u << 20, 512u << 10, 32)).completed);
+  CHECK_FALSE(execute(send_cycle(2, 256u << 20, 512u << 10, 32)).completed);
 }
 
 TEST_CASE("p2p: a buffered send is received in order and a receive of another size never drains it", "[plan][p2p]") {
   SchedInput in = send_cycle(2, 64u << 10, 512u << 10, 2);
   in.ranks[1].groups[1].p2ps[0].bytes = 32u << 10;  // rank 1 receives less than rank 0 sent
-  CHECK_FALSE(run(in).completed);
+  CHECK_FALSE(execute(in).completed);
 }
 
 }  // namespace
