@@ -7,6 +7,7 @@
 
 #include "cli/commands.hpp"
 #include "engine/plan/nccl228_algo_proto_env.hpp"
+#include "engine/plan/nccl_log_comms.hpp"
 #include "engine/plan/nccl_log_import.hpp"
 #include "engine/plan/sched_replay.hpp"
 #include "models/sched_scenario.hpp"
@@ -41,6 +42,28 @@ Result<bool> apply_algo_proto(const ReplaySchedOptions& o, const std::vector<pla
   return true;
 }
 
+// Logs of several communicators (subgroups, splits): the one --comm names (a part of its id),
+// else the one with the most operations; the notes list them all.
+Result<std::vector<plan::LogFile>> pick_communicator(const ReplaySchedOptions& o, const std::vector<plan::LogFile>& files,
+                                                     std::vector<std::string>& notes) {
+  auto comms = plan::split_by_communicator(files);
+  if (comms.size() == 1 && !o.comm) return std::move(comms.front().files);
+  const plan::LogCommunicator* chosen = &comms.front();
+  if (o.comm) {
+    chosen = nullptr;
+    for (const auto& c : comms)
+      if (c.id.find(*o.comm) != std::string::npos) {
+        if (chosen != nullptr)
+          return Error{fmt::format("--comm {} names more than one communicator: {}", *o.comm, plan::describe(comms)), ""};
+        chosen = &c;
+      }
+    if (chosen == nullptr)
+      return Error{fmt::format("--comm {} names no communicator of the logs: {}", *o.comm, plan::describe(comms)), ""};
+  }
+  notes.push_back(fmt::format("the logs hold {}; replaying {} (choose with --comm)", plan::describe(comms), chosen->id));
+  return chosen->files;
+}
+
 Result<Loaded> load_inputs(const ReplaySchedOptions& o) {
   const auto& paths = o.inputs;
   std::vector<plan::LogFile> files;
@@ -60,10 +83,13 @@ Result<Loaded> load_inputs(const ReplaySchedOptions& o) {
     return out;
   }
   if (plan::looks_like_nccl_log(files.front().text)) {
+    auto picked = pick_communicator(o, files, out.notes);
+    if (!picked) return picked.error();
+    files = std::move(picked).value();
     auto log = plan::import_nccl_logs(files);
     if (!log) return log.error();
     out.input = std::move(log->input);
-    out.notes = std::move(log->notes);
+    out.notes.insert(out.notes.end(), log->notes.begin(), log->notes.end());
     if (log->boundaries_uncertain) {
       auto each = plan::import_nccl_logs(files, plan::LaunchReading::EachOperation);
       if (each) out.each_operation = std::move(each->input);

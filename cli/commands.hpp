@@ -110,6 +110,7 @@ struct ReplaySchedOptions {
   std::optional<std::uint32_t> work_fifo_depth;
   std::optional<std::string> nccl;      // "2.18" | "2.28"; default: the scenario's, else 2.28
   std::optional<std::string> nccl_env;  // "NCCL_PROTO=LL NCCL_ALGO=Tree": over the logs' ENV lines
+  std::optional<std::string> comm;      // logs of several communicators: a part of the one's id
   std::uint32_t max_ranks = 16;         // columns of the channel table
   std::uint32_t max_rows = 64;          // rows of the channel table
 };

@@ -258,6 +258,9 @@ int dispatch(int argc, char** argv) {
       "--nccl-env", sched.nccl_env,
       "NCCL_ALGO / NCCL_PROTO the run had, in NCCL's grammar, e.g. 'NCCL_PROTO=LL NCCL_ALGO=Tree' or "
       "'NCCL_PROTO=^LL128;allreduce:LL128'; per variable over the logs' ENV lines (NCCL_DEBUG_SUBSYS=ENV)");
+  sched_cmd->add_option("--comm", sched.comm,
+                        "Logs of several communicators: a part of the one's id (commId 0x.., or a split's color); "
+                        "default: the one with the most operations");
   sched_cmd->add_option("--max-ranks", sched.max_ranks, "Ranks shown in the channel table (default 16)");
   sched_cmd->add_option("--max-rows", sched.max_rows, "Collectives shown in the channel table (default 64)");
 

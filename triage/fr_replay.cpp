@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <map>
 
+#include "engine/plan/nccl_log_comms.hpp"
 #include "engine/plan/nccl_log_import.hpp"
 #include "triage/call_sequence_check.hpp"
 
@@ -157,7 +158,18 @@ std::optional<plan::CommShape> shape_from_logs(const std::vector<plan::LogFile>&
         "NCCL_DEBUG=INFO logs, NCCL_DEBUG_SUBSYS=INIT,COLL,TUNING, for the real ones)");
     return std::nullopt;
   }
-  auto imported = plan::import_nccl_logs(logs);
+  // Subgroups give the logs several communicators: the group's is the one of its size with the
+  // most operations.
+  auto comms = plan::split_by_communicator(logs);
+  const plan::LogCommunicator* mine = nullptr;
+  for (const auto& c : comms)
+    if (mine == nullptr && (c.nranks == nranks || comms.size() == 1)) mine = &c;
+  if (mine == nullptr) {
+    notes.push_back(fmt::format("the NCCL logs hold no {}-rank communicator ({}): not used", nranks, plan::describe(comms)));
+    return std::nullopt;
+  }
+  if (comms.size() > 1) notes.push_back(fmt::format("the NCCL logs hold {}; used {}", plan::describe(comms), mine->id));
+  auto imported = plan::import_nccl_logs(mine->files);
   if (!imported) {
     notes.push_back(fmt::format("the NCCL logs were not used: {}", imported.error().message()));
     return std::nullopt;
