@@ -16,6 +16,7 @@ Not built by CMake; needs valgrind.
 import collections
 import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -226,6 +227,8 @@ def report(spec, tag, labels):
 def main():
     build = next((a for a in sys.argv[1:] if not a.startswith("--")), "build-plan")
     if "--reuse" not in sys.argv:
+        # A fresh run's profiles only: part_file matches by tag and part, whatever the pid.
+        shutil.rmtree(OUT, ignore_errors=True)
         for bench, tag in (("fabric_write_imm", "wi"), ("nccl_plugin_overhead", "np")):
             run(build, bench, ["--quick"], tag + "q")
             run(build, bench, [], tag + "f")

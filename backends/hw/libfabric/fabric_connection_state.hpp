@@ -21,6 +21,7 @@
 #include "backends/hw/libfabric/fabric_rail.hpp"
 #include "backends/hw/libfabric/pending_queue.hpp"
 #include "backends/hw/libfabric/rc_completion_order.hpp"
+#include "backends/hw/libfabric/context_slab.hpp"
 #include "engine/failover/ha_connection.hpp"
 
 namespace railcheck {
@@ -42,12 +43,15 @@ struct Op {
   WrOpcode opcode = WrOpcode::Send;
   std::uint32_t length = 0;
   std::vector<std::uint8_t> bytes;  // control message buffer
+  bool in_use = false;              // ContextSlab's
 };
 
 // A write_imm the provider holds: outside the engine, so outside Op and `outstanding`.
 struct WriteOp {
   fi_context2 fi{};  // first: the CQ entry's op_context is this address (FI_CONTEXT2 mode)
   std::uint64_t id = 0;
+  std::uint32_t rail = 0;
+  bool in_use = false;  // ContextSlab's
 };
 
 }  // namespace fabric
@@ -59,6 +63,7 @@ using fabric::PendingQueue;
 using fabric::RailCompletion;
 using fabric::RailMemory;
 using fabric::RcCompletionOrder;
+using fabric::ContextSlab;
 using fabric::WriteOp;
 
 struct MemoryRegion {
@@ -78,6 +83,11 @@ struct RailSlot {
   // What the engine hears, and when: RC's completion order (rc_completion_order.hpp).
   RcCompletionOrder order;
   RailStats stats;
+  std::size_t writes_in_flight = 0;  // write_imm calls the provider holds on this rail
+  // Polling a rail with nothing in flight and nothing in its last poll is an empty CQ read;
+  // such a rail is polled every kIdlePollEvery progress() calls (poll_rails).
+  bool hot = true;
+  std::uint32_t idle_polls_skipped = 0;
 };
 
 struct FabricConnection::State {
@@ -87,13 +97,15 @@ struct FabricConnection::State {
   std::vector<RailSlot> rails;
   std::unordered_map<const MemoryRegion*, std::unique_ptr<MemoryRegion>> mrs;
   std::map<MrId, MemoryRegion*> mr_by_id;
-  std::unordered_map<const Op*, std::unique_ptr<Op>> ops;
-  std::unordered_map<const void*, std::unique_ptr<WriteOp>> writes;  // write_imm in flight
+  ContextSlab<Op> ops;
+  ContextSlab<WriteOp> writes;  // write_imm in flight
   std::vector<WriteCompletion> write_done;
   std::vector<std::uint32_t> landed_imms;
   std::uint64_t next_write = 0;
   std::unique_ptr<HaConnection> engine;
   std::map<TimerId, Nanos> timers;
+  // No timer is due before this (a cancelled timer may leave it early: fire_timers looks again).
+  Nanos next_deadline{0};
   std::map<RequestId, RequestResult> results;
   std::deque<Event> deferred;  // events the driver owes the engine (flushes, failed posts)
   std::vector<RailCompletion> batch;
@@ -168,6 +180,8 @@ struct FabricConnection::State {
   // of ours behind it; a receive's immediate comes with its Op). True when consumed.
   // (fabric_write_imm.cpp)
   bool on_write_event(const RailCompletion& c);
+  // A write is over (completed, failed or injected): its rail's count and its slab slot.
+  void finish_write(WriteOp* w);
 
   // The rail's registration of `mr`, made now if the engine has not asked for it yet.
   // (fabric_write_imm.cpp)

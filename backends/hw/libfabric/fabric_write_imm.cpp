@@ -11,14 +11,13 @@
 namespace railcheck {
 
 bool FabricConnection::State::on_write_event(const RailCompletion& c) {
-  if (auto w = writes.find(c.context); w != writes.end()) {
-    WriteCompletion done{w->second->id, c.error == 0, {}};
-    if (c.error != 0) done.error = fmt::format("{} ({})", fi_strerror(c.error), c.error_text);
-    write_done.push_back(std::move(done));
-    writes.erase(w);
+  if (WriteOp* w = writes.find(c.context)) {
+    write_done.push_back(WriteCompletion{w->id, c.error == 0, {}});
+    if (c.error != 0) write_done.back().error = fmt::format("{} ({})", fi_strerror(c.error), c.error_text);
+    finish_write(w);
     return true;
   }
-  if ((c.flags & FI_REMOTE_CQ_DATA) != 0 && c.error == 0 && ops.count(static_cast<const Op*>(c.context)) == 0) {
+  if ((c.flags & FI_REMOTE_CQ_DATA) != 0 && c.error == 0 && ops.find(c.context) == nullptr) {
     landed_imms.push_back(static_cast<std::uint32_t>(c.data));
     return true;
   }
@@ -53,42 +52,49 @@ Result<std::uint64_t> FabricConnection::write_imm(PathIndex rail, const void* da
   if (slot.err || !slot.rail->has_peer())
     return Error{fmt::format("write_imm: rail {} has no usable peer yet", rail.value),
                  "wait for ready() (rail 0) or the standby's phase 2"};
-  auto op = std::make_unique<WriteOp>();
   const std::uint64_t id = ++s_->next_write;
-  op->id = id;
-  WriteOp* raw = op.get();
-  s_->writes.emplace(raw, std::move(op));
+  WriteOp* raw = s_->writes.acquire();
+  raw->fi = {};
+  raw->id = id;
+  raw->rail = rail.value;
   ++slot.stats.posted_writes;
+  ++slot.writes_in_flight;
   FabricRail* r = slot.rail.get();
   void* desc = mem.value()->desc;
   State* st = s_.get();
   if (size == 0 && r->zero_length_write_injected()) {
     // No local completion comes for an inject: the write is complete once the provider took it.
     slot.pending.submit(
-        {[r, imm, remote_addr, remote_key, st, raw] {
-           const ssize_t rc = r->inject_zero_write(imm, remote_addr, remote_key);
-           if (rc == 0) {
-             st->write_done.push_back(WriteCompletion{raw->id, true, {}});
-             st->writes.erase(raw);
-           }
-           return rc;
-         },
-         [st, raw](ssize_t rc) {
-           st->write_done.push_back(WriteCompletion{
-               raw->id, false, fmt::format("fi_inject_writedata: {}", fi_strerror(static_cast<int>(-rc)))});
-           st->writes.erase(raw);
-         }});
+        [r, imm, remote_addr, remote_key, st, raw] {
+          const ssize_t rc = r->inject_zero_write(imm, remote_addr, remote_key);
+          if (rc == 0) {
+            st->write_done.push_back(WriteCompletion{raw->id, true, {}});
+            st->finish_write(raw);
+          }
+          return rc;
+        },
+        [st, raw](ssize_t rc) {
+          st->write_done.push_back(WriteCompletion{
+              raw->id, false, fmt::format("fi_inject_writedata: {}", fi_strerror(static_cast<int>(-rc)))});
+          st->finish_write(raw);
+        });
     return id;
   }
-  slot.pending.submit({[r, data, size, desc, imm, remote_addr, remote_key, raw] {
-                         return r->write(data, size, desc, imm, remote_addr, remote_key, raw);
-                       },
-                       [st, raw](ssize_t rc) {
-                         st->write_done.push_back(WriteCompletion{
-                             raw->id, false, fmt::format("fi_writedata: {}", fi_strerror(static_cast<int>(-rc)))});
-                         st->writes.erase(raw);
-                       }});
+  slot.pending.submit(
+      [r, data, size, desc, imm, remote_addr, remote_key, raw] {
+        return r->write(data, size, desc, imm, remote_addr, remote_key, raw);
+      },
+      [st, raw](ssize_t rc) {
+        st->write_done.push_back(WriteCompletion{
+            raw->id, false, fmt::format("fi_writedata: {}", fi_strerror(static_cast<int>(-rc)))});
+        st->finish_write(raw);
+      });
   return id;
+}
+
+void FabricConnection::State::finish_write(WriteOp* w) {
+  if (w->rail < rails.size() && rails[w->rail].writes_in_flight > 0) --rails[w->rail].writes_in_flight;
+  writes.release(w);
 }
 
 void FabricConnection::completed_writes(std::vector<WriteCompletion>& out) {

@@ -20,20 +20,22 @@ class PendingQueue {
     std::function<void(ssize_t)> on_error;  // a final error other than -FI_EAGAIN
   };
 
-  // Returns true when the post went to the provider at once.
-  bool submit(Post p) {
-    if (!queue_.empty()) {
-      queue_.push_back(std::move(p));
-      return false;
-    }
-    const ssize_t rc = p.attempt();
-    if (rc == -FI_EAGAIN) {
-      queue_.push_back(std::move(p));
+  // Returns true when the post went to the provider at once. The callables become a Post (two
+  // std::functions, an allocation each for a lambda of more than two pointers) only when they must
+  // wait: the common case, an empty queue and a provider that takes the post, costs none.
+  template <typename Attempt, typename OnError>
+  bool submit(Attempt&& attempt, OnError&& on_error) {
+    if (queue_.empty()) {
+      const ssize_t rc = attempt();
+      if (rc == 0) return true;
+      if (rc != -FI_EAGAIN) {
+        on_error(rc);
+        return false;
+      }
       ++deferred_;
-      return false;
     }
-    if (rc < 0) p.on_error(rc);
-    return rc == 0;
+    queue_.push_back(Post{std::forward<Attempt>(attempt), std::forward<OnError>(on_error)});
+    return false;
   }
 
   // Retries from the front until the provider says -FI_EAGAIN again. Returns how many left.
