@@ -18,6 +18,7 @@
 
 #include "backends/hw/libfabric/provider_query.hpp"
 #include "bench/machine_line.hpp"
+#include "bench/quick_flag.hpp"
 #include "bench/message_pair.hpp"
 
 using namespace railcheck;
@@ -42,7 +43,7 @@ Figures run(bool acks, const Load& l) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+  const bool quick = bench::quick_flag(argc, argv, "Two-sided sends with and without delivery acks, shm and tcp;ofi_rxm.");
   fmt::print("fabric_delivery_acks: {} | libfabric {}.{} | {}\n", bench::machine_summary(), FI_MAJOR(fi_version()),
              FI_MINOR(fi_version()), kProvider);
   fmt::print("both connections in one process on loopback, one thread; latency = isend to the sender's completion\n\n");

@@ -24,6 +24,7 @@
 
 #include "backends/hw/libfabric/provider_query.hpp"
 #include "bench/machine_line.hpp"
+#include "bench/quick_flag.hpp"
 #include "bench/message_pair.hpp"
 #include "tests/backends/hw/nccl/plugin_harness.hpp"
 
@@ -179,7 +180,7 @@ int run_provider(const std::string& provider, bool quick) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+  const bool quick = bench::quick_flag(argc, argv, "Send/recv through the NCCL net plugin's ABI against the bare FabricConnection, 64 B to 4 MiB.");
   fmt::print("nccl_plugin_overhead: {} | libfabric {}.{}\n", bench::machine_summary(), FI_MAJOR(fi_version()),
              FI_MINOR(fi_version()));
   fmt::print("both ends in one process on loopback, one thread; latency = isend to the sender's completion\n\n");
