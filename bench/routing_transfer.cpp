@@ -61,6 +61,11 @@ int main(int argc, char** argv) {
     }
     const WeightsSpec& s = spec.value();
     run(s, s.pipeline, "as shipped");
+    PipelineParams before = s.pipeline;  // issue 34's plan decisions undone
+    before.release_gathered = false;
+    before.prefetch_h2d = false;
+    before.group_barrier = true;
+    run(s, before, "plan before issue 34");
     PipelineParams per_write = s.pipeline;
     per_write.write_queues = WriteQueues::PerWrite;
     run(s, per_write, "per write (before 11-25)");

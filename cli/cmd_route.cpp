@@ -134,19 +134,34 @@ int cmd_route_weights(const RouteOptions& o) {
   if (!o.table_only) {
     const auto wire = sim::default_wire_mode();
     if (!wire) return bad_input(o.spec, wire.error());
-    if (wire.value() == sim::WireMode::Sendto && s.pipeline.write_queues != sim::WriteQueues::PerWrite)
+    if (wire.value() == sim::WireMode::Sendto &&
+        (s.pipeline.write_queues != sim::WriteQueues::PerWrite || s.pipeline.prefetch_h2d))
       return bad_input(o.spec, Error{"RAILCHECK_SIM_WIRE=sendto runs the driver from before issue 15, which models "
-                                     "only write_queues = \"per-write\"",
-                                     "set pipeline.write_queues = \"per-write\" in the spec, or unset "
-                                     "RAILCHECK_SIM_WIRE"});
+                                     "only write_queues = \"per-write\" without prefetch_h2d",
+                                     "set pipeline.write_queues = \"per-write\" and pipeline.prefetch_h2d = false in "
+                                     "the spec, or unset RAILCHECK_SIM_WIRE"});
     sim::TransferProgress progress;
     if (o.progress)
       progress.report = [](double sim_s, std::uint64_t landed, std::uint64_t writes, double wall_s) {
         fmt::print(stderr, "railcheck: sim {:.3f} s | {}/{} writes landed | wall {:.0f} s\n", sim_s, landed, writes,
                    wall_s);
       };
+    sim::TransferTimeline timeline(0, 0, 0.005);
     const auto r = sim::simulate_weight_transfer({plan.trainer, plan.rollout, plan.mappings, table}, s.fabric,
-                                                 s.pipeline, wire.value(), progress);
+                                                 s.pipeline, wire.value(), progress,
+                                                 o.timeline_path.empty() ? nullptr : &timeline);
+    if (!o.timeline_path.empty()) {
+      const json t{{"name", s.name},
+                   {"bin_seconds", timeline.bin_s},
+                   {"nic_bytes_per_second", s.fabric.nic_gbps_per_gpu * 1e9 / 8},
+                   {"simulated_seconds", r.total_s},
+                   {"ideal_seconds", r.ideal_s},
+                   {"stages", {"cap_wait", "h2d", "gather", "gpu_ops", "barrier"}},
+                   {"stage_seconds", timeline.stage_s},
+                   {"trainer_nic_tx_bytes", timeline.trainer_nic_tx},
+                   {"rollout_nic_rx_bytes", timeline.rollout_nic_rx}};
+      if (const int rc = write_json(o.timeline_path, t); rc != kExitOk) return rc;
+    }
     fmt::print("  fabric          {} x {} per GPU = {:.0f} Gb/s; batch {} B; tmp cap {} B; write queues {}\n",
                s.nics_per_gpu, s.nic, s.fabric.nic_gbps_per_gpu, s.pipeline.batch_bytes, s.pipeline.max_tmp_bytes,
                sim::to_string(s.pipeline.write_queues));
