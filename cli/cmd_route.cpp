@@ -213,13 +213,18 @@ int cmd_route_moe(const RouteOptions& o) {
              s.fabric.nic_gbps_per_gpu, s.fabric.nvlink_gbytes_s);
   fmt::print("  {:<13} {:>14} {:>14} {:>11} {:>14} {:>14} {:>11}\n", "scheme", "dispatch RDMA", "dispatch NVL", "time",
              "combine RDMA", "combine NVL", "time");
-  json j{{"name", s.name}, {"model", s.model.name}, {"ranks", s.ranks}, {"tokens_per_rank", s.tokens_per_rank}};
+  json j{{"name", s.name},
+         {"model", s.model.name},
+         {"ranks", s.ranks},
+         {"tokens_per_rank", s.tokens_per_rank},
+         {"solver", o.fluid ? "fluid" : "simgrid"}};
   const auto wire = sim::default_wire_mode();
   if (!wire) return bad_input(o.spec, wire.error());
   std::uint64_t rdma[2] = {0, 0};
   for (routing::MoeScheme scheme : {routing::MoeScheme::Flat, routing::MoeScheme::Hierarchical}) {
     const auto tables = routing::build_moe_tables(assignment.value(), cluster, scheme);
-    const auto t = sim::simulate_moe(tables, s.ranks, s.fabric, dispatch_bytes, combine_bytes, wire.value());
+    const auto t = sim::simulate_moe(tables, s.ranks, s.fabric, dispatch_bytes, combine_bytes, wire.value(),
+                                     o.fluid ? sim::MoeSolver::Fluid : sim::MoeSolver::SimGrid);
     const double d_rdma = static_cast<double>(tables.dispatch.rdma_tokens * dispatch_bytes) / 1e6;
     const double d_nvl = static_cast<double>(tables.dispatch.nvlink_tokens * dispatch_bytes) / 1e6;
     const double c_rdma = static_cast<double>(tables.combine.rdma_tokens * combine_bytes) / 1e6;

@@ -226,6 +226,9 @@ int dispatch(int argc, char** argv) {
                           "(reports/routing_timeline.py plots it)");
   moe_cmd->add_option("--rank", route.moe_rank, "Print this rank's dispatch send table");
   moe_cmd->add_option("--seed", route.seed, "Seed of the token-to-expert draw (default: the spec's)");
+  moe_cmd->add_flag("--fluid", route.fluid,
+                    "Time the phases with SimGrid's sharing arithmetic but no engine: seconds at EP 256; the same "
+                    "figures wherever SimGrid keeps its links within bandwidth (docs/routing.md)");
 
   railcheck::cli::ReplaySchedOptions sched;
   auto* sched_cmd = app.add_subcommand(
