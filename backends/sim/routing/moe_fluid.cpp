@@ -19,14 +19,14 @@ void double_update(double& v, double minus, double precision) {
   if (v < precision) v = 0.0;
 }
 
-enum class State : std::uint8_t { Waiting, Latency, Active, Landed };
+enum class FlowState : std::uint8_t { Waiting, Latency, Active, Landed };
 
-struct Flow {
+struct FluidFlow {
   std::uint32_t link[2];  // sender's link up, receiver's link down
   std::uint32_t to;
   std::uint8_t stage;
   double penalty;  // the route's latency: CM02's sharing penalty, and what it pays first
-  State state = State::Waiting;
+  FlowState state = FlowState::Waiting;
   double remains = 0;  // bytes
   double last_update = 0;
   double last_value = 0;  // the rate its remains were last advanced with
@@ -35,18 +35,18 @@ struct Flow {
   std::uint32_t slot[2];  // its index in each link's list of active flows
 };
 
-struct Link {
+struct FluidLink {
   double bound = 0;
   std::vector<std::uint32_t> active;  // flows sharing it now
   // Saturation loop state (SimGrid's Constraint::remaining_, usage_, its light-table entry).
   double remaining = 0, usage = 0;
   bool light = false;
-  std::uint32_t mark = 0;  // == Phase::round_: in this round's connected set
+  std::uint32_t mark = 0;  // == FluidPhase::round_: in this round's connected set
 };
 
-class Phase {
+class FluidPhase {
  public:
-  Phase(const routing::MoePhase& phase, std::uint32_t ranks, const FabricParams& f, std::uint64_t token_bytes)
+  FluidPhase(const routing::MoePhase& phase, std::uint32_t ranks, const FabricParams& f, std::uint64_t token_bytes)
       : links_(4 * static_cast<std::size_t>(ranks)), stage0_into_(ranks, 0), stage1_from_(ranks) {
     const double nic = f.nic_gbps_per_gpu * 1e9 / 8.0;  // as GpuFabric builds its links
     const double nvl = f.nvlink_gbytes_s * 1e9;
@@ -60,7 +60,7 @@ class Phase {
       const bool nvlink = m.from / f.gpus_per_node == m.to / f.gpus_per_node;  // GpuFabric::route
       const std::uint32_t base = nvlink ? 2 * ranks : 0;
       const double lat = nvlink ? nvl_lat : nic_lat;
-      Flow fl{{base + m.from, base + ranks + m.to}, m.to, m.stage, lat + lat};
+      FluidFlow fl{{base + m.from, base + ranks + m.to}, m.to, m.stage, lat + lat};
       fl.remains = static_cast<double>(m.tokens * token_bytes);
       if (m.stage == 0) ++stage0_into_[m.to];
       if (m.stage == 1) stage1_from_[m.from].push_back(static_cast<std::uint32_t>(flows_.size()));
@@ -80,7 +80,7 @@ class Phase {
       const std::vector<std::uint32_t> due = advance();
       for (std::uint32_t i : due) {
         touch(flows_[i]);
-        if (flows_[i].state == State::Latency) {
+        if (flows_[i].state == FlowState::Latency) {
           enable(i);
         } else {
           land(i);
@@ -89,7 +89,7 @@ class Phase {
       }
       // The driver hears of the landings at this instant and sends what they release.
       for (std::uint32_t i : due)
-        if (flows_[i].state == State::Landed && flows_[i].stage == 0 && --stage0_into_[flows_[i].to] == 0)
+        if (flows_[i].state == FlowState::Landed && flows_[i].stage == 0 && --stage0_into_[flows_[i].to] == 0)
           release(flows_[i].to);
     }
     return now_ - t0;
@@ -98,8 +98,8 @@ class Phase {
  private:
   // A message leaves now: its latency first, outside the sharing.
   void start(std::uint32_t i) {
-    Flow& fl = flows_[i];
-    fl.state = State::Latency;
+    FluidFlow& fl = flows_[i];
+    fl.state = FlowState::Latency;
     fl.last_update = now_;
     fl.date = fl.penalty + now_;  // SimGrid: latency_ + get_last_update()
     pending_.push_back(i);
@@ -128,8 +128,8 @@ class Phase {
 
   // Its latency paid, a message joins the sharing; it gets its landing date at the next solve.
   void enable(std::uint32_t i) {
-    Flow& fl = flows_[i];
-    fl.state = State::Active;
+    FluidFlow& fl = flows_[i];
+    fl.state = FlowState::Active;
     fl.last_update = now_;
     fl.date = std::numeric_limits<double>::infinity();
     join(i);
@@ -141,7 +141,7 @@ class Phase {
   }
 
   void join(std::uint32_t i) {
-    Flow& fl = flows_[i];
+    FluidFlow& fl = flows_[i];
     for (int k = 0; k < 2; ++k) {
       auto& a = links_[fl.link[k]].active;
       fl.slot[k] = static_cast<std::uint32_t>(a.size());
@@ -150,19 +150,19 @@ class Phase {
   }
 
   void land(std::uint32_t i) {
-    Flow& fl = flows_[i];
-    fl.state = State::Landed;
+    FluidFlow& fl = flows_[i];
+    fl.state = FlowState::Landed;
     for (int k = 0; k < 2; ++k) {
       auto& a = links_[fl.link[k]].active;
       const std::uint32_t moved = a.back();
       a[fl.slot[k]] = moved;
-      Flow& m = flows_[moved];
+      FluidFlow& m = flows_[moved];
       m.slot[m.link[0] == fl.link[k] ? 0 : 1] = fl.slot[k];
       a.pop_back();
     }
   }
 
-  void touch(const Flow& fl) {
+  void touch(const FluidFlow& fl) {
     touched_.push_back(fl.link[0]);
     touched_.push_back(fl.link[1]);
   }
@@ -177,7 +177,7 @@ class Phase {
     for (std::uint32_t l : touched_) visit(l, set_links);
     for (std::size_t k = 0; k < set_links.size(); ++k)
       for (std::uint32_t i : links_[set_links[k]].active) {
-        const Flow& fl = flows_[i];
+        const FluidFlow& fl = flows_[i];
         for (std::uint32_t l : fl.link) visit(l, set_links);
       }
     touched_.clear();
@@ -186,7 +186,7 @@ class Phase {
         if (flows_[i].link[0] == l) set_flows.push_back(i);  // each flow once
     saturate(set_links, set_flows);
     for (std::uint32_t i : set_flows) {
-      Flow& fl = flows_[i];
+      FluidFlow& fl = flows_[i];
       if (fl.remains > 0) double_update(fl.remains, fl.last_value * (now_ - fl.last_update), kMaxminPrecision * kSurfPrecision);
       fl.last_update = now_;
       fl.last_value = fl.value;
@@ -209,7 +209,7 @@ class Phase {
     for (std::uint32_t i : set_flows) flows_[i].value = -1;  // not fixed yet
     std::vector<std::uint32_t> light;
     for (std::uint32_t l : set_links) {
-      Link& k = links_[l];
+      FluidLink& k = links_[l];
       k.remaining = k.bound;
       k.usage = 0;
       for (std::uint32_t i : k.active) k.usage += 1.0 / flows_[i].penalty;
@@ -231,12 +231,12 @@ class Phase {
       }
       for (std::uint32_t l : saturated)
         for (std::uint32_t i : links_[l].active) {
-          Flow& fl = flows_[i];
+          FluidFlow& fl = flows_[i];
           if (fl.value >= 0) continue;
           // The TCP-gamma bound (gamma / 2 latency) sits far above every share here: not binding.
           fl.value = min_usage / fl.penalty;
           for (std::uint32_t m : fl.link) {
-            Link& k = links_[m];
+            FluidLink& k = links_[m];
             if (!k.light) continue;
             double_update(k.remaining, fl.value, k.bound * kMaxminPrecision);
             double_update(k.usage, 1.0 / fl.penalty, kMaxminPrecision);
@@ -248,8 +248,8 @@ class Phase {
     }
   }
 
-  std::vector<Flow> flows_;
-  std::vector<Link> links_;
+  std::vector<FluidFlow> flows_;
+  std::vector<FluidLink> links_;
   std::vector<std::uint32_t> stage0_into_;                // stage-0 messages still due per rank
   std::vector<std::vector<std::uint32_t>> stage1_from_;  // per rank
   std::vector<std::uint32_t> pending_;                   // flows in their latency or sharing
@@ -263,7 +263,7 @@ class Phase {
 double fluid_moe_phase(const routing::MoePhase& phase, std::uint32_t ranks, const FabricParams& fabric,
                        std::uint64_t token_bytes, double t0) {
   if (phase.messages.empty()) return 0;
-  return Phase(phase, ranks, fabric, token_bytes).run(t0);
+  return FluidPhase(phase, ranks, fabric, token_bytes).run(t0);
 }
 
 }  // namespace railcheck::sim

@@ -8,7 +8,7 @@ namespace railcheck::sim {
 namespace {
 
 // Spreads `amount` evenly over [t0, t1) into bins of `bin` seconds, growing `bins` as needed.
-void spread(std::vector<double>& bins, double bin, double amount, double t0, double t1) {
+void spread_in_bins(std::vector<double>& bins, double bin, double amount, double t0, double t1) {
   assert(t1 >= t0);
   const auto last = static_cast<std::size_t>(std::floor(t1 / bin));
   if (bins.size() <= last) bins.resize(last + 1, 0.0);
@@ -33,15 +33,15 @@ TransferTimeline::TransferTimeline(std::uint32_t trainers, std::uint32_t rollout
 }
 
 void TransferTimeline::stage(std::uint32_t trainer, Stage s, double t0, double t1) {
-  spread(stage_s[static_cast<std::size_t>(s)][trainer], bin_s, t1 - t0, t0, t1);
+  spread_in_bins(stage_s[static_cast<std::size_t>(s)][trainer], bin_s, t1 - t0, t0, t1);
 }
 
 void TransferTimeline::sent(std::uint32_t trainer, double bytes, double t0, double t1) {
-  spread(trainer_nic_tx[trainer], bin_s, bytes, t0, t1);
+  spread_in_bins(trainer_nic_tx[trainer], bin_s, bytes, t0, t1);
 }
 
 void TransferTimeline::received(std::uint32_t rollout, double bytes, double t0, double t1) {
-  spread(rollout_nic_rx[rollout], bin_s, bytes, t0, t1);
+  spread_in_bins(rollout_nic_rx[rollout], bin_s, bytes, t0, t1);
 }
 
 }  // namespace railcheck::sim
