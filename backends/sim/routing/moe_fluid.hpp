@@ -14,9 +14,11 @@
 //     their remaining bytes are brought up to date, rounded as SimGrid rounds them;
 //   - events within surf/precision (1e-9 s) of the clock happen together, at the clock.
 // It gives SimGrid's figures to 1e-13 wherever SimGrid's allocation keeps every link within its
-// bandwidth. Where it does not (measured on flat dispatch from EP 32 up: SimGrid 3.32 puts 3.6 %
-// more than a link's bandwidth on some NVLink links, by its own Link::get_usage), this solver
-// keeps the links within bandwidth and its figures differ (docs/routing.md).
+// bandwidth. Where it does not, the difference is a SimGrid defect: its lazy update marks a
+// flow's links as modified from the flow's first link only, so when that one is already marked,
+// the flow's other links are left out of the solve and over-filled (flat dispatch from EP 32 up;
+// simgrid_lazy_sharing_test.cpp shows it on five flows). Here every link of a changed flow is
+// re-solved, the links stay within bandwidth, and the figures differ (docs/routing.md).
 #include <cstdint>
 
 #include "backends/sim/routing/gpu_fabric.hpp"

@@ -22,8 +22,8 @@ struct Expected {
   routing::MoeScheme scheme;
   double dispatch_s;
   double combine_s;
-  // SimGrid kept every link within its bandwidth here; in the flat worlds from EP 32 up it puts
-  // up to 3.6 % more on some NVLink links (its own Link::get_usage, docs/routing.md).
+  // SimGrid kept every link within its bandwidth here; in the flat worlds from EP 32 up its lazy
+  // update over-fills some NVLink links (simgrid_lazy_sharing_test.cpp, docs/routing.md).
   bool within_bandwidth;
 };
 
