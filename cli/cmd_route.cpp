@@ -147,9 +147,9 @@ int cmd_route_weights(const RouteOptions& o) {
                    wall_s);
       };
     sim::TransferTimeline timeline(0, 0, 0.005);
-    const auto r = sim::simulate_weight_transfer({plan.trainer, plan.rollout, plan.mappings, table}, s.fabric,
-                                                 s.pipeline, wire.value(), progress,
-                                                 o.timeline_path.empty() ? nullptr : &timeline);
+    const auto r =
+        sim::simulate_weight_transfer({plan.trainer, plan.rollout, plan.mappings, table}, s.fabric, s.pipeline,
+                                      wire.value(), progress, o.timeline_path.empty() ? nullptr : &timeline);
     if (!o.timeline_path.empty()) {
       const json t{{"name", s.name},
                    {"bin_seconds", timeline.bin_s},

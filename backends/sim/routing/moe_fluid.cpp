@@ -187,7 +187,8 @@ class FluidPhase {
     saturate(set_links, set_flows);
     for (std::uint32_t i : set_flows) {
       FluidFlow& fl = flows_[i];
-      if (fl.remains > 0) double_update(fl.remains, fl.last_value * (now_ - fl.last_update), kMaxminPrecision * kSurfPrecision);
+      if (fl.remains > 0)
+        double_update(fl.remains, fl.last_value * (now_ - fl.last_update), kMaxminPrecision * kSurfPrecision);
       fl.last_update = now_;
       fl.last_value = fl.value;
       // Nothing left (within SimGrid's 1e-14 bytes): it lands now, at the next event.
@@ -250,7 +251,7 @@ class FluidPhase {
 
   std::vector<FluidFlow> flows_;
   std::vector<FluidLink> links_;
-  std::vector<std::uint32_t> stage0_into_;                // stage-0 messages still due per rank
+  std::vector<std::uint32_t> stage0_into_;               // stage-0 messages still due per rank
   std::vector<std::vector<std::uint32_t>> stage1_from_;  // per rank
   std::vector<std::uint32_t> pending_;                   // flows in their latency or sharing
   std::vector<std::uint32_t> touched_;                   // links changed since the last solve

@@ -1,13 +1,13 @@
 #include "backends/sim/routing/moe_sim.hpp"
 
-#include "backends/sim/routing/moe_fluid.hpp"
-
 #include <cassert>
 #include <mutex>
 #include <set>
 #include <simgrid/s4u.hpp>
 #include <string>
 #include <vector>
+
+#include "backends/sim/routing/moe_fluid.hpp"
 
 namespace sg4 = simgrid::s4u;
 

@@ -58,10 +58,8 @@ FabricParams read_fabric(TomlTable t, std::string& nic, std::uint32_t& nics_per_
 
 // `queues`: the write-queue model when the spec names none, which follows the NIC.
 PipelineParams read_pipeline(TomlTable t, WriteQueues queues) {
-  t.allow_only(
-      {"max_tmp_bytes", "gpu_op_overhead_us", "cpu_offload", "barrier_latency_ms", "batch_bytes", "write_queues",
-                "release_gathered", "prefetch_h2d",
-                "group_barrier"});
+  t.allow_only({"max_tmp_bytes", "gpu_op_overhead_us", "cpu_offload", "barrier_latency_ms", "batch_bytes",
+                "write_queues", "release_gathered", "prefetch_h2d", "group_barrier"});
   PipelineParams p;
   p.write_queues = queues;
   p.max_tmp_bytes = t.byte_size("max_tmp_bytes", {1}).value_or(p.max_tmp_bytes);
@@ -69,8 +67,7 @@ PipelineParams read_pipeline(TomlTable t, WriteQueues queues) {
   p.cpu_offload = t.numeric("cpu_offload", "true or false", true).value_or(p.cpu_offload ? 1 : 0) != 0;
   p.barrier_latency = t.millis("barrier_latency_ms", {0, 1e6}).value_or(p.barrier_latency);
   p.batch_bytes = t.byte_size("batch_bytes", {0}).value_or(p.batch_bytes);
-  p.release_gathered =
-      t.numeric("release_gathered", "true or false", true).value_or(p.release_gathered ? 1 : 0) != 0;
+  p.release_gathered = t.numeric("release_gathered", "true or false", true).value_or(p.release_gathered ? 1 : 0) != 0;
   p.prefetch_h2d = t.numeric("prefetch_h2d", "true or false", true).value_or(p.prefetch_h2d ? 1 : 0) != 0;
   p.group_barrier = t.numeric("group_barrier", "true or false", true).value_or(p.group_barrier ? 1 : 0) != 0;
   if (auto name = t.text("write_queues")) {

@@ -28,7 +28,7 @@ struct TransferRun {
   std::vector<std::uint64_t> peak_tmp;  // per trainer
   std::vector<double> group_end;        // per mesh group, seconds after `start`
   double start = 0;
-  std::uint64_t landed_writes = 0;  // as the drivers take them, for progress reports
+  std::uint64_t landed_writes = 0;       // as the drivers take them, for progress reports
   TransferTimeline* timeline = nullptr;  // recorded by the GPU driver when asked for
 };
 

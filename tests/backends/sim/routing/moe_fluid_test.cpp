@@ -38,7 +38,8 @@ TEST_CASE("the fluid MoE solver times hand-checkable phases as SimGrid does", "[
     CHECK(fluid_dispatch(fluid_world({{0, 1, Fabric::Nvlink, 0, 1}}), f) == same(nvl_lat + b / nvl));
   }
   SECTION("three messages out of one GPU share its link in thirds") {
-    const auto t = fluid_world({{0, 1, Fabric::Nvlink, 0, 1}, {0, 2, Fabric::Nvlink, 0, 1}, {0, 3, Fabric::Nvlink, 0, 1}});
+    const auto t =
+        fluid_world({{0, 1, Fabric::Nvlink, 0, 1}, {0, 2, Fabric::Nvlink, 0, 1}, {0, 3, Fabric::Nvlink, 0, 1}});
     CHECK(fluid_dispatch(t, f) == same(nvl_lat + 3 * b / nvl));
   }
   SECTION("a short and a long message: halves until the short one lands, then the whole link") {
@@ -50,7 +51,9 @@ TEST_CASE("the fluid MoE solver times hand-checkable phases as SimGrid does", "[
     CHECK(fluid_dispatch(t, f) == same(nic_lat + 2 * b / nic + nvl_lat + 2 * b / nvl));
   }
   SECTION("a receiver's link is shared too") {
-    const auto t = fluid_world({{8, 0, Fabric::Rdma, 0, 1}, {9, 0, Fabric::Rdma, 0, 1}, {10, 0, Fabric::Rdma, 0, 1},
+    const auto t = fluid_world({{8, 0, Fabric::Rdma, 0, 1},
+                                {9, 0, Fabric::Rdma, 0, 1},
+                                {10, 0, Fabric::Rdma, 0, 1},
                                 {11, 0, Fabric::Rdma, 0, 1}});
     CHECK(fluid_dispatch(t, f) == same(nic_lat + 4 * b / nic));
   }
