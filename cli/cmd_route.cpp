@@ -92,7 +92,7 @@ int cmd_route_weights(const RouteOptions& o) {
   }
   const sim::WeightsSpec& s = spec.value();
   const auto t0 = std::chrono::steady_clock::now();
-  auto planned = routing::plan_weight_transfer(s.model, s.trainer, s.rollout);
+  auto planned = routing::plan_weight_transfer(s.model, s.trainer, s.rollout, s.table_order);
   if (!planned) return bad_input(o.spec, planned.error());
   const double build_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const routing::WeightTransferPlan& plan = planned.value();

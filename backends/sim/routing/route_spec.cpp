@@ -59,7 +59,7 @@ FabricParams read_fabric(TomlTable t, std::string& nic, std::uint32_t& nics_per_
 // `queues`: the write-queue model when the spec names none, which follows the NIC.
 PipelineParams read_pipeline(TomlTable t, WriteQueues queues) {
   t.allow_only({"max_tmp_bytes", "gpu_op_overhead_us", "cpu_offload", "barrier_latency_ms", "batch_bytes",
-                "write_queues", "release_gathered", "prefetch_h2d", "group_barrier"});
+                "write_queues", "release_gathered", "prefetch_h2d", "group_barrier", "table_order"});
   PipelineParams p;
   p.write_queues = queues;
   p.max_tmp_bytes = t.byte_size("max_tmp_bytes", {1}).value_or(p.max_tmp_bytes);
@@ -123,6 +123,13 @@ Result<WeightsSpec> load_weights_spec(const std::string& path) {
         const auto preset = find_nic_preset(s.nic);
         s.pipeline = read_pipeline(root.table("pipeline"),
                                    preset && !preset->ordered ? WriteQueues::PerWrite : WriteQueues::PerPeer);
+        TomlTable pipeline = root.table("pipeline");
+        if (auto order = pipeline.text("table_order")) {
+          if (*order == "model")
+            s.table_order = routing::TableOrder::Model;
+          else if (*order != "interleaved")
+            pipeline.fail("table_order", "\"interleaved\" or \"model\"", fmt::format("\"{}\"", *order));
+        }
         if (s.trainer.ranks() % s.fabric.gpus_per_node != 0)
           tr.fail_here(fmt::format("pp * fsdp * ep a multiple of fabric.gpus_per_node = {}", s.fabric.gpus_per_node),
                        fmt::format("{} trainer GPUs", s.trainer.ranks()),

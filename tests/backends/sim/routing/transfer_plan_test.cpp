@@ -151,7 +151,8 @@ TEST_CASE("the plan before issue 34 gives the Qwen3-235B figures it gave before"
   WARN("not run here: 128 simulated trainers outlast the sanitizer tree's time limit");
   return;
 #endif
-  const std::string old_plan = "\n[pipeline]\nrelease_gathered = false\nprefetch_h2d = false\ngroup_barrier = true\n";
+  const std::string old_plan =
+      "\n[pipeline]\nrelease_gathered = false\nprefetch_h2d = false\ngroup_barrier = true\ntable_order = \"model\"\n";
   std::string text = shipped_spec("qwen3-235b-128-to-32.toml");
   text.replace(text.find("[pipeline]\n"), 11, old_plan.substr(1));
   const auto j = route_weights(text, "qwen3-old");
