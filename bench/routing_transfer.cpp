@@ -30,7 +30,7 @@ double cpu_seconds() {
 }
 
 void run(const WeightsSpec& s, const PipelineParams& p, const char* label) {
-  const auto plan = routing::plan_weight_transfer(s.model, s.trainer, s.rollout).value();
+  const auto plan = routing::plan_weight_transfer(s.model, s.trainer, s.rollout, s.table_order).value();
   const auto& table = plan.table;
   const auto t0 = std::chrono::steady_clock::now();
   const double c0 = cpu_seconds();
@@ -61,6 +61,12 @@ int main(int argc, char** argv) {
     }
     const WeightsSpec& s = spec.value();
     run(s, s.pipeline, "as shipped");
+    WeightsSpec before = s;  // issue 34's plan decisions undone
+    before.table_order = routing::TableOrder::Model;
+    before.pipeline.release_gathered = false;
+    before.pipeline.prefetch_h2d = false;
+    before.pipeline.group_barrier = true;
+    run(before, before.pipeline, "plan before issue 34");
     PipelineParams per_write = s.pipeline;
     per_write.write_queues = WriteQueues::PerWrite;
     run(s, per_write, "per write (before 11-25)");

@@ -92,7 +92,7 @@ int cmd_route_weights(const RouteOptions& o) {
   }
   const sim::WeightsSpec& s = spec.value();
   const auto t0 = std::chrono::steady_clock::now();
-  auto planned = routing::plan_weight_transfer(s.model, s.trainer, s.rollout);
+  auto planned = routing::plan_weight_transfer(s.model, s.trainer, s.rollout, s.table_order);
   if (!planned) return bad_input(o.spec, planned.error());
   const double build_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const routing::WeightTransferPlan& plan = planned.value();
@@ -134,19 +134,34 @@ int cmd_route_weights(const RouteOptions& o) {
   if (!o.table_only) {
     const auto wire = sim::default_wire_mode();
     if (!wire) return bad_input(o.spec, wire.error());
-    if (wire.value() == sim::WireMode::Sendto && s.pipeline.write_queues != sim::WriteQueues::PerWrite)
+    if (wire.value() == sim::WireMode::Sendto &&
+        (s.pipeline.write_queues != sim::WriteQueues::PerWrite || s.pipeline.prefetch_h2d))
       return bad_input(o.spec, Error{"RAILCHECK_SIM_WIRE=sendto runs the driver from before issue 15, which models "
-                                     "only write_queues = \"per-write\"",
-                                     "set pipeline.write_queues = \"per-write\" in the spec, or unset "
-                                     "RAILCHECK_SIM_WIRE"});
+                                     "only write_queues = \"per-write\" without prefetch_h2d",
+                                     "set pipeline.write_queues = \"per-write\" and pipeline.prefetch_h2d = false in "
+                                     "the spec, or unset RAILCHECK_SIM_WIRE"});
     sim::TransferProgress progress;
     if (o.progress)
       progress.report = [](double sim_s, std::uint64_t landed, std::uint64_t writes, double wall_s) {
         fmt::print(stderr, "railcheck: sim {:.3f} s | {}/{} writes landed | wall {:.0f} s\n", sim_s, landed, writes,
                    wall_s);
       };
-    const auto r = sim::simulate_weight_transfer({plan.trainer, plan.rollout, plan.mappings, table}, s.fabric,
-                                                 s.pipeline, wire.value(), progress);
+    sim::TransferTimeline timeline(0, 0, 0.005);
+    const auto r =
+        sim::simulate_weight_transfer({plan.trainer, plan.rollout, plan.mappings, table}, s.fabric, s.pipeline,
+                                      wire.value(), progress, o.timeline_path.empty() ? nullptr : &timeline);
+    if (!o.timeline_path.empty()) {
+      const json t{{"name", s.name},
+                   {"bin_seconds", timeline.bin_s},
+                   {"nic_bytes_per_second", s.fabric.nic_gbps_per_gpu * 1e9 / 8},
+                   {"simulated_seconds", r.total_s},
+                   {"ideal_seconds", r.ideal_s},
+                   {"stages", {"cap_wait", "h2d", "gather", "gpu_ops", "barrier"}},
+                   {"stage_seconds", timeline.stage_s},
+                   {"trainer_nic_tx_bytes", timeline.trainer_nic_tx},
+                   {"rollout_nic_rx_bytes", timeline.rollout_nic_rx}};
+      if (const int rc = write_json(o.timeline_path, t); rc != kExitOk) return rc;
+    }
     fmt::print("  fabric          {} x {} per GPU = {:.0f} Gb/s; batch {} B; tmp cap {} B; write queues {}\n",
                s.nics_per_gpu, s.nic, s.fabric.nic_gbps_per_gpu, s.pipeline.batch_bytes, s.pipeline.max_tmp_bytes,
                sim::to_string(s.pipeline.write_queues));
@@ -198,13 +213,18 @@ int cmd_route_moe(const RouteOptions& o) {
              s.fabric.nic_gbps_per_gpu, s.fabric.nvlink_gbytes_s);
   fmt::print("  {:<13} {:>14} {:>14} {:>11} {:>14} {:>14} {:>11}\n", "scheme", "dispatch RDMA", "dispatch NVL", "time",
              "combine RDMA", "combine NVL", "time");
-  json j{{"name", s.name}, {"model", s.model.name}, {"ranks", s.ranks}, {"tokens_per_rank", s.tokens_per_rank}};
+  json j{{"name", s.name},
+         {"model", s.model.name},
+         {"ranks", s.ranks},
+         {"tokens_per_rank", s.tokens_per_rank},
+         {"solver", o.fluid ? "fluid" : "simgrid"}};
   const auto wire = sim::default_wire_mode();
   if (!wire) return bad_input(o.spec, wire.error());
   std::uint64_t rdma[2] = {0, 0};
   for (routing::MoeScheme scheme : {routing::MoeScheme::Flat, routing::MoeScheme::Hierarchical}) {
     const auto tables = routing::build_moe_tables(assignment.value(), cluster, scheme);
-    const auto t = sim::simulate_moe(tables, s.ranks, s.fabric, dispatch_bytes, combine_bytes, wire.value());
+    const auto t = sim::simulate_moe(tables, s.ranks, s.fabric, dispatch_bytes, combine_bytes, wire.value(),
+                                     o.fluid ? sim::MoeSolver::Fluid : sim::MoeSolver::SimGrid);
     const double d_rdma = static_cast<double>(tables.dispatch.rdma_tokens * dispatch_bytes) / 1e6;
     const double d_nvl = static_cast<double>(tables.dispatch.nvlink_tokens * dispatch_bytes) / 1e6;
     const double c_rdma = static_cast<double>(tables.combine.rdma_tokens * combine_bytes) / 1e6;

@@ -81,8 +81,10 @@ struct RouteOptions {
   std::optional<std::uint32_t> trainer_rank;  // weights: print this trainer's routing table
   std::string write_queues;                   // weights: overrides the spec's pipeline.write_queues
   bool progress = false;                      // weights: a line on stderr every 2 s of wall time
+  std::string timeline_path;                  // weights: per-GPU stage and per-NIC byte timelines (JSON)
   std::optional<std::uint32_t> moe_rank;      // moe: print this rank's dispatch send table
   std::optional<std::uint64_t> seed;          // moe: token assignment seed (default: the spec's)
+  bool fluid = false;                         // moe: time with the fluid solver, not SimGrid's engine
 };
 int cmd_route_weights(const RouteOptions& o);
 int cmd_route_moe(const RouteOptions& o);

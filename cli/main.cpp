@@ -221,8 +221,14 @@ int dispatch(int argc, char** argv) {
       ->check(CLI::IsMember({"per-peer", "per-write"}));
   weights_cmd->add_flag("--progress", route.progress,
                         "Report the simulated time and the writes landed on stderr every 2 s of wall time");
+  weights_cmd->add_option("--timeline", route.timeline_path,
+                          "Write per-trainer-GPU stage seconds and per-NIC bytes in 5 ms bins as JSON to this file "
+                          "(reports/routing_timeline.py plots it)");
   moe_cmd->add_option("--rank", route.moe_rank, "Print this rank's dispatch send table");
   moe_cmd->add_option("--seed", route.seed, "Seed of the token-to-expert draw (default: the spec's)");
+  moe_cmd->add_flag("--fluid", route.fluid,
+                    "Time the phases with SimGrid's sharing arithmetic but no engine: seconds at EP 256; the same "
+                    "figures wherever SimGrid keeps its links within bandwidth (docs/routing.md)");
 
   railcheck::cli::TriageOptions triage;
   auto* triage_cmd = app.add_subcommand(

@@ -29,8 +29,39 @@ std::vector<std::vector<WeightWrite>> receivers_by_mapping(const RolloutMetadata
   return out;
 }
 
+namespace {
+
+// A mesh's mappings in an order that keeps every rollout GPU receiving from the start: the
+// mappings bucketed by the first GPU they go to (model order kept inside a bucket), then taken
+// one from each bucket in turn. In model order every trainer would send its first experts to
+// the same half of the rollout GPUs while the other half idles (docs/routing.md, the plan at
+// the bound).
+std::vector<std::uint32_t> interleaved_by_receiver(const std::vector<std::uint32_t>& in,
+                                                   const std::vector<std::vector<WeightWrite>>& receivers) {
+  std::vector<std::vector<std::uint32_t>> buckets;
+  std::vector<std::uint32_t> bucket_gpu;
+  for (std::uint32_t m : in) {
+    const std::uint32_t gpu = receivers[m].empty() ? UINT32_MAX : receivers[m].front().rollout_gpu;
+    const auto it = std::find(bucket_gpu.begin(), bucket_gpu.end(), gpu);
+    if (it == bucket_gpu.end()) {
+      bucket_gpu.push_back(gpu);
+      buckets.push_back({m});
+    } else {
+      buckets[static_cast<std::size_t>(it - bucket_gpu.begin())].push_back(m);
+    }
+  }
+  std::vector<std::uint32_t> out;
+  out.reserve(in.size());
+  for (std::size_t k = 0; out.size() < in.size(); ++k)
+    for (const auto& b : buckets)
+      if (k < b.size()) out.push_back(b[k]);
+  return out;
+}
+
+}  // namespace
+
 WeightRoutingTable build_routing_table(const TrainerMetadata& trainer, const RolloutMetadata& rollout,
-                                       std::span<const WeightMapping> mappings) {
+                                       std::span<const WeightMapping> mappings, TableOrder order) {
   WeightRoutingTable table;
   table.sent_bytes.assign(trainer.ranks, 0);
   table.received_bytes.assign(rollout.gpus.size(), 0);
@@ -38,6 +69,8 @@ WeightRoutingTable build_routing_table(const TrainerMetadata& trainer, const Rol
 
   std::vector<std::vector<std::uint32_t>> mappings_of_mesh(trainer.meshes.size());
   for (std::uint32_t m = 0; m < mappings.size(); ++m) mappings_of_mesh[mappings[m].mesh].push_back(m);
+  if (order == TableOrder::Interleaved)
+    for (auto& list : mappings_of_mesh) list = interleaved_by_receiver(list, receivers);
   // Only meshes that carry a parameter take part in the schedule.
   std::vector<DeviceMesh> used;
   std::vector<std::uint32_t> used_index;

@@ -9,7 +9,8 @@
 // - for each (parameter, rollout GPU) the source is the mesh member that has sent the fewest
 //   bytes so far in this group (ties to the lowest rank): after the gather every member holds
 //   the full tensor, and all NICs are alike, so least-bytes-so-far balances the senders;
-// - groups run one after another with a barrier between them (mesh_groups.hpp).
+// - groups run one after another with a barrier between them (mesh_groups.hpp);
+// - a mesh's parameters go in TableOrder: by default in turn by the rollout GPU they go to first.
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -42,9 +43,17 @@ struct WeightRoutingTable {
   std::uint64_t writes = 0;
 };
 
+// The order of a mesh's parameters in the table (every member keeps the same one).
+enum class TableOrder : std::uint8_t {
+  Model,        // the model's parameter order (the seed's, and the table before issue 34)
+  Interleaved,  // taken in turn from the rollout GPUs they first go to, so all of them receive
+                // from the start (issue 34)
+};
+
 // `mappings` come from match_weights() on the same metadata.
 WeightRoutingTable build_routing_table(const TrainerMetadata& trainer, const RolloutMetadata& rollout,
-                                       std::span<const WeightMapping> mappings);
+                                       std::span<const WeightMapping> mappings,
+                                       TableOrder order = TableOrder::Interleaved);
 
 // Bytes a rollout GPU receives for a mapping: its slice of the weight plus its slice of the
 // scale. Indexed [mapping] -> (gpu, bytes) in GPU order.

@@ -3,7 +3,7 @@
 namespace railcheck::routing {
 
 Result<WeightTransferPlan> plan_weight_transfer(const ModelConfig& model, const TrainerParallelism& trainer,
-                                                const RolloutParallelism& rollout) {
+                                                const RolloutParallelism& rollout, TableOrder order) {
   WeightTransferPlan plan;
   auto t = trainer_metadata(model, trainer);
   if (!t) return t.error();
@@ -14,7 +14,7 @@ Result<WeightTransferPlan> plan_weight_transfer(const ModelConfig& model, const 
   plan.trainer = std::move(t).value();
   plan.rollout = std::move(r).value();
   plan.mappings = std::move(m).value();
-  plan.table = build_routing_table(plan.trainer, plan.rollout, plan.mappings);
+  plan.table = build_routing_table(plan.trainer, plan.rollout, plan.mappings, order);
   return plan;
 }
 

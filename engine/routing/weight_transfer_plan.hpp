@@ -16,6 +16,7 @@ struct WeightTransferPlan {
 };
 
 Result<WeightTransferPlan> plan_weight_transfer(const ModelConfig& model, const TrainerParallelism& trainer,
-                                                const RolloutParallelism& rollout);
+                                                const RolloutParallelism& rollout,
+                                                TableOrder order = TableOrder::Interleaved);
 
 }  // namespace railcheck::routing

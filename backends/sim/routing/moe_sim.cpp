@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "backends/sim/routing/moe_fluid.hpp"
+
 namespace sg4 = simgrid::s4u;
 
 namespace railcheck::sim {
@@ -151,7 +153,16 @@ void start_receivers(const GpuFabric& fabric, const routing::MoeTables& tables, 
 }  // namespace
 
 MoeTiming simulate_moe(const routing::MoeTables& tables, std::uint32_t ranks, const FabricParams& fabric_params,
-                       std::uint64_t dispatch_token_bytes, std::uint64_t combine_token_bytes, WireMode wire) {
+                       std::uint64_t dispatch_token_bytes, std::uint64_t combine_token_bytes, WireMode wire,
+                       MoeSolver solver) {
+  if (solver == MoeSolver::Fluid) {
+    // As in a fresh process on SimGrid: the clock starts at 0 and the combine follows the
+    // dispatch at once, so its instants round as SimGrid's do.
+    MoeTiming out;
+    out.dispatch_s = fluid_moe_phase(tables.dispatch, ranks, fabric_params, dispatch_token_bytes, 0.0);
+    out.combine_s = fluid_moe_phase(tables.combine, ranks, fabric_params, combine_token_bytes, out.dispatch_s);
+    return out;
+  }
   auto engine = make_routing_engine();
   GpuFabric fabric(ranks, fabric_params);
   Landings landings;

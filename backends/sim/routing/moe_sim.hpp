@@ -21,8 +21,14 @@ struct MoeTiming {
 // `wire` picks the driver: Mailbox (default), one actor that puts every message to a permanent
 // receiver; Sendto, an actor and a detached Comm::sendto per message (before issue 15, kept for
 // one release). The same times either way, to 1e-12 relative (tests/backends/sim/routing).
+// `solver`: SimGrid runs the phases on its engine with the driver `wire` picks; Fluid computes
+// them with SimGrid's sharing arithmetic but no engine (moe_fluid.hpp), seconds at EP 256 where
+// SimGrid takes a minute, and the same figures wherever SimGrid keeps its links within
+// bandwidth (`wire` is then unused).
+enum class MoeSolver : std::uint8_t { SimGrid, Fluid };
+
 MoeTiming simulate_moe(const routing::MoeTables& tables, std::uint32_t ranks, const FabricParams& fabric,
                        std::uint64_t dispatch_token_bytes, std::uint64_t combine_token_bytes,
-                       WireMode wire = WireMode::Mailbox);
+                       WireMode wire = WireMode::Mailbox, MoeSolver solver = MoeSolver::SimGrid);
 
 }  // namespace railcheck::sim

@@ -58,8 +58,8 @@ FabricParams read_fabric(TomlTable t, std::string& nic, std::uint32_t& nics_per_
 
 // `queues`: the write-queue model when the spec names none, which follows the NIC.
 PipelineParams read_pipeline(TomlTable t, WriteQueues queues) {
-  t.allow_only(
-      {"max_tmp_bytes", "gpu_op_overhead_us", "cpu_offload", "barrier_latency_ms", "batch_bytes", "write_queues"});
+  t.allow_only({"max_tmp_bytes", "gpu_op_overhead_us", "cpu_offload", "barrier_latency_ms", "batch_bytes",
+                "write_queues", "release_gathered", "prefetch_h2d", "group_barrier", "table_order"});
   PipelineParams p;
   p.write_queues = queues;
   p.max_tmp_bytes = t.byte_size("max_tmp_bytes", {1}).value_or(p.max_tmp_bytes);
@@ -67,6 +67,9 @@ PipelineParams read_pipeline(TomlTable t, WriteQueues queues) {
   p.cpu_offload = t.numeric("cpu_offload", "true or false", true).value_or(p.cpu_offload ? 1 : 0) != 0;
   p.barrier_latency = t.millis("barrier_latency_ms", {0, 1e6}).value_or(p.barrier_latency);
   p.batch_bytes = t.byte_size("batch_bytes", {0}).value_or(p.batch_bytes);
+  p.release_gathered = t.numeric("release_gathered", "true or false", true).value_or(p.release_gathered ? 1 : 0) != 0;
+  p.prefetch_h2d = t.numeric("prefetch_h2d", "true or false", true).value_or(p.prefetch_h2d ? 1 : 0) != 0;
+  p.group_barrier = t.numeric("group_barrier", "true or false", true).value_or(p.group_barrier ? 1 : 0) != 0;
   if (auto name = t.text("write_queues")) {
     if (auto q = parse_write_queues(*name))
       p.write_queues = *q;
@@ -120,6 +123,13 @@ Result<WeightsSpec> load_weights_spec(const std::string& path) {
         const auto preset = find_nic_preset(s.nic);
         s.pipeline = read_pipeline(root.table("pipeline"),
                                    preset && !preset->ordered ? WriteQueues::PerWrite : WriteQueues::PerPeer);
+        TomlTable pipeline = root.table("pipeline");
+        if (auto order = pipeline.text("table_order")) {
+          if (*order == "model")
+            s.table_order = routing::TableOrder::Model;
+          else if (*order != "interleaved")
+            pipeline.fail("table_order", "\"interleaved\" or \"model\"", fmt::format("\"{}\"", *order));
+        }
         if (s.trainer.ranks() % s.fabric.gpus_per_node != 0)
           tr.fail_here(fmt::format("pp * fsdp * ep a multiple of fabric.gpus_per_node = {}", s.fabric.gpus_per_node),
                        fmt::format("{} trainer GPUs", s.trainer.ranks()),

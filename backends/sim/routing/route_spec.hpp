@@ -22,6 +22,7 @@ struct WeightsSpec {
   std::string nic = "cx7-400g";
   std::uint32_t nics_per_gpu = 1;
   PipelineParams pipeline;
+  routing::TableOrder table_order = routing::TableOrder::Interleaved;  // pipeline.table_order
 };
 
 struct MoeSpec {

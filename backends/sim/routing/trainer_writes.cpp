@@ -20,7 +20,11 @@ void TrainerWrites::post(std::size_t group, const PipelineTask& t) {
     give(t.tmp_bytes);
     return;
   }
-  held_.push_back({t.tmp_bytes, static_cast<std::uint32_t>(t.writes.size()), group});
+  // The GPU actor itself is the only one waiting for this trainer's memory, and it is here: what
+  // the kernel no longer needs is free before its next hold() without waking anybody.
+  const std::uint64_t kept = run_.pipeline.release_gathered ? t.send_bytes : t.tmp_bytes;
+  used_ -= t.tmp_bytes - kept;
+  held_.push_back({kept, static_cast<std::uint32_t>(t.writes.size()), group});
   for (const routing::WeightWrite& w : t.writes) send(held_.size() - 1, w);
 }
 

@@ -30,6 +30,9 @@ class TrainerWrites {
   // Waits until `bytes` more fit under the cap, then holds them. A task larger than the cap
   // runs alone rather than never.
   virtual void hold(std::uint64_t bytes) = 0;
+  // Holds `bytes` if they fit now; never waits (a prefetch must not wait on memory that only the
+  // task it runs beside can give back).
+  virtual bool try_hold(std::uint64_t bytes) = 0;
   // Posts the task's writes (send() each); the caller is on the trainer's NIC host. The task's
   // memory comes back when its last write lands (at once when it has none).
   void post(std::size_t group, const PipelineTask& t);

@@ -36,6 +36,13 @@ class PerPeerWrites final : public TrainerWrites {
     take(bytes);
   }
 
+  bool try_hold(std::uint64_t bytes) override {
+    std::unique_lock lock(*memory_mutex_);
+    if (!fits(bytes)) return false;
+    take(bytes);
+    return true;
+  }
+
   void finish() override {
     for (auto& [rollout, qp] : queue_pairs_) qp.posted->release();  // wakes an idle actor to leave
   }
@@ -64,20 +71,29 @@ class PerPeerWrites final : public TrainerWrites {
       sg4::Host* nic = run_.fabric.nic(rank_);
       sg4::Mailbox* remote = sg4::Mailbox::by_name(run_.fabric.nic(run_.trainers + rollout_gpu)->get_name());
       sg4::Actor::create(nic->get_name() + "-qp" + std::to_string(rollout_gpu), nic,
-                         [this, &qp, remote] { drive(qp, remote); });
+                         [this, &qp, remote, rollout_gpu] { drive(qp, remote, rollout_gpu); });
     }
     return it->second;
   }
 
-  void drive(QueuePair& qp, sg4::Mailbox* remote) {
+  void drive(QueuePair& qp, sg4::Mailbox* remote, std::uint32_t rollout_gpu) {
     for (;;) {
       qp.posted->acquire();
       if (qp.send_queue.empty()) return;  // finish() and nothing left
       const Posted w = qp.send_queue.front();
       qp.send_queue.pop_front();
+      const double t0 = sg4::Engine::get_clock();
       remote->put(&run_, w.bytes);
+      if (run_.timeline != nullptr) record(w.bytes, rollout_gpu, t0);
       if (landed(w.task, sg4::Engine::get_clock())) memory_freed_->notify_all();
     }
+  }
+
+  // A write that went on the wire at `t0` and landed now, on both NICs' timelines.
+  void record(std::uint64_t bytes, std::uint32_t rollout_gpu, double t0) {
+    const double a = t0 - run_.start, b = sg4::Engine::get_clock() - run_.start;
+    run_.timeline->sent(rank_, static_cast<double>(bytes), a, b);
+    run_.timeline->received(rollout_gpu, static_cast<double>(bytes), a, b);
   }
 
   std::map<std::uint32_t, QueuePair> queue_pairs_;  // by rollout GPU; nodes stay put for the actors

@@ -24,6 +24,7 @@ PipelineTask task_of(const routing::TrainerMetadata& trainer, const routing::Rol
     t.output_bytes = m.gathered_bytes;  // torch.cat makes a fused copy
   }
   t.tmp_bytes = t.gathered_bytes + t.output_bytes;
+  t.send_bytes = t.output_bytes > 0 ? t.output_bytes : t.gathered_bytes;
   t.peers = routing::gather_peers(mesh, first.placements, rank);
   t.writes = entry.writes;
   return t;
@@ -35,6 +36,7 @@ void merge_into(PipelineTask& into, PipelineTask&& t) {
   into.gathered_bytes += t.gathered_bytes;
   into.output_bytes += t.output_bytes;
   into.tmp_bytes += t.tmp_bytes;
+  into.send_bytes += t.send_bytes;
   for (const routing::WeightWrite& w : t.writes) {
     auto it = std::find_if(into.writes.begin(), into.writes.end(),
                            [&](const routing::WeightWrite& x) { return x.rollout_gpu == w.rollout_gpu; });

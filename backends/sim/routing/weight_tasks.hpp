@@ -14,7 +14,8 @@ struct PipelineTask {
   std::uint64_t local_bytes = 0;             // the trainer's shards: the H2D copy
   std::uint64_t gathered_bytes = 0;          // full tensors after full_tensor()
   std::uint64_t output_bytes = 0;            // fused / quantized copies the GPU writes (0: sent as gathered)
-  std::uint64_t tmp_bytes = 0;               // temporary GPU memory held until the last write lands
+  std::uint64_t tmp_bytes = 0;               // temporary GPU memory from the H2D copy to the fuse/quantize kernel
+  std::uint64_t send_bytes = 0;              // of which the writes read: the fused/quantized copy, else the gathered
   std::vector<std::uint32_t> peers;          // gather peers in mesh order, this trainer included
   std::vector<routing::WeightWrite> writes;  // one per rollout GPU
 };

@@ -25,17 +25,32 @@ class TrainerGpu {
                                                                   : per_write_writes(run, rank)) {}
 
   void operator()() {
-    StageSeconds& st = run_.stages[rank_];
     for (std::size_t g = 0; g < run_.tasks.size(); ++g) {
-      for (const PipelineTask& t : run_.tasks[g][rank_]) {
-        timed(st.cap_wait, [&] { writes_->hold(t.tmp_bytes); });
-        if (run_.pipeline.cpu_offload)
-          timed(st.h2d, [&] { transfer(run_.fabric.host_memory(rank_), run_.fabric.compute(rank_), t.local_bytes); });
-        timed(st.gather, [&] {
+      const std::vector<PipelineTask>& tasks = run_.tasks[g][rank_];
+      std::size_t prefetched = tasks.size();  // the task whose memory and H2D copy are under way
+      sg4::CommPtr copy;
+      for (std::size_t i = 0; i < tasks.size(); ++i) {
+        const PipelineTask& t = tasks[i];
+        if (prefetched != i) {
+          stage(Stage::CapWait, [&] { writes_->hold(t.tmp_bytes); });
+          copy = copy_in(t);
+        }
+        stage(Stage::H2d, [&] {
+          if (copy) copy->wait();
+        });
+        copy = nullptr;
+        // A copy stream: the next shard crosses PCIe while this tensor gathers, if its memory
+        // fits now (PipelineParams::prefetch_h2d). Without CPU offload there is nothing to copy.
+        const PipelineParams& p = run_.pipeline;
+        if (p.prefetch_h2d && p.cpu_offload && i + 1 < tasks.size() && writes_->try_hold(tasks[i + 1].tmp_bytes)) {
+          prefetched = i + 1;
+          copy = copy_in(tasks[i + 1]);
+        }
+        stage(Stage::Gather, [&] {
           ring_gather(run_, rank_, t,
                       [this](sg4::Host* from, const sg4::Host* to, std::uint64_t b) { transfer(from, to, b); });
         });
-        timed(st.gpu_ops, [&] {
+        stage(Stage::GpuOps, [&] {
           sg4::this_actor::sleep_for(to_seconds(run_.pipeline.gpu_op_overhead) * t.tensors);
           if (t.output_bytes > 0) {
             sg4::ExecPtr kernel = sg4::this_actor::exec_init(static_cast<double>(t.gathered_bytes + t.output_bytes));
@@ -46,23 +61,46 @@ class TrainerGpu {
         if (!t.writes.empty()) go_to(run_.fabric.nic(rank_));
         writes_->post(g, t);
       }
-      timed(st.barrier, [&] {
-        run_.group_barrier->wait();
-        sg4::this_actor::sleep_for(to_seconds(run_.pipeline.barrier_latency));
-      });
+      if (run_.pipeline.group_barrier)
+        stage(Stage::Barrier, [&] {
+          run_.group_barrier->wait();
+          sg4::this_actor::sleep_for(to_seconds(run_.pipeline.barrier_latency));
+        });
     }
     writes_->finish();
   }
 
  private:
+  // Runs `body`, its time counted to stage `s` (and to the timeline when one is recorded).
+  template <typename F>
+  void stage(Stage s, F&& body) {
+    const double t0 = sim_now();
+    body();
+    const double t1 = sim_now();
+    StageSeconds& st = run_.stages[rank_];
+    double* into[kStages] = {&st.cap_wait, &st.h2d, &st.gather, &st.gpu_ops, &st.barrier};
+    *into[static_cast<std::size_t>(s)] += t1 - t0;
+    if (run_.timeline != nullptr) run_.timeline->stage(rank_, s, t0 - run_.start, t1 - run_.start);
+  }
+
   void go_to(sg4::Host* host) {
     if (sg4::this_actor::get_host() != host) sg4::this_actor::set_host(host);
+  }
+
+  // The H2D copy of a task's local shard (FSDP CPU offload), started; null without offload.
+  sg4::CommPtr copy_in(const PipelineTask& t) {
+    if (!run_.pipeline.cpu_offload) return nullptr;
+    go_to(run_.fabric.host_memory(rank_));
+    return sg4::Mailbox::by_name(run_.fabric.compute(rank_)->get_name())->put_async(&run_, t.local_bytes);
   }
 
   // A blocking transfer `from` -> `to`.
   void transfer(sg4::Host* from, const sg4::Host* to, std::uint64_t bytes) {
     go_to(from);
+    const double t0 = sim_now();
     sg4::Mailbox::by_name(to->get_name())->put(&run_, bytes);
+    if (run_.timeline != nullptr && from == run_.fabric.nic(rank_))
+      run_.timeline->sent(rank_, static_cast<double>(bytes), t0 - run_.start, sim_now() - run_.start);
   }
 
   TransferRun& run_;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "backends/sim/routing/gpu_fabric.hpp"
+#include "backends/sim/routing/transfer_timeline.hpp"
 #include "backends/sim/routing/weight_tasks.hpp"
 #include "backends/sim/routing/weight_transfer_sim.hpp"
 
@@ -27,7 +28,8 @@ struct TransferRun {
   std::vector<std::uint64_t> peak_tmp;  // per trainer
   std::vector<double> group_end;        // per mesh group, seconds after `start`
   double start = 0;
-  std::uint64_t landed_writes = 0;  // as the drivers take them, for progress reports
+  std::uint64_t landed_writes = 0;       // as the drivers take them, for progress reports
+  TransferTimeline* timeline = nullptr;  // recorded by the GPU driver when asked for
 };
 
 inline double sim_now() { return simgrid::s4u::Engine::get_clock(); }

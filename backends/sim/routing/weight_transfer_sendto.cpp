@@ -28,10 +28,11 @@ struct TmpMemory {
     ++tasks;
     peak = std::max(peak, used);
   }
-  void give(std::uint64_t bytes) {
+  // The last of a task's memory is free (`done`), or part of it, the task holding the rest.
+  void give(std::uint64_t bytes, bool done = true) {
     std::unique_lock lock(*mutex);
     used -= bytes;
-    --tasks;
+    if (done) --tasks;
     freed->notify_all();
   }
 };
@@ -49,7 +50,7 @@ void write_out(SendtoRun& s, std::uint32_t rank, std::size_t group, const Pipeli
         sg4::Comm::sendto_async(run.fabric.nic(rank), run.fabric.nic(run.trainers + w.rollout_gpu), w.bytes));
   sg4::Comm::wait_all(comms);
   s.run.landed_writes += comms.size();
-  s.memory[rank].give(t.tmp_bytes);
+  s.memory[rank].give(run.pipeline.release_gathered ? t.send_bytes : t.tmp_bytes);
   s.run.group_end[group] = std::max(s.run.group_end[group], sim_now() - run.start);
 }
 
@@ -74,12 +75,14 @@ void trainer_gpu(SendtoRun& s, std::uint32_t rank) {
         s.memory[rank].give(t.tmp_bytes);
         continue;
       }
+      if (run.pipeline.release_gathered) s.memory[rank].give(t.tmp_bytes - t.send_bytes, false);
       sg4::Actor::create("write", run.fabric.nic(rank), [&s, rank, g, &t] { write_out(s, rank, g, t); });
     }
-    timed(st.barrier, [&] {
-      run.group_barrier->wait();
-      sg4::this_actor::sleep_for(to_seconds(run.pipeline.barrier_latency));
-    });
+    if (run.pipeline.group_barrier)
+      timed(st.barrier, [&] {
+        run.group_barrier->wait();
+        sg4::this_actor::sleep_for(to_seconds(run.pipeline.barrier_latency));
+      });
   }
 }
 

@@ -49,9 +49,11 @@ class TimeAdvanceWatch {
 
 WeightTransferResult simulate_weight_transfer(const WeightTransferInput& in, const FabricParams& fabric_params,
                                               const PipelineParams& pipeline, WireMode wire,
-                                              const TransferProgress& progress) {
+                                              const TransferProgress& progress, TransferTimeline* timeline) {
   if (wire == WireMode::Sendto && pipeline.write_queues != WriteQueues::PerWrite)
     throw std::invalid_argument("the sendto driver (RAILCHECK_SIM_WIRE=sendto) models only write_queues = \"per-write\"");
+  if (wire == WireMode::Sendto && pipeline.prefetch_h2d)
+    throw std::invalid_argument("the sendto driver (RAILCHECK_SIM_WIRE=sendto) has no prefetch_h2d");
   const std::uint32_t trainers = in.trainer.ranks;
   const auto rollouts = static_cast<std::uint32_t>(in.rollout.gpus.size());
   if (trainers == 0 || rollouts == 0) return {};
@@ -68,6 +70,10 @@ WeightTransferResult simulate_weight_transfer(const WeightTransferInput& in, con
                   std::vector<std::uint64_t>(trainers, 0),
                   std::vector<double>(in.table.groups.size(), 0.0),
                   sim_now()};
+  if (timeline != nullptr) {
+    *timeline = TransferTimeline(trainers, rollouts, timeline->bin_s);
+    run.timeline = timeline;
+  }
   WeightTransferResult out;
   for (auto& group : run.tasks)
     for (auto& list : group)

@@ -9,8 +9,9 @@
 //      node or the NICs across nodes, entered and left together (it is a collective);
 //   4. fuses and quantizes: a fixed per-tensor launch overhead, then a memory-bound kernel over
 //      the gathered and output bytes;
-//   5. posts every RDMA write of the task at once and moves on; the task's temporary memory is
-//      free again when its last write lands. Each write goes on the queue pair of its (trainer,
+//   5. posts every RDMA write of the task at once and moves on; the gathered tensor is free again
+//      once a fused/quantized copy exists (PipelineParams::release_gathered), the copy the writes
+//      read from when their last one lands. Each write goes on the queue pair of its (trainer,
 //      rollout) pair, which sends its writes one at a time in order (PipelineParams::write_queues).
 // After a mesh group's last gather every trainer enters a global barrier (Gloo over Ethernet in
 // the seed, so it overlaps the group's RDMA tail), then starts the next group.
@@ -22,6 +23,7 @@
 #include <vector>
 
 #include "backends/sim/routing/gpu_fabric.hpp"
+#include "backends/sim/routing/transfer_timeline.hpp"
 #include "backends/sim/wire_mode.hpp"
 #include "engine/routing/weight_routing_table.hpp"
 
@@ -46,6 +48,20 @@ struct PipelineParams {
   // gathered bytes: fewer, larger collectives and writes. 0: one task per tensor, as the seed.
   std::uint64_t batch_bytes = 0;
   WriteQueues write_queues = WriteQueues::PerPeer;
+  // Free the gathered full-precision tensor as soon as the fuse/quantize kernel has read it, so
+  // only the copy the writes read from stays held until they land (what a TransferEngine-style
+  // sender does: the BF16 full_tensor() is dropped once its FP8 copy exists). false: the whole
+  // task stays held until its last write lands (the seed's code, and the model before issue 34).
+  bool release_gathered = true;
+  // Copy the next task's shard host -> GPU on a copy stream while this task gathers, when its
+  // memory fits at once (FSDP's prefetch does the same). false: each copy after the previous
+  // task's writes are posted (the model before issue 34). Only the GPU driver has it.
+  bool prefetch_h2d = true;
+  // Meet at a barrier after each mesh group (the seed's pipeline, and the model before issue 34).
+  // false: go straight on to the next group. Every rank issues its collectives group by group in
+  // one global order, and a mesh's members in one order within it, so no cycle of waits can form
+  // without the barrier.
+  bool group_barrier = false;
 };
 
 struct WeightTransferInput {
@@ -90,9 +106,11 @@ struct TransferProgress {
 // transfers are mailbox puts; Sendto, the driver before issue 15 (detached sendto, one writer
 // actor per task), kept for one release. The same figures either way, to 1e-12 relative. The
 // Sendto driver knows only WriteQueues::PerWrite; asked for PerPeer it throws
-// std::invalid_argument.
+// std::invalid_argument, and so for prefetch_h2d. `timeline`, when given (GPU driver only), is
+// sized and filled by the run.
 WeightTransferResult simulate_weight_transfer(const WeightTransferInput& in, const FabricParams& fabric,
                                               const PipelineParams& pipeline, WireMode wire = WireMode::Mailbox,
-                                              const TransferProgress& progress = {});
+                                              const TransferProgress& progress = {},
+                                              TransferTimeline* timeline = nullptr);
 
 }  // namespace railcheck::sim

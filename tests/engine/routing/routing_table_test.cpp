@@ -145,3 +145,29 @@ TEST_CASE("a real model's table: same gather order per mesh, sources own what th
   const auto [lo, hi] = std::minmax_element(table.sent_bytes.begin(), table.sent_bytes.end());
   CHECK(static_cast<double>(*lo) > 0.8 * static_cast<double>(*hi));
 }
+
+TEST_CASE("the interleaved table order takes a mesh's parameters in turn by the rollout GPU they go to",
+          "[routing][table]") {
+  // Ranks {0, 1} share a mesh of p0..p3; rollout GPU 0 holds p0 and p1, GPU 1 holds p2 and p3.
+  TrainerMetadata trainer{2, {DeviceMesh{{0, 1}, {2}}}, {}};
+  RolloutMetadata rollout{{}, {{}, {}}};
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    const std::string name = "p" + std::to_string(i);
+    trainer.params.push_back({name, {100}, DType::F32, 0, {Placement::shard(0)}});
+    rollout.params.push_back({name, {100}, DType::F32});
+    rollout.gpus[i / 2].push_back({i, 100});
+  }
+  auto m = match_weights(trainer, rollout, ModelRules{"two-gpus", {}});
+  REQUIRE(m.ok());
+  const auto order = [&](TableOrder o) {
+    const auto t = build_routing_table(trainer, rollout, m.value(), o);
+    std::vector<std::vector<std::uint32_t>> per_rank(2);
+    for (std::uint32_t r = 0; r < 2; ++r)
+      for (const TransferTask& task : t.groups.at(0).per_trainer[r]) per_rank[r].push_back(task.mapping);
+    CHECK(per_rank[0] == per_rank[1]);  // a collective: every member in the same order
+    CHECK(t.total_bytes == 1600);
+    return per_rank[0];
+  };
+  CHECK(order(TableOrder::Model) == std::vector<std::uint32_t>{0, 1, 2, 3});
+  CHECK(order(TableOrder::Interleaved) == std::vector<std::uint32_t>{0, 2, 1, 3});
+}

@@ -109,6 +109,7 @@ namespace {
 // 400 Gb/s link moves an instant by 8e-8 s.
 void check_drivers_agree(const WeightTransferInput& in, const FabricParams& f, PipelineParams p) {
   p.write_queues = WriteQueues::PerWrite;  // the only model the sendto driver knows
+  p.prefetch_h2d = false;                  // nor does it have a copy stream
   const auto a = simulate_weight_transfer(in, f, p, WireMode::Sendto);
   const auto b = simulate_weight_transfer(in, f, p, WireMode::Mailbox);
   const auto same_instant = [](double x) { return Approx(x).epsilon(1e-12).margin(0); };

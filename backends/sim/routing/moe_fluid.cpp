@@ -1,0 +1,270 @@
+#include "backends/sim/routing/moe_fluid.hpp"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+namespace railcheck::sim {
+namespace {
+
+// SimGrid 3.32's precision settings, at their defaults (src/kernel/lmm/System.cpp).
+constexpr double kMaxminPrecision = 1e-5;  // maxmin/precision
+constexpr double kSurfPrecision = 1e-9;    // surf/precision: events this close happen together
+
+// SimGrid's double_update: subtract, and snap what is left under `precision` to zero.
+void double_update(double& v, double minus, double precision) {
+  v -= minus;
+  if (v < precision) v = 0.0;
+}
+
+enum class FlowState : std::uint8_t { Waiting, Latency, Active, Landed };
+
+struct FluidFlow {
+  std::uint32_t link[2];  // sender's link up, receiver's link down
+  std::uint32_t to;
+  std::uint8_t stage;
+  double penalty;  // the route's latency: CM02's sharing penalty, and what it pays first
+  FlowState state = FlowState::Waiting;
+  double remains = 0;  // bytes
+  double last_update = 0;
+  double last_value = 0;  // the rate its remains were last advanced with
+  double value = 0;       // the rate the last solve gave it
+  double date = 0;        // when its latency ends (Latency) or it lands at its rate (Active)
+  std::uint32_t slot[2];  // its index in each link's list of active flows
+};
+
+struct FluidLink {
+  double bound = 0;
+  std::vector<std::uint32_t> active;  // flows sharing it now
+  // Saturation loop state (SimGrid's Constraint::remaining_, usage_, its light-table entry).
+  double remaining = 0, usage = 0;
+  bool light = false;
+  std::uint32_t mark = 0;  // == FluidPhase::round_: in this round's connected set
+};
+
+class FluidPhase {
+ public:
+  FluidPhase(const routing::MoePhase& phase, std::uint32_t ranks, const FabricParams& f, std::uint64_t token_bytes)
+      : links_(4 * static_cast<std::size_t>(ranks)), stage0_into_(ranks, 0), stage1_from_(ranks) {
+    const double nic = f.nic_gbps_per_gpu * 1e9 / 8.0;  // as GpuFabric builds its links
+    const double nvl = f.nvlink_gbytes_s * 1e9;
+    const double nic_lat = to_seconds(f.nic_latency), nvl_lat = to_seconds(f.nvlink_latency);
+    for (std::uint32_t g = 0; g < ranks; ++g) {
+      links_[g].bound = links_[ranks + g].bound = nic;
+      links_[2 * ranks + g].bound = links_[3 * ranks + g].bound = nvl;
+    }
+    flows_.reserve(phase.messages.size());
+    for (const routing::MoeMessage& m : phase.messages) {
+      const bool nvlink = m.from / f.gpus_per_node == m.to / f.gpus_per_node;  // GpuFabric::route
+      const std::uint32_t base = nvlink ? 2 * ranks : 0;
+      const double lat = nvlink ? nvl_lat : nic_lat;
+      FluidFlow fl{{base + m.from, base + ranks + m.to}, m.to, m.stage, lat + lat};
+      fl.remains = static_cast<double>(m.tokens * token_bytes);
+      if (m.stage == 0) ++stage0_into_[m.to];
+      if (m.stage == 1) stage1_from_[m.from].push_back(static_cast<std::uint32_t>(flows_.size()));
+      flows_.push_back(fl);
+    }
+  }
+
+  double run(double t0) {
+    now_ = t0;
+    for (std::uint32_t i = 0; i < flows_.size(); ++i)
+      if (flows_[i].stage == 0) start(i);
+    for (std::uint32_t r = 0; r < stage0_into_.size(); ++r)
+      if (stage0_into_[r] == 0) release(r);
+    std::size_t landed = 0;
+    while (landed < flows_.size()) {
+      solve();
+      const std::vector<std::uint32_t> due = advance();
+      for (std::uint32_t i : due) {
+        touch(flows_[i]);
+        if (flows_[i].state == FlowState::Latency) {
+          enable(i);
+        } else {
+          land(i);
+          ++landed;
+        }
+      }
+      // The driver hears of the landings at this instant and sends what they release.
+      for (std::uint32_t i : due)
+        if (flows_[i].state == FlowState::Landed && flows_[i].stage == 0 && --stage0_into_[flows_[i].to] == 0)
+          release(flows_[i].to);
+    }
+    return now_ - t0;
+  }
+
+ private:
+  // A message leaves now: its latency first, outside the sharing.
+  void start(std::uint32_t i) {
+    FluidFlow& fl = flows_[i];
+    fl.state = FlowState::Latency;
+    fl.last_update = now_;
+    fl.date = fl.penalty + now_;  // SimGrid: latency_ + get_last_update()
+    pending_.push_back(i);
+    touch(fl);  // SimGrid marks a new flow's links modified even before it shares them
+  }
+
+  // The clock moves to the next date, as SimGrid's engine moves it; everything due within
+  // surf/precision of it happens now (latencies end, messages land) and is handed back.
+  std::vector<std::uint32_t> advance() {
+    double next = std::numeric_limits<double>::infinity();
+    for (std::uint32_t i : pending_) next = std::min(next, flows_[i].date);
+    assert(next < std::numeric_limits<double>::infinity());
+    now_ = now_ + (next - now_);
+    std::vector<std::uint32_t> due;
+    for (std::size_t k = 0; k < pending_.size();) {
+      if (std::fabs(flows_[pending_[k]].date - now_) < kSurfPrecision) {
+        due.push_back(pending_[k]);
+        pending_[k] = pending_.back();
+        pending_.pop_back();
+      } else {
+        ++k;
+      }
+    }
+    return due;
+  }
+
+  // Its latency paid, a message joins the sharing; it gets its landing date at the next solve.
+  void enable(std::uint32_t i) {
+    FluidFlow& fl = flows_[i];
+    fl.state = FlowState::Active;
+    fl.last_update = now_;
+    fl.date = std::numeric_limits<double>::infinity();
+    join(i);
+    pending_.push_back(i);
+  }
+
+  void release(std::uint32_t rank) {
+    for (std::uint32_t i : stage1_from_[rank]) start(i);
+  }
+
+  void join(std::uint32_t i) {
+    FluidFlow& fl = flows_[i];
+    for (int k = 0; k < 2; ++k) {
+      auto& a = links_[fl.link[k]].active;
+      fl.slot[k] = static_cast<std::uint32_t>(a.size());
+      a.push_back(i);
+    }
+  }
+
+  void land(std::uint32_t i) {
+    FluidFlow& fl = flows_[i];
+    fl.state = FlowState::Landed;
+    for (int k = 0; k < 2; ++k) {
+      auto& a = links_[fl.link[k]].active;
+      const std::uint32_t moved = a.back();
+      a[fl.slot[k]] = moved;
+      FluidFlow& m = flows_[moved];
+      m.slot[m.link[0] == fl.link[k] ? 0 : 1] = fl.slot[k];
+      a.pop_back();
+    }
+  }
+
+  void touch(const FluidFlow& fl) {
+    touched_.push_back(fl.link[0]);
+    touched_.push_back(fl.link[1]);
+  }
+
+  // SimGrid's lazy solve: the links connected to a change (through flows sharing them) and
+  // their flows, saturated by maxmin_solve's loop; then each such flow's remaining bytes advance
+  // at its previous rate and it gets a new landing date at its new one.
+  void solve() {
+    if (touched_.empty()) return;
+    ++round_;
+    std::vector<std::uint32_t> set_links, set_flows;
+    for (std::uint32_t l : touched_) visit(l, set_links);
+    for (std::size_t k = 0; k < set_links.size(); ++k)
+      for (std::uint32_t i : links_[set_links[k]].active) {
+        const FluidFlow& fl = flows_[i];
+        for (std::uint32_t l : fl.link) visit(l, set_links);
+      }
+    touched_.clear();
+    for (std::uint32_t l : set_links)
+      for (std::uint32_t i : links_[l].active)
+        if (flows_[i].link[0] == l) set_flows.push_back(i);  // each flow once
+    saturate(set_links, set_flows);
+    for (std::uint32_t i : set_flows) {
+      FluidFlow& fl = flows_[i];
+      if (fl.remains > 0)
+        double_update(fl.remains, fl.last_value * (now_ - fl.last_update), kMaxminPrecision * kSurfPrecision);
+      fl.last_update = now_;
+      fl.last_value = fl.value;
+      // Nothing left (within SimGrid's 1e-14 bytes): it lands now, at the next event.
+      fl.date = fl.remains > 0 ? now_ + fl.remains / fl.value : now_;
+    }
+  }
+
+  void visit(std::uint32_t l, std::vector<std::uint32_t>& set_links) {
+    if (links_[l].mark == round_) return;
+    links_[l].mark = round_;
+    set_links.push_back(l);
+  }
+
+  // maxmin_solve (src/kernel/lmm/maxmin.cpp) on these links and flows. A flow's links carry
+  // only flows of its own route kind, so every flow of a link has the same penalty and the
+  // values one round fixes on a link are all equal: the order SimGrid visits them in changes no
+  // bit of the result.
+  void saturate(const std::vector<std::uint32_t>& set_links, const std::vector<std::uint32_t>& set_flows) {
+    for (std::uint32_t i : set_flows) flows_[i].value = -1;  // not fixed yet
+    std::vector<std::uint32_t> light;
+    for (std::uint32_t l : set_links) {
+      FluidLink& k = links_[l];
+      k.remaining = k.bound;
+      k.usage = 0;
+      for (std::uint32_t i : k.active) k.usage += 1.0 / flows_[i].penalty;
+      k.light = k.usage > 0;
+      if (k.light) light.push_back(l);
+    }
+    std::vector<std::uint32_t> saturated;
+    while (!light.empty()) {
+      double min_usage = -1;
+      saturated.clear();
+      for (std::uint32_t l : light) {
+        const double r = links_[l].remaining / links_[l].usage;
+        if (min_usage < 0 || min_usage > r) {
+          min_usage = r;
+          saturated.assign(1, l);
+        } else if (min_usage == r) {
+          saturated.push_back(l);
+        }
+      }
+      for (std::uint32_t l : saturated)
+        for (std::uint32_t i : links_[l].active) {
+          FluidFlow& fl = flows_[i];
+          if (fl.value >= 0) continue;
+          // The TCP-gamma bound (gamma / 2 latency) sits far above every share here: not binding.
+          fl.value = min_usage / fl.penalty;
+          for (std::uint32_t m : fl.link) {
+            FluidLink& k = links_[m];
+            if (!k.light) continue;
+            double_update(k.remaining, fl.value, k.bound * kMaxminPrecision);
+            double_update(k.usage, 1.0 / fl.penalty, kMaxminPrecision);
+            if (!(k.usage > kMaxminPrecision) || !(k.remaining > k.bound * kMaxminPrecision)) k.light = false;
+          }
+        }
+      light.erase(std::remove_if(light.begin(), light.end(), [this](std::uint32_t l) { return !links_[l].light; }),
+                  light.end());
+    }
+  }
+
+  std::vector<FluidFlow> flows_;
+  std::vector<FluidLink> links_;
+  std::vector<std::uint32_t> stage0_into_;               // stage-0 messages still due per rank
+  std::vector<std::vector<std::uint32_t>> stage1_from_;  // per rank
+  std::vector<std::uint32_t> pending_;                   // flows in their latency or sharing
+  std::vector<std::uint32_t> touched_;                   // links changed since the last solve
+  std::uint32_t round_ = 0;
+  double now_ = 0;
+};
+
+}  // namespace
+
+double fluid_moe_phase(const routing::MoePhase& phase, std::uint32_t ranks, const FabricParams& fabric,
+                       std::uint64_t token_bytes, double t0) {
+  if (phase.messages.empty()) return 0;
+  return FluidPhase(phase, ranks, fabric, token_bytes).run(t0);
+}
+
+}  // namespace railcheck::sim
