@@ -171,7 +171,9 @@ def cmd_record(a):
            "avg_busbw": parsed["avg_busbw"], "nccl_tests": parsed["nccl_tests"],
            "nccl_library": parsed["nccl_library"], "devices": parsed["devices"],
            "missing_checks": a.missing_check,
+           # time too: nccl-tests prints busbw to 0.01 GB/s, 0.00 for every size under ~16 KiB
            "rows": [{"bytes": r["bytes"], "busbw_oop": r["out_of_place"]["busbw"],
+                     "time_us_oop": r["out_of_place"]["time_us"], "time_us_ip": r["in_place"]["time_us"],
                      "busbw_ip": r["in_place"]["busbw"], "wrong_oop": r["out_of_place"]["wrong"],
                      "wrong_ip": r["in_place"]["wrong"]} for r in parsed["rows"]]}
     if status != "pass":  # what a reader needs to see why, and no more
