@@ -104,9 +104,14 @@ def entry(e, i):
         raise BadDump(f"entry {i} lacks {', '.join(missing)}")
     name = str(e["profiling_name"])
     op = name.split(":", 1)[1] if ":" in name else name
+    # The group is named by process_group[0], the key of pg_config; pg_id is a per-process
+    # counter (a rank's second group is 1 whatever its name) and names groups only where no
+    # process_group is recorded.
+    group = e.get("process_group")
+    pg = str(group[0]) if isinstance(group, (list, tuple)) and group else str(e["pg_id"])
     out = {
         "record_id": int(e["record_id"]),
-        "pg": str(e["pg_id"]),
+        "pg": pg,
         "coll_seq": int(e["collective_seq_id"]),
         "p2p_seq": int(e["p2p_seq_id"]),
         "op_id": int(e["op_id"]),

@@ -117,3 +117,26 @@ TEST_CASE("triage: without the NCCL logs the verdict says it assumed the model's
 
 }  // namespace
 }  // namespace railcheck::triage
+
+namespace railcheck::triage {
+namespace {
+
+TEST_CASE("triage: a subgroup's calls carry its name, not the rank's group counter", "[triage]") {
+  // Rank 1 of healthy_groups-r4 is in the world ("0") and the odd subgroup, named "2" (rank 0's
+  // even one is "1"); PyTorch's pg_id counts groups per process, so both subgroups have pg_id 1.
+  const auto dir = test::source_path("scenarios/triage/healthy_groups-r4");
+  auto read = read_fr_dumps({dir + "/rank_1"});
+  REQUIRE(read.ok());
+  const FrDump& d = read.value().front();
+  REQUIRE(d.pg("2") != nullptr);
+  CHECK(d.pg("2")->ranks == std::vector<std::uint32_t>{1, 3});
+  int in_subgroup = 0;
+  for (const auto& e : d.entries) {
+    CHECK((e.pg == "0" || e.pg == "2"));
+    in_subgroup += e.pg == "2" ? 1 : 0;
+  }
+  CHECK(in_subgroup == 2);
+}
+
+}  // namespace
+}  // namespace railcheck::triage
