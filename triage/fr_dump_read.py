@@ -18,6 +18,7 @@ import json
 import os
 import pickle
 import re
+import signal
 import sys
 
 FORMAT = "railcheck-fr-calls"
@@ -26,6 +27,8 @@ KNOWN_MAJOR = 2
 # The keys every 2.x entry has; anything else in an entry is passed over.
 ENTRY_KEYS = ("record_id", "pg_id", "collective_seq_id", "p2p_seq_id", "op_id", "profiling_name",
               "input_sizes", "input_dtypes", "output_sizes", "output_dtypes", "state")
+# Dumps of 2.0-2.2 (PyTorch 2.2-2.3) number calls with one "seq_id" and have no p2p numbers.
+OLDER_KEYS = {"collective_seq_id": "seq_id"}
 P2P_NAME = re.compile(r"^(send|recv) (\d+)(->|<-)(\d+)$")
 
 
@@ -99,6 +102,11 @@ def sizes(v, key):
 def entry(e, i):
     if not isinstance(e, dict):
         raise BadDump(f"entry {i} is not a dict")
+    e = dict(e)
+    for key, older in OLDER_KEYS.items():
+        if key not in e and older in e:
+            e[key] = e[older]
+    e.setdefault("p2p_seq_id", 0)
     missing = [k for k in ENTRY_KEYS if k not in e]
     if missing:
         raise BadDump(f"entry {i} lacks {', '.join(missing)}")
@@ -170,6 +178,7 @@ def read(path):
 
 
 def main(argv):
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # a reader that stops reading ends us quietly
     if not argv or argv[0] in ("-h", "--help"):
         print(__doc__.strip())
         return 0 if argv else 2

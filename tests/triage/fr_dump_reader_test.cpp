@@ -77,3 +77,18 @@ TEST_CASE("triage: a folder's dumps and NCCL logs are found by name and the exit
 
 }  // namespace
 }  // namespace railcheck::triage
+
+namespace railcheck::triage {
+namespace {
+
+TEST_CASE("triage: an older dump numbered by seq_id is read", "[triage][reader]") {
+  const auto dir = scratch("v21");
+  const auto r = exe::run_railcheck(dir, "triage '" + bad_dump("v21_rank_0") + "'");
+  INFO(r.err);
+  CHECK(r.code == 1);  // rank 1 of its group left no dump
+  CHECK_THAT(r.out, Catch::Contains("rank 0: completed every call it issued (last completed #1 all_reduce"));
+  CHECK_THAT(r.out, Catch::Contains("rank 1 gave no dump"));
+}
+
+}  // namespace
+}  // namespace railcheck::triage
