@@ -59,13 +59,7 @@ def healthy(rank, world, dev):
 def healthy_uneven(rank, world, dev):
     """Ranks that call in different orders that still match: NCCL completes it."""
     a = torch.ones(1 << 16, device=dev)
-    nxt, prev = (rank + 1) % world, (rank - 1) % world
-    if rank == 0:
-        dist.send(a, nxt)
-        dist.recv(a, prev)
-    else:
-        dist.recv(a, prev)
-        dist.send(a, nxt)
+    ring_in_order(a, a, rank, world)
     dist.all_reduce(a)
 
 
@@ -110,12 +104,7 @@ def p2p_cycle(rank, world, dev):
     nxt, prev = (rank + 1) % world, (rank - 1) % world
     big = torch.ones(16 << 20, device=dev)
     inbox = torch.empty_like(big)
-    if rank == 0:
-        dist.send(big, nxt)
-        dist.recv(inbox, prev)
-    else:
-        dist.recv(inbox, prev)
-        dist.send(big, nxt)
+    ring_in_order(big, inbox, rank, world)
     dist.all_reduce(big)
     dist.send(big, nxt)
     dist.recv(inbox, prev)
@@ -169,6 +158,17 @@ def rank_dies(rank, world, dev):
         os._exit(17)
     dist.all_reduce(x)
     torch.cuda.synchronize()
+
+
+def ring_in_order(out, inbox, rank, world):
+    """One round of a ring that cannot deadlock: rank 0 sends first, every other rank receives first."""
+    nxt, prev = (rank + 1) % world, (rank - 1) % world
+    if rank == 0:
+        dist.send(out, nxt)
+        dist.recv(inbox, prev)
+    else:
+        dist.recv(inbox, prev)
+        dist.send(out, nxt)
 
 
 CASES = {f.__name__: f for f in (healthy, healthy_uneven, healthy_groups, skip_allreduce, skip_in_loop, op_mismatch,
