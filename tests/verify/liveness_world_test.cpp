@@ -1,0 +1,72 @@
+// The rail-liveness detector in the liveness world (verify/liveness_world.hpp): its two promises
+// hold over every timing of the bound, and dropping its RTT adaptation breaks the first.
+#include <catch2/catch.hpp>
+
+#include "verify/explorer.hpp"
+#include "verify/liveness_world.hpp"
+
+using namespace railcheck;
+using namespace railcheck::verify;
+
+namespace {
+
+SearchResult<LivenessWorld> check_liveness(const LivenessModel& m) {
+  SearchLimits lim;
+  lim.mode = SearchMode::Bfs;  // the shortest counterexample, if any
+  lim.max_states = 5'000'000;
+  lim.max_depth = 1000;
+  return explore<LivenessWorld>(LivenessWorld(m), liveness_invariants(), lim);
+}
+
+std::string explain(const SearchResult<LivenessWorld>& r) {
+  if (!r.violation) return "clean";
+  return r.violation->invariant + ": " + r.violation->message + " after " +
+         std::to_string(r.violation->steps.size()) + " steps";
+}
+
+}  // namespace
+
+TEST_CASE("the liveness world exhausts its bound clean: no false verdict and a dead rail found in time",
+          "[verify][liveness]") {
+  const LivenessModel m;
+  const auto r = check_liveness(m);
+  INFO(explain(r) << "; " << r.stats.distinct << " states in " << r.stats.seconds << " s");
+  CHECK_FALSE(r.violation);
+  CHECK(r.stats.exhausted);
+  CHECK(r.stats.distinct > 1000);  // the bound is not trivial
+}
+
+TEST_CASE("round trips up to 8 times the probe timeout floor never make a live rail dead", "[verify][liveness]") {
+  LivenessModel m;
+  m.deaths = 0;
+  m.rtt_max = ms(16);  // 8 x the 2 ms floor; a silent rail is dead after (misses + 1) x 2 ms = 6 ms
+  m.horizon = ms(70);
+  const auto r = check_liveness(m);
+  INFO(explain(r) << "; " << r.stats.distinct << " states");
+  CHECK_FALSE(r.violation);
+  CHECK(r.stats.exhausted);
+}
+
+TEST_CASE("the mutation drop-rtt-adaptation trips no-false-verdict", "[verify][liveness][mutation]") {
+  LivenessModel m;
+  m.mutation = Mutation::DropRttAdaptation;
+  const auto r = check_liveness(m);
+  REQUIRE(r.violation);
+  INFO(explain(r));
+  CHECK(r.violation->invariant == "no-false-verdict");
+  // Round trips climb 1 ms per probe from 1 ms; with the timeout stuck at the 2 ms floor, a
+  // probe that takes longer than misses x 2 ms = 4 ms is given up on: the counterexample is short.
+  CHECK(r.violation->steps.size() < 60);
+}
+
+TEST_CASE("a jump in round trip beyond the bound is what a fast detector cannot tell from death",
+          "[verify][liveness]") {
+  // The bound's second half is needed: with round trips free to jump from 1 ms to 10 ms in one
+  // probe, the detector (rightly fast) calls the rail dead. This pins down why the bound says so.
+  LivenessModel m;
+  m.deaths = 0;
+  m.rtt_step = ms(9);
+  const auto r = check_liveness(m);
+  REQUIRE(r.violation);
+  CHECK(r.violation->invariant == "no-false-verdict");
+}
