@@ -53,6 +53,7 @@ Nanos RailLiveness::next_check() const {
 }
 
 void RailLiveness::watch(Nanos now) {
+  if (!enabled_) return;
   srtt_.reset();
   rttvar_ = Nanos{0};
   min_rtt_.reset();
@@ -60,6 +61,7 @@ void RailLiveness::watch(Nanos now) {
 }
 
 void RailLiveness::resume(Nanos now) {
+  if (!enabled_) return;  // a disabled detector keeps no state: the checker's fingerprints stay as they were
   // Nothing was expected of the rail while it carried no work: silence then is no miss.
   last_alive_ = std::max(last_alive_, now);
   for (auto& p : outstanding_) p.counted = true;
@@ -68,6 +70,7 @@ void RailLiveness::resume(Nanos now) {
 }
 
 void RailLiveness::handle_data_completion(Nanos now) {
+  if (!enabled_) return;
   last_alive_ = std::max(last_alive_, now);
   // Probes still out may yet bring an RTT sample, but they can no longer be misses.
   for (auto& p : outstanding_) p.counted = true;
@@ -131,6 +134,8 @@ RailLiveness::Check RailLiveness::on_check(Nanos now) {
 }
 
 void RailLiveness::hash_state(StateHasher& h, IdCounters counters) const {
+  h.add(enabled_);
+  if (!enabled_) return;
   h.add(adapt_);
   h.add(srtt_);
   h.add(rttvar_);
