@@ -3,6 +3,8 @@
 #include <catch2/catch.hpp>
 
 #include "verify/explorer.hpp"
+#include "verify/failover_invariants.hpp"
+#include "verify/failover_world.hpp"
 #include "verify/liveness_world.hpp"
 
 using namespace railcheck;
@@ -69,4 +71,40 @@ TEST_CASE("a jump in round trip beyond the bound is what a fast detector cannot 
   const auto r = check_liveness(m);
   REQUIRE(r.violation);
   CHECK(r.violation->invariant == "no-false-verdict");
+}
+
+TEST_CASE("exactly-once holds when the liveness detector starts the failover", "[verify][liveness]") {
+  // The failover world with the senders' detectors on, one way at the standard bound (3 paths,
+  // 3 messages, 2 rail deaths, 2 losses, 2 timer races; 81 528 states, ~1 s): a rail death is
+  // found by the detector (20 ms) long before the HCA's window (537 ms), so its verdict starts
+  // the failover sequence, racing losses, timers and the second death.
+  FailoverModel m;
+  m.name = "liveness-failover";
+  m.paths = 3;
+  m.messages = 3;
+  m.bidirectional = false;
+  m.link_failures = 2;
+  m.losses = 2;
+  m.timer_races = 2;
+  m.probes = true;
+  m.tunables.replay = ReplayPolicy::Resync;
+  SearchLimits lim;
+  lim.max_states = 5'000'000;
+  const auto clean = explore<FailoverWorld>(FailoverWorld(m), failover_invariants(), lim);
+  INFO((clean.violation ? clean.violation->invariant + ": " + clean.violation->message : "clean") << "; "
+       << clean.stats.distinct << " states in " << clean.stats.seconds << " s");
+  CHECK_FALSE(clean.violation);
+  CHECK(clean.stats.exhausted);
+
+  // And the verdict does happen in that bound: an invariant that forbids it is broken.
+  const std::vector<Invariant<FailoverWorld>> no_verdict = {
+      {"no-liveness-failover", "", [](const FailoverWorld& w, bool) -> std::optional<std::string> {
+         for (const auto& c : w.conns())
+           for (const auto& f : c.failovers)
+             if (f.trigger.rfind(to_string(FailoverTrigger::RailDead), 0) == 0) return f.trigger;
+         return std::nullopt;
+       }}};
+  const auto found = explore<FailoverWorld>(FailoverWorld(m), no_verdict, lim);
+  REQUIRE(found.violation);
+  CHECK_THAT(found.violation->message, Catch::Contains("probe"));
 }
