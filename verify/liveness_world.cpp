@@ -77,8 +77,8 @@ void LivenessWorld::apply(const ChoiceType& c) {
   now_ = *next;
   if (now_ >= model_.horizon) return;
   // Answers due now first: a probe answered at the instant its timeout expires was in time.
-  const auto due = std::stable_partition(flights_.begin(), flights_.end(),
-                                         [this](const Flight& f) { return f.answer_at > now_; });
+  const auto due =
+      std::stable_partition(flights_.begin(), flights_.end(), [this](const Flight& f) { return f.answer_at > now_; });
   std::vector<Flight> arrived(due, flights_.end());
   flights_.erase(due, flights_.end());
   for (const auto& f : arrived) det_.handle_answer(now_, f.nonce);
@@ -132,8 +132,8 @@ Verdict dead_rail_found(const LivenessWorld& w, bool) {
 
 const std::vector<Invariant<LivenessWorld>>& liveness_invariants() {
   static const std::vector<Invariant<LivenessWorld>> all = {
-      {"no-false-verdict",
-       "no Dead verdict while the rail lives and every probe is answered within the delay bound", no_false_verdict},
+      {"no-false-verdict", "no Dead verdict while the rail lives and every probe is answered within the delay bound",
+       no_false_verdict},
       {"dead-rail-found", "a rail that died at t is Dead by t + (misses + 1) x the probe timeout in force at t",
        dead_rail_found},
   };

@@ -50,8 +50,8 @@ void HaConnection::on_probe_answered(Nanos now, const ProbeAnswered& a, Actions&
   if (after == before) return;
   const Nanos srtt = liveness_.srtt().value_or(Nanos{0});
   trace(TraceKind::RailVerdict, active_, static_cast<std::uint64_t>(srtt.count()),
-        fmt::format("{}: probe answered, smoothed RTT {}, probe timeout {}", to_string(after),
-                    format_duration(srtt), format_duration(liveness_.pto())),
+        fmt::format("{}: probe answered, smoothed RTT {}, probe timeout {}", to_string(after), format_duration(srtt),
+                    format_duration(liveness_.pto())),
         out);
 }
 

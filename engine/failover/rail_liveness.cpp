@@ -79,8 +79,8 @@ void RailLiveness::handle_data_completion(Nanos now) {
 }
 
 RailVerdict RailLiveness::handle_answer(Nanos now, std::uint64_t nonce) {
-  const auto it = std::find_if(outstanding_.begin(), outstanding_.end(),
-                               [nonce](const Probe& p) { return p.nonce == nonce; });
+  const auto it =
+      std::find_if(outstanding_.begin(), outstanding_.end(), [nonce](const Probe& p) { return p.nonce == nonce; });
   if (it == outstanding_.end()) return verdict_;  // from before watch(): another rail's history
   const Nanos rtt = now - it->sent;
   assert(rtt >= Nanos{0});
@@ -89,7 +89,8 @@ RailVerdict RailLiveness::handle_answer(Nanos now, std::uint64_t nonce) {
   sample(rtt);
   last_alive_ = std::max(last_alive_, now);
   misses_ = 0;
-  const bool slow = min_rtt_ && static_cast<double>(rtt.count()) > congested_ratio_ * static_cast<double>(min_rtt_->count());
+  const bool slow =
+      min_rtt_ && static_cast<double>(rtt.count()) > congested_ratio_ * static_cast<double>(min_rtt_->count());
   verdict_ = slow ? RailVerdict::Congested : RailVerdict::Alive;
   return verdict_;
 }

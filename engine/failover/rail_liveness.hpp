@@ -22,9 +22,9 @@
 // uses answered() to keep the soft RTO from failing over such a rail.
 //
 // Sans-IO: the caller passes "now" and carries out what on_check() returns. Proof bounds
-// (docs/failover.md, verify/liveness_world.cpp): if every probe is answered within D and
-// RTTs grow by at most a factor per probe that the PTO covers, no Dead verdict; a rail that
-// goes silent at t is Dead by t + (misses + 1) * pto (+ one floor of timer slack).
+// (docs/failover.md, verify/liveness_world.cpp): while every probe is answered within a bound
+// (round trips at most D, changing by a bounded step per probe) there is no Dead verdict; a
+// rail that goes silent at t is Dead by t + (misses + 1) * pto, pto as in force at t.
 #include <cstdint>
 #include <optional>
 #include <string>

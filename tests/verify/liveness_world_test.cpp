@@ -1,11 +1,12 @@
 // The rail-liveness detector in the liveness world (verify/liveness_world.hpp): its two promises
 // hold over every timing of the bound, and dropping its RTT adaptation breaks the first.
+#include "verify/liveness_world.hpp"
+
 #include <catch2/catch.hpp>
 
 #include "verify/explorer.hpp"
 #include "verify/failover_invariants.hpp"
 #include "verify/failover_world.hpp"
-#include "verify/liveness_world.hpp"
 
 using namespace railcheck;
 using namespace railcheck::verify;
@@ -22,8 +23,8 @@ SearchResult<LivenessWorld> check_liveness(const LivenessModel& m) {
 
 std::string explain(const SearchResult<LivenessWorld>& r) {
   if (!r.violation) return "clean";
-  return r.violation->invariant + ": " + r.violation->message + " after " +
-         std::to_string(r.violation->steps.size()) + " steps";
+  return r.violation->invariant + ": " + r.violation->message + " after " + std::to_string(r.violation->steps.size()) +
+         " steps";
 }
 
 }  // namespace
@@ -91,8 +92,8 @@ TEST_CASE("exactly-once holds when the liveness detector starts the failover", "
   SearchLimits lim;
   lim.max_states = 5'000'000;
   const auto clean = explore<FailoverWorld>(FailoverWorld(m), failover_invariants(), lim);
-  INFO((clean.violation ? clean.violation->invariant + ": " + clean.violation->message : "clean") << "; "
-       << clean.stats.distinct << " states in " << clean.stats.seconds << " s");
+  INFO((clean.violation ? clean.violation->invariant + ": " + clean.violation->message : "clean")
+       << "; " << clean.stats.distinct << " states in " << clean.stats.seconds << " s");
   CHECK_FALSE(clean.violation);
   CHECK(clean.stats.exhausted);
 

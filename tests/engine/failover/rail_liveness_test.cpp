@@ -1,10 +1,9 @@
-#include <catch2/catch.hpp>
+#include "engine/failover/rail_liveness.hpp"
 
+#include <catch2/catch.hpp>
 #include <functional>
 #include <map>
 #include <optional>
-
-#include "engine/failover/rail_liveness.hpp"
 
 using namespace railcheck;
 
@@ -62,7 +61,8 @@ HaTunables liveness_defaults() { return HaTunables{}; }
 
 TEST_CASE("a silent rail is dead after misses plus one probe timeouts", "[failover][liveness]") {
   RailLiveness d(liveness_defaults());
-  const auto r = drive(d, [](std::uint32_t) { return std::nullopt; }, sec(1));
+  const auto r = drive(
+      d, [](std::uint32_t) { return std::nullopt; }, sec(1));
   REQUIRE(r.dead_at);
   // floor 5 ms, 3 misses: a probe at 5 ms, misses at 10, 15 and 20 ms.
   CHECK(*r.dead_at == ms(20));
@@ -74,7 +74,8 @@ TEST_CASE("data completions are liveness: no probe while traffic flows", "[failo
   RailLiveness d(liveness_defaults());
   std::vector<Nanos> completions;
   for (int i = 1; i <= 100; ++i) completions.push_back(ms(i));  // one per millisecond for 100 ms
-  const auto r = drive(d, [](std::uint32_t) { return std::nullopt; }, ms(300), completions);
+  const auto r = drive(
+      d, [](std::uint32_t) { return std::nullopt; }, ms(300), completions);
   REQUIRE(r.dead_at);
   CHECK(r.probes == 3);
   CHECK(*r.dead_at == ms(100) + ms(20));  // the silence starts at the last completion
@@ -82,15 +83,15 @@ TEST_CASE("data completions are liveness: no probe while traffic flows", "[failo
 
 TEST_CASE("a rail that answers quickly is never dead", "[failover][liveness]") {
   RailLiveness d(liveness_defaults());
-  const auto r = drive(d, [](std::uint32_t) { return us(4); }, sec(2));
+  const auto r = drive(
+      d, [](std::uint32_t) { return us(4); }, sec(2));
   CHECK_FALSE(r.dead_at);
   CHECK(r.probes > 300);
   CHECK(d.pto() == ms(5));  // microsecond round trips: the floor
   CHECK(r.last == RailVerdict::Alive);
 }
 
-TEST_CASE("late answers keep a congested rail alive and the probe timeout grows with them",
-          "[failover][liveness]") {
+TEST_CASE("late answers keep a congested rail alive and the probe timeout grows with them", "[failover][liveness]") {
   RailLiveness d(liveness_defaults());
   // Queues build up: each answer takes 25 % longer than the one before, from 1 ms to ~150 ms,
   // far beyond the 20 ms a silent rail gets.
@@ -120,10 +121,13 @@ TEST_CASE("without its RTT adaptation the detector calls a congested rail dead",
 
 TEST_CASE("one lost probe is no verdict", "[failover][liveness]") {
   RailLiveness d(liveness_defaults());
-  const auto r = drive(d, [](std::uint32_t n) -> std::optional<Nanos> {
-    if (n % 3 == 1) return std::nullopt;  // every third probe lost
-    return us(10);
-  }, sec(2));
+  const auto r = drive(
+      d,
+      [](std::uint32_t n) -> std::optional<Nanos> {
+        if (n % 3 == 1) return std::nullopt;  // every third probe lost
+        return us(10);
+      },
+      sec(2));
   CHECK_FALSE(r.dead_at);
 }
 
