@@ -82,8 +82,8 @@ struct Trace {
   TraceNote note;
 };
 
-using Action = std::variant<PostSend, PostRecv, PostWrite, ProbeRail, ModifyQp, RegisterMr, ArmTimer, CancelTimer, SendControl,
-                            CompleteRequest, ConnectionReady, ConnectionFailed, Trace>;
+using Action = std::variant<PostSend, PostRecv, PostWrite, ProbeRail, ModifyQp, RegisterMr, ArmTimer, CancelTimer,
+                            SendControl, CompleteRequest, ConnectionReady, ConnectionFailed, Trace>;
 using Actions = std::vector<Action>;
 
 }  // namespace railcheck

@@ -448,9 +448,10 @@ for_ms = 200.0
   CHECK_FALSE(first_fault_time(f));
   CHECK(first_benign_fault_time(f) == ms(1));
 
-  auto bad = load_scenario_string("[[faults.one_way_loss]]\nrank = 0\nrail = 0\nat_ms = 1.0\nuntil_ms = 2.0\n"
-                                  "probability = 1.5\n",
-                                  "t.toml");
+  auto bad = load_scenario_string(
+      "[[faults.one_way_loss]]\nrank = 0\nrail = 0\nat_ms = 1.0\nuntil_ms = 2.0\n"
+      "probability = 1.5\n",
+      "t.toml");
   REQUIRE_FALSE(bad.ok());
   CHECK_THAT(bad.error().message(), Contains("probability"));
   auto stall = load_scenario_string("[[faults.stall]]\nrank = 5\nat_ms = 1.0\nfor_ms = 2.0\n", "t.toml");

@@ -67,8 +67,7 @@ TEST_CASE("primary dies without the liveness detector: the HCA's retry window de
   CHECK(*s.detected_at <= ms(20) + ms(620));
 }
 
-TEST_CASE("a flapping or one-way-dead primary is left within 50 ms and nothing is lost or doubled",
-          "[sim][liveness]") {
+TEST_CASE("a flapping or one-way-dead primary is left within 50 ms and nothing is lost or doubled", "[sim][liveness]") {
   for (const char* f : {"link-flap.toml", "one-way-loss.toml"}) {
     INFO(f);
     const auto s = run_file(f).summary;
