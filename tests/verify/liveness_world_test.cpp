@@ -21,7 +21,7 @@ SearchResult<LivenessWorld> check_liveness(const LivenessModel& m) {
   return explore<LivenessWorld>(LivenessWorld(m), liveness_invariants(), lim);
 }
 
-std::string explain(const SearchResult<LivenessWorld>& r) {
+std::string explain_liveness(const SearchResult<LivenessWorld>& r) {
   if (!r.violation) return "clean";
   return r.violation->invariant + ": " + r.violation->message + " after " + std::to_string(r.violation->steps.size()) +
          " steps";
@@ -33,7 +33,7 @@ TEST_CASE("the liveness world exhausts its bound clean: no false verdict and a d
           "[verify][liveness]") {
   const LivenessModel m;
   const auto r = check_liveness(m);
-  INFO(explain(r) << "; " << r.stats.distinct << " states in " << r.stats.seconds << " s");
+  INFO(explain_liveness(r) << "; " << r.stats.distinct << " states in " << r.stats.seconds << " s");
   CHECK_FALSE(r.violation);
   CHECK(r.stats.exhausted);
   CHECK(r.stats.distinct > 1000);  // the bound is not trivial
@@ -45,7 +45,7 @@ TEST_CASE("round trips up to 8 times the probe timeout floor never make a live r
   m.rtt_max = ms(16);  // 8 x the 2 ms floor; a silent rail is dead after (misses + 1) x 2 ms = 6 ms
   m.horizon = ms(70);
   const auto r = check_liveness(m);
-  INFO(explain(r) << "; " << r.stats.distinct << " states");
+  INFO(explain_liveness(r) << "; " << r.stats.distinct << " states");
   CHECK_FALSE(r.violation);
   CHECK(r.stats.exhausted);
 }
@@ -55,7 +55,7 @@ TEST_CASE("the mutation drop-rtt-adaptation trips no-false-verdict", "[verify][l
   m.mutation = Mutation::DropRttAdaptation;
   const auto r = check_liveness(m);
   REQUIRE(r.violation);
-  INFO(explain(r));
+  INFO(explain_liveness(r));
   CHECK(r.violation->invariant == "no-false-verdict");
   // Round trips climb 1 ms per probe from 1 ms; with the timeout stuck at the 2 ms floor, a
   // probe that takes longer than misses x 2 ms = 4 ms is given up on: the counterexample is short.
