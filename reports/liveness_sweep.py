@@ -1,9 +1,9 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Liveness sweep summary (issue 28; docs/failover.md): per family, the detection time, the time
 from the fault until traffic flows again on the standby, and the false failovers, from the
 results.jsonl of each `railcheck sweep sweeps/liveness-<family>.toml --out <dir>/<family>`.
 
-Usage: reports/liveness_sweep.py <dir> [--png docs/sweeps/liveness.png] [--md table.md]
+Usage (Debian's python3 with python3-matplotlib, as reports/railcheck_report.py): /usr/bin/python3 reports/liveness_sweep.py <dir> [--png docs/sweeps/liveness.png]
 Prints a Markdown table (one row per family, and per outage length for the flap family) and
 draws the distribution of fault -> traffic flowing per family."""
 import argparse
@@ -83,16 +83,27 @@ def main():
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
         shown = [s for s in stats if s["flow"] and "," not in s["family"]]
-        fig, ax = plt.subplots(figsize=(7, 3.5))
+        quiet = [s for s in stats if s["family"] in ("congestion", "rnr", "stall")]
+        fig, (ax, bx) = plt.subplots(1, 2, figsize=(10, 3.6), gridspec_kw={"width_ratios": [3, 2]})
         for s in shown:
             v = sorted(s["flow"])
             ax.plot(v, [(i + 1) / len(v) for i in range(len(v))], label=f"{s['family']} ({len(v)} runs)")
         ax.axvline(50, color="grey", linestyle="--", linewidth=1)
-        ax.text(50.5, 0.05, "50 ms", color="grey")
+        ax.text(49, 0.5, "50 ms target", color="grey", ha="right")
+        ax.set_xlim(0, 60)
         ax.set_xlabel("fault -> first delivery on the standby (ms, simulated)")
         ax.set_ylabel("fraction of runs")
-        ax.set_title("rail-liveness detector, SimGrid sweep (issue 28)")
-        ax.legend(loc="lower right")
+        ax.set_title("outages: traffic moved (HCA alone: 537 ms + replay)", fontsize=9)
+        ax.legend(loc="upper left", fontsize=8)
+        names = [s["family"] for s in quiet]
+        bx.bar(names, [s["runs"] for s in quiet], color="tab:green", label="runs")
+        bx.bar(names, [s["false"] for s in quiet], color="tab:red", label="false failovers")
+        for i, s in enumerate(quiet):
+            bx.text(i, s["runs"], f"{s['runs']} runs\n{s['false']} false", ha="center", va="bottom", fontsize=8)
+        bx.set_ylim(0, max([s["runs"] for s in quiet] + [1]) * 1.3)
+        bx.set_title("no outage: failovers are false alarms", fontsize=9)
+        bx.legend(loc="lower right", fontsize=8)
+        fig.suptitle("rail-liveness detector, SimGrid sweep (issue 28)")
         fig.tight_layout()
         fig.savefig(args.png, dpi=110)
 
