@@ -41,7 +41,37 @@ std::optional<Nanos> first_fault_time(const FaultProfile& p) {
   for (const auto& d : p.downs) consider(d.at);
   for (const auto& f : p.flaps)
     if (f.count > 0) consider(f.start);
+  // A one-way cut is an outage too: nothing gets through in one direction.
+  for (const auto& l : p.losses)
+    if (l.probability >= 1) consider(l.at);
   return first;
+}
+
+std::optional<Nanos> first_benign_fault_time(const FaultProfile& p) {
+  std::optional<Nanos> first;
+  const auto consider = [&](Nanos t) {
+    if (!first || t < *first) first = t;
+  };
+  for (const auto& j : p.jitters) consider(j.at);
+  for (const auto& l : p.losses)
+    if (l.probability < 1) consider(l.at);
+  for (const auto& i : p.incasts) consider(i.at);
+  for (const auto& s : p.stalls) consider(s.at);
+  return first;
+}
+
+double one_way_loss(const FaultProfile& p, const LinkRef& link, Nanos t) {
+  double worst = 0;
+  for (const auto& l : p.losses)
+    if (l.link == link && l.at <= t && t < l.until) worst = std::max(worst, l.probability);
+  return worst;
+}
+
+std::optional<Nanos> stalled_until(const FaultProfile& p, std::uint32_t rank, Nanos t) {
+  std::optional<Nanos> end;
+  for (const auto& s : p.stalls)
+    if (s.rank == rank && s.at <= t && t < s.at + s.for_) end = std::max(end.value_or(Nanos{0}), s.at + s.for_);
+  return end;
 }
 
 }  // namespace railcheck

@@ -39,11 +39,41 @@ struct LinkJitter {  // extra one-way latency on the link in [at, until); `sprea
   Nanos spread{};
 };
 
+// Packets leaving `link` (from its rank towards the fabric) are lost with `probability` in
+// [at, until): a gray failure in one direction; 1 is a one-way cut. The link stays "up".
+struct OneWayLoss {
+  LinkRef link;
+  Nanos at{};
+  Nanos until{};
+  double probability = 1;
+};
+// `flows` background flows, each able to fill the link alone, converge on `link` in
+// [at, until) from the other ranks' NICs on its rail: flows = 8 offers 8x the link's bandwidth.
+struct Incast {
+  LinkRef link;
+  Nanos at{};
+  Nanos until{};
+  std::uint32_t flows = 8;
+};
+// Rank `rank`'s process stops in [at, at + for_): its engines are not stepped, its timers do
+// not fire, it polls nothing and posts nothing (SIGSTOP, a long GC or page-fault storm). Its
+// NICs keep running: they answer one-sided operations and ACK what lands in posted receives.
+struct ProcessStall {
+  std::uint32_t rank = 0;
+  Nanos at{};
+  Nanos for_{};
+};
+
 struct FaultProfile {
   std::vector<LinkDown> downs;
   std::vector<LinkFlap> flaps;
   std::vector<LinkJitter> jitters;
-  bool empty() const { return downs.empty() && flaps.empty() && jitters.empty(); }
+  std::vector<OneWayLoss> losses;
+  std::vector<Incast> incasts;
+  std::vector<ProcessStall> stalls;
+  bool empty() const {
+    return downs.empty() && flaps.empty() && jitters.empty() && losses.empty() && incasts.empty() && stalls.empty();
+  }
 };
 
 // One change of a link's state at one instant, after expanding flaps.
@@ -59,5 +89,13 @@ std::vector<LinkChange> expand_link_changes(const FaultProfile& p);
 Nanos extra_latency(const FaultProfile& p, const LinkRef& link, Nanos t);
 // The earliest instant any link goes down (for summaries), if any.
 std::optional<Nanos> first_fault_time(const FaultProfile& p);
+// The earliest instant of any fault a detector must not mistake for a dead rail (jitter, loss
+// below 1, incast, a stalled process), if any: the "fault" of a scenario whose failovers are
+// false alarms.
+std::optional<Nanos> first_benign_fault_time(const FaultProfile& p);
+// Probability that a packet leaving `link` at `t` is lost (overlapping windows: the largest).
+double one_way_loss(const FaultProfile& p, const LinkRef& link, Nanos t);
+// The end of the stall `rank` is in at `t`, if it is in one.
+std::optional<Nanos> stalled_until(const FaultProfile& p, std::uint32_t rank, Nanos t);
 
 }  // namespace railcheck

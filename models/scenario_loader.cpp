@@ -105,7 +105,7 @@ LinkRef read_link(TomlTable& f, const Topology& topo) {
 std::string ms_text(Nanos t) { return fmt::format("{} ms", to_millis(t)); }
 
 FaultProfile read_faults(TomlTable t, const Topology& topo) {
-  t.allow_only({"link_down", "flap", "jitter"});
+  t.allow_only({"link_down", "flap", "jitter", "one_way_loss", "incast", "stall"});
   FaultProfile p;
   for (TomlTable f : t.table_array("link_down")) {
     f.allow_only({"rank", "rail", "at_ms", "until_ms"});
@@ -142,6 +142,40 @@ FaultProfile read_faults(TomlTable t, const Topology& topo) {
     j.spread = f.micros("spread_us", {0, 1e9}).value_or(Nanos{0});
     if (j.until <= j.at) f.fail("until_ms", fmt::format("a time after at_ms = {}", ms_text(j.at)), ms_text(j.until));
     p.jitters.push_back(j);
+  }
+  for (TomlTable f : t.table_array("one_way_loss")) {
+    f.allow_only({"rank", "rail", "at_ms", "until_ms", "probability"});
+    f.require({"rank", "rail", "at_ms", "until_ms"});
+    OneWayLoss l;
+    l.link = read_link(f, topo);
+    l.at = f.millis("at_ms", {0, kMaxMillis}).value_or(Nanos{0});
+    l.until = f.millis("until_ms", {0, kMaxMillis}).value_or(Nanos{0});
+    l.probability = f.number("probability", {0, 1}).value_or(1.0);
+    if (l.until <= l.at) f.fail("until_ms", fmt::format("a time after at_ms = {}", ms_text(l.at)), ms_text(l.until));
+    p.losses.push_back(l);
+  }
+  for (TomlTable f : t.table_array("incast")) {
+    f.allow_only({"rank", "rail", "at_ms", "until_ms", "flows"});
+    f.require({"rank", "rail", "at_ms", "until_ms"});
+    Incast i;
+    i.link = read_link(f, topo);
+    i.at = f.millis("at_ms", {0, kMaxMillis}).value_or(Nanos{0});
+    i.until = f.millis("until_ms", {0, kMaxMillis}).value_or(Nanos{0});
+    i.flows = f.whole<std::uint32_t>("flows", {1, 64}).value_or(i.flows);
+    if (i.until <= i.at) f.fail("until_ms", fmt::format("a time after at_ms = {}", ms_text(i.at)), ms_text(i.until));
+    p.incasts.push_back(i);
+  }
+  for (TomlTable f : t.table_array("stall")) {
+    f.allow_only({"rank", "at_ms", "for_ms"});
+    f.require({"rank", "at_ms", "for_ms"});
+    ProcessStall st;
+    st.rank = f.whole<std::uint32_t>("rank", {0}).value_or(0);
+    if (st.rank >= topo.ranks)
+      f.fail("rank", fmt::format("a rank below topology.ranks = {}", topo.ranks), fmt::format("{}", st.rank));
+    st.at = f.millis("at_ms", {0, kMaxMillis}).value_or(Nanos{0});
+    st.for_ = f.millis("for_ms", {0, kMaxMillis}).value_or(Nanos{0});
+    if (st.for_ <= Nanos{0}) f.fail("for_ms", "a positive duration", ms_text(st.for_));
+    p.stalls.push_back(st);
   }
   return p;
 }

@@ -19,6 +19,7 @@ std::string describe(const FailoverModel& m) {
   if (m.recv_group > 1) s += fmt::format(", grouped receives of {}", m.recv_group);
   if (m.interleave_user_calls) s += ", user calls interleaved";
   if (m.faults_during_handshake) s += ", faults during the handshake";
+  if (m.probes) s += ", rail-liveness probes";
   if (m.mutation != Mutation::None) s += fmt::format(", mutation {}", to_string(m.mutation));
   return s;
 }

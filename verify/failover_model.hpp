@@ -23,6 +23,10 @@ struct FailoverModel {
   bool delay_recv_completions = true;  // the receiver's CQEs are polled as separate steps
   bool interleave_user_calls = false;  // isend/irecv as choices (else all posted once the comm is up)
   bool faults_during_handshake = false;  // allow faults before every path of every connection is up
+  // Run the senders' rail-liveness detectors (engine/failover/rail_liveness.hpp): a probe on a
+  // live rail is answered in the same step (the peer's NIC, no CPU), on a dead one it is lost.
+  // Off, the engines' `liveness` tunable is overridden to false (this world's standard bounds).
+  bool probes = false;
   // ---- the bound: how many of each nondeterministic fault ----
   std::uint32_t link_failures = 2;  // rails that die (for good unless repaired)
   std::uint32_t link_repairs = 0;   // rails that come back

@@ -15,6 +15,10 @@ constexpr MrId kUserMr{1};
 
 HaConnection make_engine(const FailoverModel& m, End end) {
   HaConnectionConfig c{end == kSender ? ConnRole::Sender : ConnRole::Receiver, {}, m.tunables};
+  // The detector runs only where the model answers its probes (`probes`): otherwise it would
+  // hear nothing and call every rail dead. verify/liveness_world.cpp checks its own promises;
+  // here its verdicts meet real failures and the exactly-once invariants.
+  c.tunables.liveness = m.probes;
   for (std::uint32_t p = 0; p < m.paths; ++p) {
     QpEndpoint ep;
     ep.qpn = 100u + 10u * end + p;
@@ -91,6 +95,9 @@ void FailoverWorld::execute_one(std::uint8_t conn, End end, const Action& a) {
     } else {
       q.recvs.push_back(r->wr);
     }
+  } else if (const auto* pr = std::get_if<ProbeRail>(&a)) {
+    // Answered by the peer's NIC at once while the rail lives; a dead rail loses it.
+    if (rail_up_[pr->path.value]) feed(conn, end, ProbeAnswered{pr->path, pr->nonce});
   } else if (const auto* m = std::get_if<ModifyQp>(&a)) {
     move_qp(w, conn, end, *m);
   } else if (const auto* g = std::get_if<RegisterMr>(&a)) {

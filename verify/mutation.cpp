@@ -7,7 +7,7 @@
 namespace railcheck::verify {
 namespace {
 
-constexpr std::array<std::pair<Mutation, std::string_view>, 8> kNames = {{
+constexpr std::array<std::pair<Mutation, std::string_view>, 9> kNames = {{
     {Mutation::None, "none"},
     {Mutation::ReadyBeforeRts, "ready-before-rts"},
     {Mutation::ReplaySwapped, "replay-swapped"},
@@ -16,6 +16,7 @@ constexpr std::array<std::pair<Mutation, std::string_view>, 8> kNames = {{
     {Mutation::SkipLazyMr, "skip-lazy-mr"},
     {Mutation::NoStandbyOffer, "no-standby-offer"},
     {Mutation::DoubleComplete, "double-complete"},
+    {Mutation::DropRttAdaptation, "drop-rtt-adaptation"},
 }};
 
 bool is_replay_batch(const Actions& batch) {
@@ -48,12 +49,13 @@ std::optional<Mutation> parse_mutation(std::string_view s) {
 
 std::string_view mutation_names() {
   return "none, ready-before-rts, replay-swapped, replay-drops-first, swallow-failure, skip-lazy-mr, "
-         "no-standby-offer, double-complete";
+         "no-standby-offer, double-complete, drop-rtt-adaptation";
 }
 
 void apply_mutation(Mutation m, Actions& batch) {
   switch (m) {
-    case Mutation::None: return;
+    case Mutation::None:
+    case Mutation::DropRttAdaptation: return;  // a detector setting, not a rewrite of actions
     case Mutation::ReadyBeforeRts: {
       auto it = std::find_if(batch.begin(), batch.end(),
                              [](const Action& a) { return std::holds_alternative<ConnectionReady>(a); });

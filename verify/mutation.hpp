@@ -20,6 +20,9 @@ enum class Mutation : std::uint8_t {
   SkipLazyMr,        // posts on a standby's PD without registering the MR there
   NoStandbyOffer,    // never sends phase 2's standby parameters: no path to fail over to
   DoubleComplete,    // reports a finished request to the user twice
+  // The rail-liveness detector keeps its probe timeout at the floor whatever the round trips
+  // measure (RailLiveness::drop_rtt_adaptation; the liveness world applies it, no batch changes).
+  DropRttAdaptation,
 };
 
 std::string_view to_string(Mutation m);

@@ -183,6 +183,31 @@ void EventWire::launch_control(std::uint32_t conn, Side from, std::uint32_t path
   put(c.rank(from), Flight{Cargo::Control, id}, c.rank(from), c.rank(other(from)), c.path_rail[path], kControlBytes);
 }
 
+void EventWire::launch_probe(std::uint32_t conn, Side from, std::uint32_t path, std::uint64_t nonce) {
+  const std::uint32_t id = take_slot(probes_, free_probes_);
+  probes_[id] = ProbePacket{conn, from, path, nonce};
+  const SimConnection& c = w_.connections()[conn];
+  put(c.rank(from), Flight{Cargo::ProbeOut, id}, c.rank(from), c.rank(other(from)), c.path_rail[path], kProbeBytes);
+}
+
+void EventWire::probe_landed(const Landed& l) {
+  const ProbePacket pp = probes_[l.flight.id];
+  const SimConnection& c = w_.connections()[pp.conn];
+  const std::uint32_t home = c.rank(pp.from);
+  const std::uint32_t peer = c.rank(other(pp.from));
+  const std::uint32_t rail = c.path_rail[pp.path];
+  const bool out = l.flight.cargo == Cargo::ProbeOut;
+  const bool ok = l.ok && !lost_one_way(w_, out ? home : peer, rail);
+  if (ok && out) {
+    // The peer's NIC answers from its registered word; its process plays no part.
+    return put(home, Flight{Cargo::ProbeBack, l.flight.id}, peer, home, rail, kProbeBytes);
+  }
+  free_probes_.push_back(l.flight.id);
+  if (!ok) return;
+  ++w_.counters().probes_answered;
+  w_.post(home, InboxItem{w_.now(), 0, pp.conn, pp.from, Event{ProbeAnswered{PathIndex{pp.path}, pp.nonce}}});
+}
+
 void EventWire::put(std::uint32_t rank, Flight f, std::uint32_t src, std::uint32_t dst, std::uint32_t rail,
                     std::uint64_t bytes) {
   SimPlatform& pf = w_.platform();
@@ -206,14 +231,15 @@ void EventWire::release(std::uint32_t packet) {
 
 void EventWire::handle_landed(const Landed& l) {
   if (l.flight.cargo == Cargo::Data) return transfer_done(l.flight.id, l.ok);
+  if (l.flight.cargo == Cargo::ProbeOut || l.flight.cargo == Cargo::ProbeBack) return probe_landed(l);
   // A control message: delivered where it landed, counted lost where a link was down.
   ControlPacket cp = std::move(controls_[l.flight.id]);
   free_controls_.push_back(l.flight.id);
-  if (!l.ok) {
+  const SimConnection& c = w_.connections()[cp.conn];
+  if (!l.ok || lost_one_way(w_, c.rank(cp.from), c.path_rail[cp.path])) {
     ++w_.counters().control_lost;
     return;
   }
-  const SimConnection& c = w_.connections()[cp.conn];
   const Side to = other(cp.from);
   w_.post(c.rank(to), InboxItem{w_.now(), 0, cp.conn, to,
                                 Event{ControlReceived{ControlChannel::on(PathIndex{cp.path}), std::move(cp.message)}}});
@@ -264,7 +290,9 @@ void EventWire::start_transfer(std::uint32_t packet) {
 void EventWire::transfer_done(std::uint32_t packet, bool arrived) {
   Packet& p = packets_[packet];
   if (requester(p).generation != p.generation) return release(packet);
-  if (!arrived) return settle(packet, PacketOutcome::Lost);  // nothing comes back: no ACK flight
+  const SimConnection& c = w_.connections()[p.conn];
+  if (!arrived || lost_one_way(w_, c.rank(p.from), c.path_rail[p.path]))
+    return settle(packet, PacketOutcome::Lost);  // nothing comes back: no ACK flight
   await_psn(packet);
 }
 
@@ -295,7 +323,9 @@ void EventWire::ack_back(std::uint32_t packet) {
   Packet& p = packets_[packet];
   const SimConnection& c = w_.connections()[p.conn];
   PacketOutcome out = p.outcome;
-  if (!w_.platform().route_up(c.rank(p.from), c.rank(other(p.from)), c.path_rail[p.path])) out = PacketOutcome::Lost;
+  if (!w_.platform().route_up(c.rank(p.from), c.rank(other(p.from)), c.path_rail[p.path]) ||
+      lost_one_way(w_, c.rank(other(p.from)), c.path_rail[p.path]))
+    out = PacketOutcome::Lost;
   if (requester(p).generation != p.generation) return release(packet);
   settle(packet, out);
 }

@@ -49,6 +49,8 @@ class EventWire {
   void launch_data(std::uint32_t conn, Side from, std::uint32_t path, std::uint32_t psn, std::uint32_t generation,
                    const WorkRequest& wr);
   void launch_control(std::uint32_t conn, Side from, std::uint32_t path, const ControlMessage& m);
+  // wire.hpp's launch_probe: two puts, out and back, both driven by the prober's actor.
+  void launch_probe(std::uint32_t conn, Side from, std::uint32_t path, std::uint64_t nonce);
 
   // A QP's state, PSNs or receive queue changed: its waiting packets are looked at again by
   // their owners.
@@ -90,7 +92,14 @@ class EventWire {
     std::uint32_t path = 0;
     ControlMessage message;
   };
-  enum class Cargo : std::uint8_t { Bell, Data, Control };
+  struct ProbePacket {
+    std::uint32_t conn = 0;
+    Side from = Side::Sender;
+    std::uint32_t path = 0;
+    std::uint64_t nonce = 0;
+  };
+  // ProbeOut: on its way to the peer's NIC; ProbeBack: its answer on the way home.
+  enum class Cargo : std::uint8_t { Bell, Data, Control, ProbeOut, ProbeBack };
   struct Flight {
     Cargo cargo = Cargo::Bell;
     std::uint32_t id = 0;  // index into packets_ or controls_
@@ -130,6 +139,7 @@ class EventWire {
   // Records what a wait or test on the rank's comms returned.
   void absorb(std::uint32_t rank, ssize_t done, bool failed);
   void handle_landed(const Landed& l);
+  void probe_landed(const Landed& l);
   void handle_timer(std::uint32_t packet);
   void recheck(std::uint32_t packet);
 
@@ -150,6 +160,8 @@ class EventWire {
   std::vector<std::uint32_t> free_packets_;
   std::deque<ControlPacket> controls_;
   std::vector<std::uint32_t> free_controls_;
+  std::deque<ProbePacket> probes_;
+  std::vector<std::uint32_t> free_probes_;
   std::uint64_t timer_order_ = 0;
 };
 

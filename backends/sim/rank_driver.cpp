@@ -21,6 +21,13 @@ void RankDriver::operator()() {
   const Nanos limit = w_.scenario().time_limit;
   while (!w_.stopping()) {
     const Nanos now = w_.now();
+    if (const auto until = stalled_until(w_.scenario().faults, rank_, now)) {
+      // The process is stopped: nothing of it runs until the stall ends. Its NICs (the wire
+      // actors) carry on, and what they complete waits in the inbox, as in a real CQ.
+      std::unique_lock<sg4::Mutex> lock(*me.mutex);
+      me.wake->wait_until(lock, w_.to_clock(*until));
+      continue;
+    }
     while (!me.inbox.empty() && me.inbox.top().at <= now) {
       InboxItem item = me.inbox.top();
       me.inbox.pop();
@@ -54,6 +61,15 @@ void RankDriver::run_event_loop() {
   while (!w_.stopping()) {
     wire.run_due(rank_);
     const Nanos now = w_.now();
+    if (const auto until = stalled_until(w_.scenario().faults, rank_, now)) {
+      // The process is stopped; this actor also plays its NICs (the packets it sent), and those
+      // keep running. Its inbox waits, as a CQ does, until the stall ends.
+      wire.take_poke(rank_);
+      wire.go_home(rank_);
+      if (!wire.has_due(rank_)) wire.park(rank_, w_.to_clock(*until));
+      users_due = true;
+      continue;
+    }
     if (wire.take_poke(rank_) || now >= deadline) users_due = true;
     while (!me.inbox.empty() && me.inbox.top().at <= now) {
       InboxItem item = me.inbox.top();
@@ -136,6 +152,8 @@ void RankDriver::execute(std::uint32_t conn, Side side, Actions& actions) {
       // One-sided writes arrive with the ImmCounter issue; nothing in this engine posts them yet.
       sim_complete(w_, conn, side,
                    CompletionEvent{p->path, p->wr.id, p->wr.opcode, WcStatus::LocQpOpErr, 0, std::nullopt});
+    } else if (auto* p = std::get_if<ProbeRail>(&a)) {
+      launch_probe(w_, conn, side, p->path.value, p->nonce);
     } else if (auto* m = std::get_if<ModifyQp>(&a)) {
       sim_modify_qp(w_, conn, side, m->path.value, m->target);
     } else if (std::holds_alternative<RegisterMr>(a)) {

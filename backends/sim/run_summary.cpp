@@ -33,6 +33,7 @@ RunSummary summarize(SimWorld& w, std::uint64_t seed, double wall_seconds) {
       case TraceKind::FailoverStarted:
         if (!sender) break;
         ++s.failovers;
+        if (!s.fault_at || t.at < *s.fault_at) ++s.false_failovers;
         if (!s.detected_at) {
           s.detected_at = t.at;
           s.detected_by = t.note.detail;
@@ -66,7 +67,10 @@ RunSummary summarize(SimWorld& w, std::uint64_t seed, double wall_seconds) {
     if (st.ready_at && (!stream_start || *st.ready_at < *stream_start)) stream_start = st.ready_at;
     for (const Nanos t : st.delivery_times) {
       if (s.fault_at && t < *s.fault_at) bytes_before += c.workload->message_bytes();
-      if (s.switched_at && t >= *s.switched_at) bytes_after += c.workload->message_bytes();
+      if (s.switched_at && t >= *s.switched_at) {
+        bytes_after += c.workload->message_bytes();
+        if (!s.flowing_at || t < *s.flowing_at) s.flowing_at = t;
+      }
       last_delivery = std::max(last_delivery, t);
     }
   }
@@ -112,6 +116,12 @@ nlohmann::json to_json(const RunSummary& s) {
       {"detected_ms", opt_ms(s.detected_at)},
       {"detected_by", s.detected_by},
       {"switched_ms", opt_ms(s.switched_at)},
+      {"flowing_ms", opt_ms(s.flowing_at)},
+      {"detection_ms",
+       s.fault_at && s.detected_at ? nlohmann::json(to_millis(*s.detected_at - *s.fault_at)) : nlohmann::json(nullptr)},
+      {"fault_to_flowing_ms",
+       s.fault_at && s.flowing_at ? nlohmann::json(to_millis(*s.flowing_at - *s.fault_at)) : nlohmann::json(nullptr)},
+      {"false_failovers", s.false_failovers},
       {"failovers", s.failovers},
       {"wrs_replayed", s.wrs_replayed},
       {"recvs_reposted", s.recvs_reposted},
@@ -137,6 +147,8 @@ nlohmann::json to_json(const RunSummary& s) {
         {"rnr_naks", s.counters.rnr_naks},
         {"control_messages", s.counters.control_messages},
         {"control_lost", s.counters.control_lost},
+        {"probes", s.counters.probes},
+        {"probes_answered", s.counters.probes_answered},
         {"mr_registrations", s.counters.mr_registrations}}},
   };
 }
@@ -147,9 +159,20 @@ std::string to_text(const RunSummary& s) {
   out += fmt::format("scenario   {}  (seed {}, replay policy {})\n", s.scenario, s.seed, s.replay_policy);
   out += fmt::format("outcome    {}: {}\n", to_string(s.outcome), s.outcome_detail);
   out += fmt::format("fault      {}\n", at(s.fault_at));
-  out += fmt::format("detected   {}{}\n", at(s.detected_at), s.detected_by.empty() ? "" : "  by " + s.detected_by);
+  const auto after_fault = [&](const std::optional<Nanos>& t) {
+    return t && s.fault_at && *t >= *s.fault_at
+               ? fmt::format(" ({} after the fault)", format_duration(*t - *s.fault_at))
+               : std::string();
+  };
+  out += fmt::format("detected   {}{}{}\n", at(s.detected_at), after_fault(s.detected_at),
+                     s.detected_by.empty() ? "" : "  by " + s.detected_by);
   out += fmt::format("switched   {}  ({} failover(s) on {} of {} connection(s), {} failed)\n", at(s.switched_at),
                      s.failovers, s.connections_switched, s.connections, s.connections_failed);
+  if (s.flowing_at)
+    out +=
+        fmt::format("flowing    {}{}  (first delivery on the new path)\n", at(s.flowing_at), after_fault(s.flowing_at));
+  if (s.false_failovers > 0)
+    out += fmt::format("false      {} failover(s) with no outage to cause them\n", s.false_failovers);
   out += fmt::format("replayed   {} send WR(s), {} receive(s) re-posted; {} false alarm(s), {} RTO widening(s)\n",
                      s.wrs_replayed, s.recvs_reposted, s.false_alarms, s.rto_widenings);
   out += fmt::format("messages   {} of {} delivered, {} duplicate, {} misplaced, {} lost\n", s.messages_delivered,
@@ -157,9 +180,10 @@ std::string to_text(const RunSummary& s) {
   out +=
       fmt::format("throughput {:.1f} Gb/s before the fault, {:.1f} Gb/s after the switch (payload, all connections)\n",
                   s.gbps_before_fault, s.gbps_after_switch);
-  out += fmt::format("sim time   {}  (wall {:.2f} s, {} engine events, {} retransmissions, {} RNR NAKs)\n",
-                     format_duration(s.end_time), s.wall_seconds, s.counters.events, s.counters.retransmissions,
-                     s.counters.rnr_naks);
+  out += fmt::format(
+      "sim time   {}  (wall {:.2f} s, {} engine events, {} retransmissions, {} RNR NAKs, {} of {} probes answered)\n",
+      format_duration(s.end_time), s.wall_seconds, s.counters.events, s.counters.retransmissions, s.counters.rnr_naks,
+      s.counters.probes_answered, s.counters.probes);
   return out;
 }
 

@@ -30,6 +30,11 @@ struct RunSummary {
   std::optional<Nanos> detected_at;  // first failover start
   std::string detected_by;           // "error completion: RETRY_EXC_ERR", "soft RTO: ...", ...
   std::optional<Nanos> switched_at;  // first switch of active path
+  std::optional<Nanos> flowing_at;   // first message delivered at or after that switch
+  // Failovers no outage called for: every one in a scenario without a link down, flap or
+  // one-way cut (congestion, RNR, a stalled peer, jitter, partial loss), and any before the
+  // first outage otherwise. The liveness sweep wants 0 (issue 28).
+  std::uint32_t false_failovers = 0;
   std::uint32_t failovers = 0;       // failover sequences started by senders
   std::uint64_t wrs_replayed = 0;    // sends re-posted by senders
   std::uint64_t recvs_reposted = 0;  // receives re-posted by receivers

@@ -115,6 +115,7 @@ RunOutput run_scenario(const Scenario& sc, std::uint64_t seed, const ProgressFn&
   if (wire != WireMode::Sendto) start_nic_receivers(world);
   for (std::uint32_t r = 0; r < sc.topology.ranks; ++r)
     sg4::Actor::create("rank" + std::to_string(r), world.platform().nic_host(r, 0), RankDriver(world, r));
+  start_incast_flows(world);
   if (!sc.faults.empty())
     sg4::Actor::create("faults", world.platform().nic_host(0, 0), fault_injector, &world)->daemonize();
 

@@ -90,6 +90,8 @@ struct SimCounters {
   std::uint64_t rnr_naks = 0;
   std::uint64_t control_messages = 0;
   std::uint64_t control_lost = 0;
+  std::uint64_t probes = 0;           // rail-liveness probes sent
+  std::uint64_t probes_answered = 0;  // and answered by the peer's NIC
   std::uint64_t mr_registrations = 0;
 };
 

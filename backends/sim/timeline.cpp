@@ -21,7 +21,8 @@ std::string_view category(TraceKind k) {
     case TraceKind::MrRegisteredLazily: return "setup";
     case TraceKind::HeartbeatMissed:
     case TraceKind::FalseAlarm:
-    case TraceKind::RtoWidened: return "detection";
+    case TraceKind::RtoWidened:
+    case TraceKind::RailVerdict: return "detection";
     case TraceKind::PathFailed:
     case TraceKind::FailoverStarted:
     case TraceKind::Drained:

@@ -55,6 +55,7 @@ void carry_data(SimWorld* wp, std::uint32_t conn, Side from, std::uint32_t path,
       const Nanos jitter = jitter_delay(w, src, dst, rail);
       if (jitter > Nanos{0}) sg4::this_actor::sleep_for(to_seconds(jitter));
       transfer(w, src, dst, rail, bytes > 0 ? bytes : 1);
+      arrived = !lost_one_way(w, src, rail);
     } catch (const simgrid::NetworkFailureException&) {
       arrived = false;
     }
@@ -67,7 +68,7 @@ void carry_data(SimWorld* wp, std::uint32_t conn, Side from, std::uint32_t path,
       out = land_packet(w, conn, from, path, psn, wr);
       // The ACK (or RNR NAK) travels back over the same two links.
       sg4::this_actor::sleep_for(w.platform().one_way_latency(dst, src, rail));
-      if (!w.platform().route_up(src, dst, rail)) out = PacketOutcome::Lost;
+      if (!w.platform().route_up(src, dst, rail) || lost_one_way(w, dst, rail)) out = PacketOutcome::Lost;
     }
     if (S.generation != gen) return;
 
@@ -122,11 +123,83 @@ void carry_control(SimWorld* wp, std::uint32_t conn, Side from, std::uint32_t pa
     ++w.counters().control_lost;
     return;
   }
+  if (lost_one_way(w, c.rank(from), rail)) {
+    ++w.counters().control_lost;
+    return;
+  }
   w.post(c.rank(to),
          InboxItem{w.now(), 0, conn, to, Event{ControlReceived{ControlChannel::on(PathIndex{path}), std::move(m)}}});
 }
 
+// The probe's round trip in its own actor: out to the peer's NIC, which answers from its
+// registered word without the peer's CPU, and back.
+void carry_probe(SimWorld* wp, std::uint32_t conn, Side from, std::uint32_t path, std::uint64_t nonce) {
+  SimWorld& w = *wp;
+  SimConnection& c = w.connections()[conn];
+  const std::uint32_t src = c.rank(from);
+  const std::uint32_t dst = c.rank(other(from));
+  const std::uint32_t rail = c.path_rail[path];
+  try {
+    transfer(w, src, dst, rail, kProbeBytes);
+    if (lost_one_way(w, src, rail)) return;
+    // A put is routed from the putting actor's host: answer from the peer's NIC.
+    sg4::this_actor::set_host(w.platform().nic_host(dst, rail));
+    transfer(w, dst, src, rail, kProbeBytes);
+    if (lost_one_way(w, dst, rail)) return;
+  } catch (const simgrid::NetworkFailureException&) {
+    return;
+  }
+  ++w.counters().probes_answered;
+  w.post(src, InboxItem{w.now(), 0, conn, from, Event{ProbeAnswered{PathIndex{path}, nonce}}});
+}
+
+// One background flow of an incast: back-to-back transfers of a millisecond's worth of the
+// link's bandwidth from `src` into `dst` on `rail` until `until`.
+void incast_flow(SimWorld* wp, std::uint32_t src, std::uint32_t dst, std::uint32_t rail, Nanos until) {
+  SimWorld& w = *wp;
+  const auto chunk = static_cast<std::uint64_t>(w.scenario().topology.nic.link_gbps * 1e9 / 8 * 1e-3);
+  while (w.now() < until && !w.stopping()) {
+    try {
+      transfer(w, src, dst, rail, chunk > 0 ? chunk : 1);
+    } catch (const simgrid::NetworkFailureException&) {
+      sg4::this_actor::sleep_for(1e-3);  // a link is down: try again a millisecond later
+    }
+  }
+}
+
 }  // namespace
+
+bool lost_one_way(SimWorld& w, std::uint32_t src, std::uint32_t rail) {
+  const double p = one_way_loss(w.scenario().faults, LinkRef{src, rail}, w.now());
+  if (p <= 0) return false;
+  if (p >= 1) return true;
+  return w.rng().unit() < p;
+}
+
+void launch_probe(SimWorld& w, std::uint32_t conn, Side from, std::uint32_t path, std::uint64_t nonce) {
+  ++w.counters().probes;
+  if (w.wire() == WireMode::Event) return w.event_wire().launch_probe(conn, from, path, nonce);
+  SimConnection& c = w.connections()[conn];
+  auto* host = w.platform().nic_host(c.rank(from), c.path_rail[path]);
+  sg4::Actor::create("probe", host, carry_probe, &w, conn, from, path, nonce)->daemonize();
+}
+
+void start_incast_flows(SimWorld& w) {
+  const Scenario& sc = w.scenario();
+  for (const Incast& in : sc.faults.incasts) {
+    for (std::uint32_t f = 0; f < in.flows; ++f) {
+      // From the other ranks in turn: with two ranks every flow comes from the peer.
+      const std::uint32_t src = (in.link.rank + 1 + f % (sc.topology.ranks - 1)) % sc.topology.ranks;
+      auto* host = w.platform().nic_host(src, in.link.rail);
+      auto actor = sg4::Actor::create("incast", host, [wp = &w, src, in] {
+        const double wait = wp->to_clock(in.at) - sg4::Engine::get_clock();
+        if (wait > 0) sg4::this_actor::sleep_for(wait);
+        incast_flow(wp, src, in.link.rank, in.link.rail, in.until);
+      });
+      actor->daemonize();
+    }
+  }
+}
 
 PacketOutcome land_packet(SimWorld& w, std::uint32_t conn, Side from, std::uint32_t path, std::uint32_t psn,
                           const WorkRequest& wr) {

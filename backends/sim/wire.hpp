@@ -41,11 +41,22 @@ void start_nic_receivers(SimWorld& w);
 // A send WR just posted on `path` of connection `conn` by `from` with PSN `psn`.
 void launch_data_packet(SimWorld& w, std::uint32_t conn, Side from, std::uint32_t path, std::uint32_t psn,
                         std::uint32_t generation, const WorkRequest& wr);
+// A rail-liveness probe (engine ProbeRail) from `from`'s NIC to its peer's on `path`'s rail: a
+// one-sided op the peer's NIC answers whatever its process is doing. The answer comes back as
+// ProbeAnswered; a probe or answer lost on the way (link down, one-way loss) brings nothing.
+void launch_probe(SimWorld& w, std::uint32_t conn, Side from, std::uint32_t path, std::uint64_t nonce);
+// A packet leaving rank `src`'s NIC on `rail` now is lost to a one-way loss fault (draws from
+// the run's generator when the probability is strictly between 0 and 1).
+bool lost_one_way(SimWorld& w, std::uint32_t src, std::uint32_t rail);
+// Background flows of the scenario's incast faults (each its own actor). Call once per run.
+void start_incast_flows(SimWorld& w);
 // A control message from `from` to its peer.
 void launch_control(SimWorld& w, std::uint32_t conn, Side from, const ControlChannel& ch, const ControlMessage& m);
 // Bootstrap (out-of-band TCP) latency.
 constexpr Nanos kOobLatency = us(20);
 // Bytes a control message occupies on the wire.
 constexpr std::uint64_t kControlBytes = 64;
+// Bytes of a probe and of its answer: an 8-byte READ's request and response, with headers.
+constexpr std::uint64_t kProbeBytes = 64;
 
 }  // namespace railcheck::sim

@@ -31,6 +31,14 @@ struct PostWrite {
   std::uint64_t remote_addr = 0;
   std::uint32_t rkey = 0;
 };
+// A rail-liveness probe (engine/failover/rail_liveness.hpp): a one-sided operation on the
+// rail's probe QP that the peer's NIC answers without its CPU (an 8-byte RDMA READ of a
+// registered word, or a zero-byte RDMA WRITE; fi_read/fi_write on libfabric). The driver hands
+// the answer back as ProbeAnswered with the same nonce, and nothing if the op does not complete.
+struct ProbeRail {
+  PathIndex path{};
+  std::uint64_t nonce = 0;
+};
 // ibv_modify_qp. `remote` is set for the RTR transition, `reliability` for RTR/RTS.
 // Moving to ERR makes the driver flush every outstanding WR of that QP with WR_FLUSH_ERR.
 struct ModifyQp {
@@ -74,8 +82,8 @@ struct Trace {
   TraceNote note;
 };
 
-using Action = std::variant<PostSend, PostRecv, PostWrite, ModifyQp, RegisterMr, ArmTimer, CancelTimer, SendControl,
-                            CompleteRequest, ConnectionReady, ConnectionFailed, Trace>;
+using Action = std::variant<PostSend, PostRecv, PostWrite, ProbeRail, ModifyQp, RegisterMr, ArmTimer, CancelTimer,
+                            SendControl, CompleteRequest, ConnectionReady, ConnectionFailed, Trace>;
 using Actions = std::vector<Action>;
 
 }  // namespace railcheck

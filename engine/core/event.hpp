@@ -22,6 +22,12 @@ struct CompletionEvent {
   std::optional<std::uint32_t> imm;
 };
 
+// The peer's NIC answered the ProbeRail with this nonce.
+struct ProbeAnswered {
+  PathIndex path{};
+  std::uint64_t nonce = 0;
+};
+
 struct TimerFired {
   TimerId timer{};
 };
@@ -49,6 +55,7 @@ struct UserIrecv {
   std::vector<std::uint64_t> tags;
 };
 
-using Event = std::variant<CompletionEvent, TimerFired, ControlReceived, UserRegMr, UserIsend, UserIrecv>;
+using Event =
+    std::variant<CompletionEvent, TimerFired, ControlReceived, UserRegMr, UserIsend, UserIrecv, ProbeAnswered>;
 
 }  // namespace railcheck

@@ -38,6 +38,7 @@ std::string_view to_string(TraceKind k) {
     case TraceKind::FalseAlarm: return "false-alarm";
     case TraceKind::RtoWidened: return "rto-widened";
     case TraceKind::ConnectionFailed: return "connection-failed";
+    case TraceKind::RailVerdict: return "rail-verdict";
   }
   return "?";
 }

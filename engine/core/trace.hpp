@@ -25,6 +25,7 @@ enum class TraceKind : std::uint8_t {
   FalseAlarm,          // a failed-over path answered quickly: the failover was not needed
   RtoWidened,          // count: new soft RTO in ms
   ConnectionFailed,    // no healthy path is left; requests fail with an error
+  RailVerdict,         // the liveness detector's verdict changed (detail: verdict, RTT, timeout)
 };
 
 std::string_view to_string(TraceKind k);

@@ -27,6 +27,7 @@ void HaConnection::start_failover(Nanos now, FailoverTrigger trigger, std::strin
   if (phase_ != FailoverPhase::Idle) return;  // one failover at a time; later errors join it
   const PathIndex failed = active_;
   cancel(rto_timer_, out);
+  cancel(liveness_timer_, out);
   trace(TraceKind::FailoverStarted, failed, epoch_ + 1, fmt::format("{}: {}", to_string(trigger), detail), out);
   PathState& f = paths_[failed.value];
   f.health = PathHealth::Dead;
@@ -52,6 +53,7 @@ void HaConnection::start_failover(Nanos now, FailoverTrigger trigger, std::strin
 void HaConnection::on_drained(Nanos now, Actions& out) {
   trace(TraceKind::Drained, failing_, 0, "", out);
   active_ = next_;  // step 3
+  liveness_.watch(now);  // the new rail's round trips are its own
   trace(TraceKind::Switched, active_, failing_.value, fmt::format("from path {}", failing_.value), out);
 
   std::size_t registered = 0;  // step 4
@@ -83,6 +85,7 @@ void HaConnection::after_switch_sender(Nanos now, Actions& out) {
       replay(
           now, [](std::uint64_t) { return false; }, out);
       arm_rto(now, out);
+      arm_liveness(now, out);
       return;
     case ReplayPolicy::Resync:
       out.push_back(SendControl{ControlChannel::on(active_), ResyncRequest{epoch_, failing_, active_}});
@@ -123,6 +126,7 @@ void HaConnection::on_resync_ack(Nanos now, const ResyncAck& m, Actions& out) {
   replay(
       now, [&](std::uint64_t seq) { return seq < m.delivered; }, out);
   arm_rto(now, out);
+  arm_liveness(now, out);
 }
 
 void HaConnection::on_probe_delay(Nanos now, Actions& out) {
@@ -154,6 +158,7 @@ void HaConnection::on_probe_reply(Nanos now, const ProbeReply& m, Actions& out) 
       [&](std::uint64_t seq) { return std::find(m.delivered.begin(), m.delivered.end(), seq) != m.delivered.end(); },
       out);
   arm_rto(now, out);
+  arm_liveness(now, out);
 }
 
 void HaConnection::on_control_timeout(Nanos now, Actions& out) {
@@ -208,6 +213,7 @@ void HaConnection::fail_connection(std::string why, Actions& out) {
   cancel(heartbeat_timer_, out);
   cancel(control_timer_, out);
   cancel(probe_timer_, out);
+  cancel(liveness_timer_, out);
   for (std::uint32_t p = 0; p < paths_.size(); ++p) {
     if (paths_[p].qp != QpState::Err && paths_[p].qp != QpState::Reset) {
       out.push_back(ModifyQp{PathIndex{p}, QpState::Err, std::nullopt, std::nullopt});

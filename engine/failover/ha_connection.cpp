@@ -13,6 +13,7 @@ std::string_view to_string(FailoverTrigger t) {
     case FailoverTrigger::SoftRto: return "soft RTO";
     case FailoverTrigger::PeerNotice: return "peer notice";
     case FailoverTrigger::ControlTimeout: return "control timeout";
+    case FailoverTrigger::RailDead: return "rail liveness";
   }
   return "?";
 }
@@ -38,7 +39,8 @@ std::string_view to_string(PathHealth h) {
   return "?";
 }
 
-HaConnection::HaConnection(HaConnectionConfig cfg) : role_(cfg.role), tun_(cfg.tunables), rto_(cfg.tunables) {
+HaConnection::HaConnection(HaConnectionConfig cfg)
+    : role_(cfg.role), tun_(cfg.tunables), rto_(cfg.tunables), liveness_(cfg.tunables) {
   assert(!cfg.paths.empty() && "an HA connection needs at least one path");
   for (const auto& p : cfg.paths) paths_.push_back(PathState{p.pd, p.local});
   if (!tun_.enable_backup) paths_.resize(1);
@@ -51,11 +53,13 @@ void HaConnection::handle(Nanos now, const Event& ev, Actions& out) {
     if (heartbeat_timer_ == t->timer) return on_heartbeat_tick(now, out);
     if (control_timer_ == t->timer) return on_control_timeout(now, out);
     if (probe_timer_ == t->timer) return on_probe_delay(now, out);
+    if (liveness_timer_ == t->timer) return on_liveness_timer(now, out);
     return;  // a timer we cancelled whose cancellation crossed its firing
   }
   if (const auto* r = std::get_if<UserRegMr>(&ev)) return on_reg_mr(*r, out);
   if (const auto* s = std::get_if<UserIsend>(&ev)) return on_isend(now, *s, out);
   if (const auto* r = std::get_if<UserIrecv>(&ev)) return on_irecv(now, *r, out);
+  if (const auto* a = std::get_if<ProbeAnswered>(&ev)) return on_probe_answered(now, *a, out);
   const auto& cr = std::get<ControlReceived>(ev);
   const ControlMessage& m = cr.message;
   if (const auto* x = std::get_if<ConnectRequest>(&m)) return on_connect_request(now, *x, out);
@@ -103,6 +107,7 @@ void HaConnection::on_isend(Nanos now, const UserIsend& e, Actions& out) {
   if (data_path_open()) {
     post(now, entry, active_, out);
     arm_rto(now, out);
+    arm_liveness(now, out);
   }
 }
 
@@ -171,6 +176,7 @@ void HaConnection::on_completion(Nanos now, const CompletionEvent& e, Actions& o
       on_recv_success(now, *w, e, out);
     } else {
       w->has_success_cqe = true;
+      if (p == active_) liveness_.handle_data_completion(now);  // demand mode: traffic is the probe
     }
     if (failed()) return;
     complete_finished(out);
@@ -237,6 +243,15 @@ void HaConnection::on_rto_timer(Nanos now, Actions& out) {
   const InflightWr* oldest = table_.oldest_outstanding();
   if (oldest == nullptr) return;
   if (now - oldest->post_time >= rto_.current()) {
+    if (rail_answers(now)) {
+      trace(TraceKind::RailVerdict, active_, 0,
+            fmt::format("soft RTO expired on message {} but the rail answers probes: receiver not ready (RNR) "
+                        "or peer process stalled, not failing over",
+                        oldest->seq),
+            out);
+      rto_timer_ = arm(now + rto_.current(), out);
+      return;
+    }
     if (!pick_next_path(active_)) {
       // A soft RTO is a suspicion, not a verdict: with no healthy standby to move to, failing
       // the connection would turn a slow path into a dead one. Keep waiting for the HCA (its

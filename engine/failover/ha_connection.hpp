@@ -8,6 +8,7 @@
 //   ha_connection.cpp                       the data path: posting, completions, user results
 //   failover_sequence.cpp                   detection -> ERR -> drain -> switch -> MRs -> replay
 //   heartbeat.cpp                           standby health, false alarms, path revival
+//   liveness_probes.cpp                     the active rail's liveness probes -> failover
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -23,6 +24,7 @@
 #include "engine/failover/ha_tunables.hpp"
 #include "engine/failover/inflight_table.hpp"
 #include "engine/failover/path_state.hpp"
+#include "engine/failover/rail_liveness.hpp"
 #include "engine/failover/soft_rto.hpp"
 #include "engine/handshake/handle_codec.hpp"
 
@@ -42,7 +44,7 @@ struct HaConnectionConfig {
 };
 
 // Why a failover started.
-enum class FailoverTrigger : std::uint8_t { ErrorCompletion, SoftRto, PeerNotice, ControlTimeout };
+enum class FailoverTrigger : std::uint8_t { ErrorCompletion, SoftRto, PeerNotice, ControlTimeout, RailDead };
 std::string_view to_string(FailoverTrigger t);
 
 enum class FailoverPhase : std::uint8_t {
@@ -78,6 +80,7 @@ class HaConnection {
   FailoverPhase phase() const { return phase_; }
   bool failed() const { return phase_ == FailoverPhase::Failed; }
   Nanos soft_rto() const { return rto_.current(); }
+  const RailLiveness& liveness() const { return liveness_; }
   std::size_t inflight() const { return table_.size(); }
   std::uint32_t failovers() const { return epoch_; }
   // Receiver: messages delivered in order so far (the resync watermark).
@@ -136,6 +139,14 @@ class HaConnection {
   void on_revive(Nanos now, const PathRevive& m, Actions& out);
   void arm_heartbeat(Nanos now, Actions& out);
 
+  // liveness_probes.cpp
+  void arm_liveness(Nanos now, Actions& out);
+  void on_liveness_timer(Nanos now, Actions& out);
+  void on_probe_answered(Nanos now, const ProbeAnswered& a, Actions& out);
+  // The soft RTO expired, but the rail answers probes: the receiver is slow (RNR) or its
+  // process stalled. Failing over would not help: the same receiver must post on any rail.
+  bool rail_answers(Nanos now) const;
+
   // helpers
   TimerId arm(Nanos deadline, Actions& out);
   void cancel(std::optional<TimerId>& t, Actions& out);
@@ -173,11 +184,13 @@ class HaConnection {
   bool reply_watermark_ = false;  // receiver: answer ResyncAck once drained
   std::size_t mrs_registered_in_failover_ = 0;
   SoftRto rto_;
+  RailLiveness liveness_;
 
   std::optional<TimerId> rto_timer_;
   std::optional<TimerId> heartbeat_timer_;
   std::optional<TimerId> control_timer_;
   std::optional<TimerId> probe_timer_;
+  std::optional<TimerId> liveness_timer_;
 };
 
 }  // namespace railcheck

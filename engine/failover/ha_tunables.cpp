@@ -34,6 +34,18 @@ constexpr std::array kTable = {
                 "how long failover waits for the peer's resync/probe answer before trying another path"},
     TunableInfo{"probe_delay_ms", "HA_NCCL_PROBE_DELAY_MS", "ms", 0, 600000,
                 "probe policy: wait before reading the receiver's completion record"},
+    TunableInfo{"liveness", "HA_NCCL_LIVENESS", "bool", 0, 1,
+                "rail-liveness probes on the active rail; 0 = wait for the HCA's retry window or the soft RTO"},
+    TunableInfo{"liveness_floor_ms", "HA_NCCL_LIVENESS_FLOOR_MS", "ms", 1, 60000,
+                "lowest probe timeout; a silent rail is dead after (misses + 1) probe timeouts"},
+    TunableInfo{"liveness_max_ms", "HA_NCCL_LIVENESS_MAX_MS", "ms", 1, 600000,
+                "highest probe timeout, however slow the measured round trips"},
+    TunableInfo{"liveness_misses", "HA_NCCL_LIVENESS_MISSES", "count", 1, 100,
+                "consecutive unanswered probes before a rail is dead (BFD's detect multiplier)"},
+    TunableInfo{"liveness_rttvar_mult", "HA_NCCL_LIVENESS_RTTVAR_MULT", "ratio", 1, 16,
+                "probe timeout = smoothed RTT + this x RTT variation (RFC 6298: 4)"},
+    TunableInfo{"liveness_congested_ratio", "HA_NCCL_LIVENESS_CONGESTED_RATIO", "ratio", 1, 1000,
+                "a probe answered this many times slower than the rail's fastest marks it congested"},
     TunableInfo{"poll_batch", "HA_NCCL_POLL_BATCH", "count", 1, 4096, "CQEs per poll"},
     TunableInfo{"idle_spin_threshold", "HA_NCCL_IDLE_SPIN_THRESHOLD", "count", 0, 1e9, "empty polls before sleeping"},
     TunableInfo{"poll_standby_interval", "HA_NCCL_POLL_STANDBY_INTERVAL", "count", 1, 1e6,
@@ -102,6 +114,18 @@ Result<bool> set_tunable(HaTunables& t, std::string_view key, double v) {
     t.control_timeout = ms_of(v);
   else if (key == "probe_delay_ms")
     t.probe_delay = ms_of(v);
+  else if (key == "liveness")
+    t.liveness = v != 0;
+  else if (key == "liveness_floor_ms")
+    t.liveness_floor = ms_of(v);
+  else if (key == "liveness_max_ms")
+    t.liveness_max = ms_of(v);
+  else if (key == "liveness_misses")
+    t.liveness_misses = u32();
+  else if (key == "liveness_rttvar_mult")
+    t.liveness_rttvar_mult = v;
+  else if (key == "liveness_congested_ratio")
+    t.liveness_congested_ratio = v;
   else if (key == "poll_batch")
     t.poll_batch = u32();
   else if (key == "idle_spin_threshold")
@@ -134,6 +158,12 @@ std::optional<double> get_tunable(const HaTunables& t, std::string_view key) {
   if (key == "heartbeat_misses") return t.heartbeat_misses;
   if (key == "control_timeout_ms") return to_millis(t.control_timeout);
   if (key == "probe_delay_ms") return to_millis(t.probe_delay);
+  if (key == "liveness") return t.liveness ? 1 : 0;
+  if (key == "liveness_floor_ms") return to_millis(t.liveness_floor);
+  if (key == "liveness_max_ms") return to_millis(t.liveness_max);
+  if (key == "liveness_misses") return t.liveness_misses;
+  if (key == "liveness_rttvar_mult") return t.liveness_rttvar_mult;
+  if (key == "liveness_congested_ratio") return t.liveness_congested_ratio;
   if (key == "poll_batch") return t.poll_batch;
   if (key == "idle_spin_threshold") return t.idle_spin_threshold;
   if (key == "poll_standby_interval") return t.poll_standby_interval;
@@ -178,6 +208,10 @@ Result<bool> validate(const HaTunables& t) {
     return Error{
         fmt::format("rto_max_ms {} is below the soft RTO {}", format_duration(t.soft_rto_max), format_duration(rto)),
         "raise rto_max_ms"};
+  if (t.liveness_max < t.liveness_floor)
+    return Error{fmt::format("liveness_max_ms {} is below liveness_floor_ms {}", format_duration(t.liveness_max),
+                             format_duration(t.liveness_floor)),
+                 "raise liveness_max_ms"};
   return true;
 }
 

@@ -30,6 +30,13 @@ struct HaTunables {
   Nanos control_timeout = ms(200);             // HA_NCCL_CONTROL_TIMEOUT_MS: wait for a resync/probe answer
   Nanos probe_delay = ms(10);                  // HA_NCCL_PROBE_DELAY_MS (NCCL's default for its probe)
   ReplayPolicy replay = ReplayPolicy::Resync;  // HA_NCCL_REPLAY_POLICY
+  // Rail-liveness detector (engine/failover/rail_liveness.hpp, issue 28).
+  bool liveness = true;                 // HA_NCCL_LIVENESS
+  Nanos liveness_floor = ms(5);         // HA_NCCL_LIVENESS_FLOOR_MS: lowest probe timeout
+  Nanos liveness_max = ms(250);         // HA_NCCL_LIVENESS_MAX_MS: highest probe timeout
+  std::uint32_t liveness_misses = 3;    // HA_NCCL_LIVENESS_MISSES: consecutive misses -> dead
+  double liveness_rttvar_mult = 4;      // HA_NCCL_LIVENESS_RTTVAR_MULT: pto = srtt + k * rttvar
+  double liveness_congested_ratio = 4;  // HA_NCCL_LIVENESS_CONGESTED_RATIO: RTT / min RTT
   // Progress and budget knobs the plugin uses; the engine carries them so there is one home.
   std::uint32_t poll_batch = 32;              // HA_NCCL_POLL_BATCH
   std::uint32_t idle_spin_threshold = 1000;   // HA_NCCL_IDLE_SPIN_THRESHOLD

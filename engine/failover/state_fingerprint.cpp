@@ -88,6 +88,8 @@ void HaConnection::hash_state(StateHasher& h, IdCounters counters) const {
   h.add(reply_watermark_);
   h.add(mrs_registered_in_failover_);
   rto_.hash_state(h);
+  liveness_.hash_state(h, counters);
+  h.add(liveness_timer_);
   h.add(rto_timer_);
   h.add(heartbeat_timer_);
   h.add(control_timer_);

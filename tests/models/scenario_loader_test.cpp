@@ -414,3 +414,47 @@ TEST_CASE("docs/scenarios.md lists every shipped scenario", "[scenario][docs]") 
     CHECK_THAT(docs, Contains("`" + e.path().filename().string() + "`"));
   }
 }
+
+TEST_CASE("one-way loss incast and stall faults load with their ranges checked", "[scenario][liveness]") {
+  auto r = load_scenario_string(R"(
+[[faults.one_way_loss]]
+rank = 0
+rail = 1
+at_ms = 5.0
+until_ms = 9.0
+probability = 0.25
+[[faults.incast]]
+rank = 1
+rail = 0
+at_ms = 1.0
+until_ms = 2.0
+[[faults.stall]]
+rank = 1
+at_ms = 3.0
+for_ms = 200.0
+)",
+                                "t.toml");
+  REQUIRE(r.ok());
+  const FaultProfile& f = r->faults;
+  REQUIRE(f.losses.size() == 1);
+  CHECK(f.losses[0].probability == 0.25);
+  CHECK(one_way_loss(f, LinkRef{0, 1}, ms(6)) == 0.25);
+  CHECK(one_way_loss(f, LinkRef{0, 1}, ms(9)) == 0);
+  REQUIRE(f.incasts.size() == 1);
+  CHECK(f.incasts[0].flows == 8);
+  CHECK(stalled_until(f, 1, ms(100)) == ms(203));
+  CHECK_FALSE(stalled_until(f, 0, ms(100)));
+  // None of them is an outage: a failover they cause is a false one.
+  CHECK_FALSE(first_fault_time(f));
+  CHECK(first_benign_fault_time(f) == ms(1));
+
+  auto bad = load_scenario_string(
+      "[[faults.one_way_loss]]\nrank = 0\nrail = 0\nat_ms = 1.0\nuntil_ms = 2.0\n"
+      "probability = 1.5\n",
+      "t.toml");
+  REQUIRE_FALSE(bad.ok());
+  CHECK_THAT(bad.error().message(), Contains("probability"));
+  auto stall = load_scenario_string("[[faults.stall]]\nrank = 5\nat_ms = 1.0\nfor_ms = 2.0\n", "t.toml");
+  REQUIRE_FALSE(stall.ok());
+  CHECK_THAT(stall.error().message(), Contains("rank"));
+}

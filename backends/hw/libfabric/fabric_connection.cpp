@@ -44,6 +44,11 @@ Result<std::unique_ptr<FabricConnection::State>> FabricConnection::open_state(co
   HaConnectionConfig cfg;
   cfg.role = role;
   cfg.tunables = o.tunables;
+  // This backend does not execute ProbeRail yet (docs/failover.md, "Real transports"): on
+  // tcp;ofi_rxm an fi_read is answered by the peer's provider in the peer's process, so a
+  // stopped peer would look like a dead rail. Detection here stays with the completion errors
+  // and the soft RTO.
+  cfg.tunables.liveness = false;
   for (std::uint32_t r = 0; r < o.rails; ++r) {
     const std::string node = r < o.rail_addresses.size() ? o.rail_addresses[r] : std::string{};
     auto rail = FabricRail::open(o.provider, node, kCqDepth);

@@ -34,7 +34,7 @@ sim::RunOutput run_file(const std::string& name, std::optional<ReplayPolicy> pol
 
 }  // namespace
 
-TEST_CASE("primary dies: hardware error triggers failover and every message arrives exactly once", "[sim]") {
+TEST_CASE("primary dies: the liveness detector triggers failover and every message arrives exactly once", "[sim]") {
   const auto out = run_file("primary-dies.toml");
   const auto& s = out.summary;
   CHECK(s.outcome == RunOutcome::Delivered);
@@ -42,12 +42,63 @@ TEST_CASE("primary dies: hardware error triggers failover and every message arri
   CHECK(s.lost == 0);
   CHECK(s.failovers == 2);  // both directions use rank 0's rail 0 as primary
   REQUIRE(s.detected_at);
+  CHECK_THAT(s.detected_by, Catch::Contains("rail liveness"));
+  // Silent from the last completion before the fault: a probe after 5 ms, then three 5 ms misses.
+  CHECK(*s.detected_at >= ms(20) + ms(15));
+  CHECK(*s.detected_at <= ms(20) + ms(25));
+  REQUIRE(s.flowing_at);
+  CHECK(*s.flowing_at - ms(20) < ms(50));  // issue 28: traffic on the standby within 50 ms
+  CHECK(s.false_failovers == 0);
+  CHECK(s.wrs_replayed > 0);
+  CHECK(s.gbps_after_switch > 0.5 * s.gbps_before_fault);
+}
+
+TEST_CASE("primary dies without the liveness detector: the HCA's retry window decides", "[sim]") {
+  auto sc = load_scenario_file(std::string(RAILCHECK_SOURCE_DIR) + "/scenarios/primary-dies.toml");
+  REQUIRE(sc.ok());
+  sc->engine.liveness = false;
+  const auto s = sim::run_scenario(sc.value(), sc->seed).summary;
+  INFO(sim::to_text(s));
+  CHECK(s.outcome == RunOutcome::Delivered);
+  REQUIRE(s.detected_at);
   CHECK_THAT(s.detected_by, Catch::Contains("RETRY_EXC_ERR"));
   // Detected once the HCA's retry window (8 x 67.1 ms) has passed after the fault, not before.
   CHECK(*s.detected_at >= ms(20) + ms(536));
   CHECK(*s.detected_at <= ms(20) + ms(620));
-  CHECK(s.wrs_replayed > 0);
-  CHECK(s.gbps_after_switch > 0.5 * s.gbps_before_fault);
+}
+
+TEST_CASE("a flapping or one-way-dead primary is left within 50 ms and nothing is lost or doubled", "[sim][liveness]") {
+  for (const char* f : {"link-flap.toml", "one-way-loss.toml"}) {
+    INFO(f);
+    const auto s = run_file(f).summary;
+    CHECK(s.outcome == RunOutcome::Delivered);
+    CHECK(s.duplicates == 0);
+    CHECK(s.failovers == 2);
+    CHECK_THAT(s.detected_by, Catch::Contains("rail liveness"));
+    REQUIRE(s.flowing_at);
+    REQUIRE(s.fault_at);
+    CHECK(*s.flowing_at - *s.fault_at < ms(50));
+  }
+}
+
+TEST_CASE("congestion and a stalled peer answer the probes: no failover", "[sim][liveness]") {
+  for (const char* f : {"incast-congestion.toml", "peer-stall.toml", "rnr-skew.toml"}) {
+    INFO(f);
+    const auto s = run_file(f).summary;
+    CHECK(s.outcome == RunOutcome::Delivered);
+    CHECK(s.failovers == 0);
+    CHECK(s.false_failovers == 0);
+    CHECK(s.duplicates == 0);
+    CHECK(s.counters.probes > 0);  // the detector did look, and heard answers
+    CHECK(s.counters.probes_answered == s.counters.probes);
+  }
+}
+
+TEST_CASE("the standby dies just before the liveness verdict: a third path saves the connection", "[sim][liveness]") {
+  const auto s = run_file("standby-dies-liveness.toml").summary;
+  CHECK(s.outcome == RunOutcome::Delivered);
+  CHECK(s.failovers == 4);  // rail 1 is silent (control timeout), rail 2 answers
+  CHECK(s.duplicates == 0);
 }
 
 TEST_CASE("a short flap is absorbed by hardware retries: no failover", "[sim]") {

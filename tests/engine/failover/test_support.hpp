@@ -35,6 +35,7 @@ inline HaTunables quiet_tunables(ReplayPolicy p) {
   HaTunables t;
   t.replay = p;
   t.heartbeat_interval = sec(3600);  // keep heartbeats out of hand-built interleavings
+  t.liveness = false;                // and liveness probes (rail_liveness_test.cpp has its own)
   return t;
 }
 
