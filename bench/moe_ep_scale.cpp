@@ -1,8 +1,9 @@
 // Benchmark (not a test): what `railcheck route moe` costs as the EP size grows. DeepSeek-V3 on
 // the shipped decode spec's fabric, 16 tokens per rank (DeepEP's decode scale), EP 64, 128 and
 // 256: messages per phase, simulated times, and the wall and CPU time of the simulation, flat and
-// hierarchical, on SimGrid's engine and with the fluid solver (moe_fluid.hpp). Before issue 34
-// the cost grew about as the cube of the EP size (docs/routing.md).
+// hierarchical, with the fluid solver (moe_fluid.hpp, `route moe`'s default) and on SimGrid's
+// engine with network/optim:Full (`route moe --simgrid`). Before issue 34 the cost grew about as
+// the cube of the EP size (docs/routing.md).
 // Usage, from the repository root: moe_ep_scale [ep ...] (default: 64 128 256)
 #include <chrono>
 #include <cstdio>
@@ -34,7 +35,7 @@ int main(int argc, char** argv) {
   }
   const sim::MoeSpec& s = spec.value();
   bench::print_machine_line();
-  std::printf("%-4s %-13s %-8s %9s %9s %12s %12s %8s %8s\n", "EP", "scheme", "solver", "disp msgs", "comb msgs",
+  std::printf("%-4s %-13s %-12s %9s %9s %12s %12s %8s %8s\n", "EP", "scheme", "solver", "disp msgs", "comb msgs",
               "dispatch us", "combine us", "wall s", "cpu s");
   for (const std::uint32_t ep : eps) {
     const routing::MoeCluster cluster{ep, s.fabric.gpus_per_node, static_cast<std::uint32_t>(s.model.experts)};
@@ -45,15 +46,15 @@ int main(int argc, char** argv) {
       return 1;
     }
     for (const auto scheme : {routing::MoeScheme::Flat, routing::MoeScheme::Hierarchical})
-      for (const auto solver : {sim::MoeSolver::SimGrid, sim::MoeSolver::Fluid}) {
+      for (const auto solver : {sim::MoeSolver::Fluid, sim::MoeSolver::SimGrid}) {
         const auto tables = routing::build_moe_tables(assignment.value(), cluster, scheme);
         const double cpu0 = cpu_seconds();
         const auto wall0 = std::chrono::steady_clock::now();
-        const auto t = sim::simulate_moe(tables, ep, s.fabric, 7392, 14336, sim::WireMode::Mailbox, solver);
+        const auto t = sim::simulate_moe(tables, ep, s.fabric, 7392, 14336, solver);
         const std::chrono::duration<double> wall = std::chrono::steady_clock::now() - wall0;
-        std::printf("%-4u %-13s %-8s %9zu %9zu %12.2f %12.2f %8.2f %8.2f\n", ep,
+        std::printf("%-4u %-13s %-12s %9zu %9zu %12.2f %12.2f %8.2f %8.2f\n", ep,
                     std::string(routing::to_string(scheme)).c_str(),
-                    solver == sim::MoeSolver::Fluid ? "fluid" : "simgrid", tables.dispatch.messages.size(),
+                    solver == sim::MoeSolver::Fluid ? "fluid" : "simgrid-full", tables.dispatch.messages.size(),
                     tables.combine.messages.size(), t.dispatch_s * 1e6, t.combine_s * 1e6, wall.count(),
                     cpu_seconds() - cpu0);
         std::fflush(stdout);

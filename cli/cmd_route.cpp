@@ -205,9 +205,10 @@ int cmd_route_moe(const RouteOptions& o) {
     return s.model.hidden * routing::bytes_per_element(d) + (d == routing::DType::FP8 ? s.model.hidden / 128 * 4 : 0);
   };
   const std::uint64_t dispatch_bytes = token_bytes(s.dispatch_dtype), combine_bytes = token_bytes(s.combine_dtype);
-  fmt::print("route moe: {} ({}: {} ranks in {} nodes, {} experts, top-{}, {} tokens per rank, seed {})\n", s.name,
-             s.model.name, s.ranks, cluster.nodes(), s.model.experts, s.model.experts_per_token, s.tokens_per_rank,
-             o.seed.value_or(s.seed));
+  const char* solver = o.simgrid ? "simgrid-full" : "fluid";
+  fmt::print("route moe: {} ({}: {} ranks in {} nodes, {} experts, top-{}, {} tokens per rank, seed {}; solver {})\n",
+             s.name, s.model.name, s.ranks, cluster.nodes(), s.model.experts, s.model.experts_per_token,
+             s.tokens_per_rank, o.seed.value_or(s.seed), solver);
   fmt::print("  token bytes: dispatch {} ({}), combine {} ({}); NIC {:.0f} Gb/s per GPU, NVLink {:.0f} GB/s\n",
              dispatch_bytes, routing::to_string(s.dispatch_dtype), combine_bytes, routing::to_string(s.combine_dtype),
              s.fabric.nic_gbps_per_gpu, s.fabric.nvlink_gbytes_s);
@@ -217,14 +218,14 @@ int cmd_route_moe(const RouteOptions& o) {
          {"model", s.model.name},
          {"ranks", s.ranks},
          {"tokens_per_rank", s.tokens_per_rank},
-         {"solver", o.fluid ? "fluid" : "simgrid"}};
+         {"solver", solver}};
   const auto wire = sim::default_wire_mode();
   if (!wire) return bad_input(o.spec, wire.error());
   std::uint64_t rdma[2] = {0, 0};
   for (routing::MoeScheme scheme : {routing::MoeScheme::Flat, routing::MoeScheme::Hierarchical}) {
     const auto tables = routing::build_moe_tables(assignment.value(), cluster, scheme);
-    const auto t = sim::simulate_moe(tables, s.ranks, s.fabric, dispatch_bytes, combine_bytes, wire.value(),
-                                     o.fluid ? sim::MoeSolver::Fluid : sim::MoeSolver::SimGrid);
+    const auto t = sim::simulate_moe(tables, s.ranks, s.fabric, dispatch_bytes, combine_bytes,
+                                     o.simgrid ? sim::MoeSolver::SimGrid : sim::MoeSolver::Fluid, wire.value());
     const double d_rdma = static_cast<double>(tables.dispatch.rdma_tokens * dispatch_bytes) / 1e6;
     const double d_nvl = static_cast<double>(tables.dispatch.nvlink_tokens * dispatch_bytes) / 1e6;
     const double c_rdma = static_cast<double>(tables.combine.rdma_tokens * combine_bytes) / 1e6;

@@ -84,7 +84,7 @@ struct RouteOptions {
   std::string timeline_path;                  // weights: per-GPU stage and per-NIC byte timelines (JSON)
   std::optional<std::uint32_t> moe_rank;      // moe: print this rank's dispatch send table
   std::optional<std::uint64_t> seed;          // moe: token assignment seed (default: the spec's)
-  bool fluid = false;                         // moe: time with the fluid solver, not SimGrid's engine
+  bool simgrid = false;                       // moe: time on SimGrid's engine (Full), not the fluid solver
 };
 int cmd_route_weights(const RouteOptions& o);
 int cmd_route_moe(const RouteOptions& o);

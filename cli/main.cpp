@@ -226,9 +226,10 @@ int dispatch(int argc, char** argv) {
                           "(reports/routing_timeline.py plots it)");
   moe_cmd->add_option("--rank", route.moe_rank, "Print this rank's dispatch send table");
   moe_cmd->add_option("--seed", route.seed, "Seed of the token-to-expert draw (default: the spec's)");
-  moe_cmd->add_flag("--fluid", route.fluid,
-                    "Time the phases with SimGrid's sharing arithmetic but no engine: seconds at EP 256; the same "
-                    "figures wherever SimGrid keeps its links within bandwidth (docs/routing.md)");
+  moe_cmd->add_flag("--simgrid", route.simgrid,
+                    "Time the phases on SimGrid's engine with network/optim:Full, a cross-check of the default fluid "
+                    "solver (SimGrid's CM02 sharing without its engine): the same figures to a few parts per million, "
+                    "a minute at EP 256 where the default takes seconds (docs/routing.md)");
 
   railcheck::cli::TriageOptions triage;
   auto* triage_cmd = app.add_subcommand(

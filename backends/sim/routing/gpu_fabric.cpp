@@ -29,7 +29,24 @@ sg4::Link* attach(sg4::NetZone* zone, sg4::Host* host, const std::string& name, 
 
 }  // namespace
 
-std::unique_ptr<sg4::Engine> make_routing_engine() {
+// SimGrid 3.32's stage of configuration (src/simgrid/sg_config.cpp): 2 once a platform's root
+// zone exists, after which the callback of every model option, network/optim included, aborts
+// with "Cannot change the model after the initialization". It is never lowered when an engine
+// ends, so a process could never run a second engine with another optimisation mode, though
+// the next engine builds a network model of its own and reads the option then. Exported by
+// libsimgrid (C linkage), not declared in its public headers.
+extern "C" int _sg_cfg_init_status;
+
+void set_network_optim(NetworkOptim optim) {
+  const std::string want = optim == NetworkOptim::Full ? "Full" : "Lazy";
+  if (simgrid::config::get_value<std::string>("network/optim") == want) return;
+  const int stage = _sg_cfg_init_status;
+  _sg_cfg_init_status = 1;  // configured, no platform: the stage at which SimGrid accepts it
+  sg4::Engine::set_config("network/optim:" + want);
+  _sg_cfg_init_status = stage;
+}
+
+std::unique_ptr<sg4::Engine> make_routing_engine(NetworkOptim optim) {
   char name[] = "railcheck-route";
 #ifdef RAILCHECK_SANITIZE
   // ASan cannot follow SimGrid's own stack switching; system threads it understands. The
@@ -54,6 +71,7 @@ std::unique_ptr<sg4::Engine> make_routing_engine() {
     sg4::Engine::set_config("contexts/guard-size", 0);
     sg4::Engine::set_config("contexts/stack-size", kActorStackKiB);
   }
+  set_network_optim(optim);
   return engine;
 }
 

@@ -27,10 +27,25 @@ struct FabricParams {
   std::uint32_t gpus_per_node = 8;
 };
 
+// SimGrid's `network/optim`: how its max-min sharing is brought up to date at an event. Lazy
+// (SimGrid's default) re-solves only the constraints it marks as modified; SimGrid 3.32 marks a
+// flow's links from its first link only, and can then over-fill a link
+// (simgrid_lazy_sharing_test.cpp). Full re-solves every constraint at every event: slower, and
+// within bandwidth (docs/routing.md, "A fluid solver with SimGrid's arithmetic").
+enum class NetworkOptim : std::uint8_t { Lazy, Full };
+
 // A fresh s4u::Engine configured for an RDMA fabric (CM02, no cross traffic, small actor
-// stacks). SimGrid's configuration is process-global, so only an engine that finds it unset
-// sets it; sim_run.cpp sets the same values when it runs first.
-std::unique_ptr<simgrid::s4u::Engine> make_routing_engine();
+// stacks) whose network model uses `optim`: Lazy for the weight transfer and every other
+// command, Full for `route moe --simgrid`. SimGrid's configuration is process-global, so only
+// an engine that finds it unset sets the rest; sim_run.cpp sets the same values when it runs
+// first. `optim` is set for each engine, before its platform exists.
+std::unique_ptr<simgrid::s4u::Engine> make_routing_engine(NetworkOptim optim = NetworkOptim::Lazy);
+
+// Sets `network/optim` for the next network model SimGrid builds, when an engine creates its
+// platform's root zone; a model already built keeps the mode it read. SimGrid refuses the change
+// once any platform of the process exists (a guard for the model already built), so this lifts
+// the guard for this one setting (gpu_fabric.cpp).
+void set_network_optim(NetworkOptim optim);
 
 class GpuFabric {
  public:

@@ -153,8 +153,8 @@ void start_receivers(const GpuFabric& fabric, const routing::MoeTables& tables, 
 }  // namespace
 
 MoeTiming simulate_moe(const routing::MoeTables& tables, std::uint32_t ranks, const FabricParams& fabric_params,
-                       std::uint64_t dispatch_token_bytes, std::uint64_t combine_token_bytes, WireMode wire,
-                       MoeSolver solver) {
+                       std::uint64_t dispatch_token_bytes, std::uint64_t combine_token_bytes, MoeSolver solver,
+                       WireMode wire) {
   if (solver == MoeSolver::Fluid) {
     // As in a fresh process on SimGrid: the clock starts at 0 and the combine follows the
     // dispatch at once, so its instants round as SimGrid's do.
@@ -163,7 +163,7 @@ MoeTiming simulate_moe(const routing::MoeTables& tables, std::uint32_t ranks, co
     out.combine_s = fluid_moe_phase(tables.combine, ranks, fabric_params, combine_token_bytes, out.dispatch_s);
     return out;
   }
-  auto engine = make_routing_engine();
+  auto engine = make_routing_engine(NetworkOptim::Full);
   GpuFabric fabric(ranks, fabric_params);
   Landings landings;
   if (wire != WireMode::Sendto) start_receivers(fabric, tables, landings);
@@ -177,6 +177,9 @@ MoeTiming simulate_moe(const routing::MoeTables& tables, std::uint32_t ranks, co
     out.combine_s = run_phase(tables.combine, combine_token_bytes);
   });
   engine->run();
+  // An engine made elsewhere in this process after this one (sim_run.cpp, which sets no
+  // network/optim of its own) gets SimGrid's default again.
+  set_network_optim(NetworkOptim::Lazy);
   return out;
 }
 

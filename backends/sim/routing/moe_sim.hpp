@@ -1,6 +1,7 @@
 #pragma once
-// Times MoE dispatch and combine send tables on SimGrid. Every message is one copy of its
-// tokens over NVLink (same node) or the NICs (other node). Stage-0 messages leave at once; a
+// Times MoE dispatch and combine send tables by SimGrid's CM02 model, with the fluid solver or
+// on SimGrid's engine (`solver` below). Every message is one copy of its tokens over NVLink
+// (same node) or the NICs (other node). Stage-0 messages leave at once; a
 // rank's stage-1 messages (hierarchical forwarding, or the RDMA send of reduced partial sums)
 // leave when the last stage-0 message into that rank has landed. A phase ends when its last
 // message lands. Kernel time, and the per-token pipelining DeepEP does inside a stage, are not
@@ -18,17 +19,19 @@ struct MoeTiming {
   double combine_s = 0;
 };
 
-// `wire` picks the driver: Mailbox (default), one actor that puts every message to a permanent
-// receiver; Sendto, an actor and a detached Comm::sendto per message (before issue 15, kept for
-// one release). The same times either way, to 1e-12 relative (tests/backends/sim/routing).
-// `solver`: SimGrid runs the phases on its engine with the driver `wire` picks; Fluid computes
-// them with SimGrid's sharing arithmetic but no engine (moe_fluid.hpp), seconds at EP 256 where
-// SimGrid takes a minute, and the same figures wherever SimGrid keeps its links within
-// bandwidth (`wire` is then unused).
-enum class MoeSolver : std::uint8_t { SimGrid, Fluid };
+// `solver`: Fluid (the default, `route moe`) computes the phases with SimGrid's CM02 sharing
+// arithmetic but no engine (moe_fluid.hpp): seconds at EP 256 where SimGrid takes a minute.
+// SimGrid (`route moe --simgrid`, a cross-check) runs them on SimGrid's engine with
+// network/optim:Full (gpu_fabric.hpp), which agrees with Fluid to a few parts per million; with
+// SimGrid's default Lazy optimisation it over-fills NVLink links in flat dispatch from EP 32 up
+// and finishes up to 12 % sooner than links allow (docs/routing.md).
+// `wire` picks SimGrid's driver (Fluid has none): Mailbox, one actor that puts every message to
+// a permanent receiver; Sendto, an actor and a detached Comm::sendto per message (before issue
+// 15, kept for one release). The same times either way, to 1e-12 relative.
+enum class MoeSolver : std::uint8_t { Fluid, SimGrid };
 
 MoeTiming simulate_moe(const routing::MoeTables& tables, std::uint32_t ranks, const FabricParams& fabric,
                        std::uint64_t dispatch_token_bytes, std::uint64_t combine_token_bytes,
-                       WireMode wire = WireMode::Mailbox, MoeSolver solver = MoeSolver::SimGrid);
+                       MoeSolver solver = MoeSolver::Fluid, WireMode wire = WireMode::Mailbox);
 
 }  // namespace railcheck::sim

@@ -1,6 +1,7 @@
-// The MoE simulation's two drivers (backends/sim/routing/moe_sim.cpp): an actor and a detached
-// sendto per message (before issue 15), and one actor that puts every message to a permanent
-// receiver. Same routes, sizes and release rule, so the same dispatch and combine times.
+// The MoE simulation's two SimGrid drivers (backends/sim/routing/moe_sim.cpp, `route moe
+// --simgrid`): an actor and a detached sendto per message (before issue 15), and one actor that
+// puts every message to a permanent receiver. Same routes, sizes and release rule, so the same
+// dispatch and combine times.
 #include <catch2/catch.hpp>
 
 #include "backends/sim/routing/moe_sim.hpp"
@@ -26,8 +27,10 @@ TEST_CASE("both MoE drivers give the same dispatch and combine times, flat and h
   REQUIRE(assignment.ok());
   for (const auto scheme : {routing::MoeScheme::Flat, routing::MoeScheme::Hierarchical}) {
     const auto tables = routing::build_moe_tables(assignment.value(), cluster, scheme);
-    const auto old_driver = sim::simulate_moe(tables, s.ranks, s.fabric, 7392, 14336, sim::WireMode::Sendto);
-    const auto new_driver = sim::simulate_moe(tables, s.ranks, s.fabric, 7392, 14336, sim::WireMode::Mailbox);
+    const auto old_driver =
+        sim::simulate_moe(tables, s.ranks, s.fabric, 7392, 14336, sim::MoeSolver::SimGrid, sim::WireMode::Sendto);
+    const auto new_driver =
+        sim::simulate_moe(tables, s.ranks, s.fabric, 7392, 14336, sim::MoeSolver::SimGrid, sim::WireMode::Mailbox);
     INFO(routing::to_string(scheme) << ": dispatch " << old_driver.dispatch_s << " / " << new_driver.dispatch_s
                                     << " s, combine " << old_driver.combine_s << " / " << new_driver.combine_s << " s");
     CHECK(old_driver.dispatch_s > 0);

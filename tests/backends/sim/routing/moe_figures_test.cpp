@@ -1,9 +1,11 @@
-// The MoE simulation's figures, pinned (backends/sim/routing/moe_sim.cpp). The
-// expected times are what the driver printed before issue 34 made landings O(1) each (a wait_any
-// over every comm in flight, 2026-11-25): that change touched only how the driver learns of a
-// landing, not the model, so every time must stay the same. Decode worlds of 16 tokens
-// per rank at EP 16, 32 and 64 (the EP sweep of docs/routing.md), seed 1. The fluid solver
-// (moe_fluid.hpp) is held to the same doubles where SimGrid's sharing is within bandwidth.
+// The MoE simulation's figures, pinned: `route moe`'s default, the fluid solver
+// (backends/sim/routing/moe_fluid.hpp), on the shipped decode spec, its 4096-token prefill, and
+// decode worlds of 16 tokens per rank at EP 16, 32 and 64 (the EP sweep of docs/routing.md),
+// seed 1. Where SimGrid's engine kept every link within its bandwidth, the figures are those
+// `route moe` printed before issue 34 on SimGrid (network/optim Lazy, its default), and must stay
+// so. In flat EP 32 and 64 SimGrid's lazy update over-fills NVLink links
+// (simgrid_lazy_sharing_test.cpp): there the figures are the fluid solver's, which SimGrid's
+// engine gives too with network/optim:Full (`route moe --simgrid`, held to them below).
 #include <catch2/catch.hpp>
 #include <iomanip>
 
@@ -17,34 +19,38 @@ using namespace railcheck;
 
 namespace {
 
-struct Expected {
+struct PinnedMoeWorld {
   std::uint32_t ranks;
+  std::uint32_t tokens_per_rank;
   routing::MoeScheme scheme;
   double dispatch_s;
   double combine_s;
-  // SimGrid kept every link within its bandwidth here; in the flat worlds from EP 32 up its lazy
-  // update over-fills some NVLink links (simgrid_lazy_sharing_test.cpp, docs/routing.md).
-  bool within_bandwidth;
 };
 
-// From `railcheck route moe --json` on the shipped spec with moe.ranks = EP and
-// moe.tokens_per_rank = 16, printed with 17 significant digits (they round-trip exactly).
-constexpr Expected kExpected[] = {
-    {16, routing::MoeScheme::Flat, 9.687679999999999e-06, 1.690944e-05, true},
-    {16, routing::MoeScheme::Hierarchical, 7.137438842203546e-06, 1.1454719999999999e-05, true},
-    {32, routing::MoeScheme::Flat, 1.5655275977252842e-05, 2.866482855194651e-05, false},
-    {32, routing::MoeScheme::Hierarchical, 1.152341333333333e-05, 1.922801777777777e-05, true},
-    {64, routing::MoeScheme::Flat, 2.1958386835742975e-05, 4.07071501894469e-05, false},
-    {64, routing::MoeScheme::Hierarchical, 1.604049066666667e-05, 2.779775999999999e-05, true},
+// Printed by `railcheck route moe --json` (17 significant digits, which round-trip exactly) on
+// the shipped spec with moe.ranks and moe.tokens_per_rank set as listed. Before issue 34
+// SimGrid's lazy update gave flat EP 32 1.5655275977252842e-05 / 2.866482855194651e-05 s and
+// flat EP 64 2.1958386835742975e-05 / 4.07071501894469e-05 s, with links over their bandwidth.
+constexpr PinnedMoeWorld kPinned[] = {
+    {64, 128, routing::MoeScheme::Flat, 0.00013549951349434586, 0.00026090816},
+    {64, 128, routing::MoeScheme::Hierarchical, 8.105744204684731e-05, 0.00015688522717020832},
+    {64, 4096, routing::MoeScheme::Flat, 0.0039471103806833175, 0.0076531232},
+    {64, 4096, routing::MoeScheme::Hierarchical, 0.002341728213333335, 0.0046444994844444445},
+    {16, 16, routing::MoeScheme::Flat, 9.687679999999999e-06, 1.690944e-05},
+    {16, 16, routing::MoeScheme::Hierarchical, 7.137438842203546e-06, 1.1454719999999999e-05},
+    {32, 16, routing::MoeScheme::Flat, 1.574908182231822e-05, 2.8664957258847532e-05},
+    {32, 16, routing::MoeScheme::Hierarchical, 1.152341333333333e-05, 1.922801777777777e-05},
+    {64, 16, routing::MoeScheme::Flat, 2.1958400000000013e-05, 4.070719999999999e-05},
+    {64, 16, routing::MoeScheme::Hierarchical, 1.604049066666667e-05, 2.779775999999999e-05},
 };
 
-// The tables of one expected world.
-routing::MoeTables tables_of(const sim::MoeSpec& s, const Expected& e) {
-  const routing::MoeCluster cluster{e.ranks, s.fabric.gpus_per_node, static_cast<std::uint32_t>(s.model.experts)};
+// The tables of one pinned world.
+routing::MoeTables tables_of(const sim::MoeSpec& s, const PinnedMoeWorld& w) {
+  const routing::MoeCluster cluster{w.ranks, s.fabric.gpus_per_node, static_cast<std::uint32_t>(s.model.experts)};
   SeededRng rng(s.seed);
-  auto assignment = routing::draw_token_assignment(s.model, cluster, 16, rng);
+  auto assignment = routing::draw_token_assignment(s.model, cluster, w.tokens_per_rank, rng);
   REQUIRE(assignment.ok());
-  return routing::build_moe_tables(assignment.value(), cluster, e.scheme);
+  return routing::build_moe_tables(assignment.value(), cluster, w.scheme);
 }
 
 sim::MoeSpec shipped_moe_spec() {
@@ -55,39 +61,34 @@ sim::MoeSpec shipped_moe_spec() {
 
 }  // namespace
 
-TEST_CASE("MoE dispatch and combine times are the same doubles as before issue 34", "[sim][routing][moe]") {
+TEST_CASE("route moe's default solver gives the pinned MoE dispatch and combine times", "[sim][routing][moe]") {
   const sim::MoeSpec s = shipped_moe_spec();
-  for (const Expected& e : kExpected) {
-    const auto t = sim::simulate_moe(tables_of(s, e), e.ranks, s.fabric, 7392, 14336);
-    INFO(std::setprecision(17) << "EP " << e.ranks << " " << routing::to_string(e.scheme) << ": dispatch "
-                               << t.dispatch_s << " s, combine " << t.combine_s << " s");
-    // A phase's time is the difference of two absolute instants, and SimGrid's clock goes on
-    // from one engine to the next in a process: where it starts moves the last bits of the
-    // difference. The CLI's JSON is bit-identical run by run (docs/routing.md); here, 1e-13.
-    CHECK(t.dispatch_s == Approx(e.dispatch_s).epsilon(1e-13).margin(0));
-    CHECK(t.combine_s == Approx(e.combine_s).epsilon(1e-13).margin(0));
+  for (const PinnedMoeWorld& w : kPinned) {
+    const auto t = sim::simulate_moe(tables_of(s, w), w.ranks, s.fabric, 7392, 14336);
+    INFO(std::setprecision(17) << "EP " << w.ranks << ", " << w.tokens_per_rank << " tokens, "
+                               << routing::to_string(w.scheme) << ": dispatch " << t.dispatch_s << " s, combine "
+                               << t.combine_s << " s");
+    // SimGrid's lazy figures (the pinned ones but flat EP 32 and 64) differ from the fluid
+    // solver's by at most 6.7e-16 relative (docs/routing.md): the same doubles, to rounding.
+    CHECK(t.dispatch_s == Approx(w.dispatch_s).epsilon(1e-13).margin(0));
+    CHECK(t.combine_s == Approx(w.combine_s).epsilon(1e-13).margin(0));
   }
 }
 
-TEST_CASE("the fluid MoE solver gives SimGrid's times wherever SimGrid keeps its links within bandwidth",
-          "[sim][routing][moe]") {
+TEST_CASE("route moe --simgrid (network/optim Full) agrees with the default solver to 1e-4", "[sim][routing][moe]") {
   const sim::MoeSpec s = shipped_moe_spec();
-  for (const Expected& e : kExpected) {
-    const auto t = sim::simulate_moe(tables_of(s, e), e.ranks, s.fabric, 7392, 14336, sim::WireMode::Mailbox,
-                                     sim::MoeSolver::Fluid);
-    INFO(std::setprecision(17) << "EP " << e.ranks << " " << routing::to_string(e.scheme) << ": dispatch "
+  for (const PinnedMoeWorld& w : kPinned) {
+    // The 16-token worlds: flat EP 32 is the smallest where SimGrid's lazy update over-fills
+    // links, so a return of the lazy mode, or a drift of either solver, shows here.
+    if (w.tokens_per_rank != 16) continue;
+    const auto t = sim::simulate_moe(tables_of(s, w), w.ranks, s.fabric, 7392, 14336, sim::MoeSolver::SimGrid);
+    INFO(std::setprecision(17) << "EP " << w.ranks << " " << routing::to_string(w.scheme) << " on SimGrid: dispatch "
                                << t.dispatch_s << " s, combine " << t.combine_s << " s");
-    if (e.within_bandwidth) {
-      // Its clock starts where SimGrid's does in a fresh process: the CLI's doubles, to 1e-13.
-      CHECK(t.dispatch_s == Approx(e.dispatch_s).epsilon(1e-13).margin(0));
-      CHECK(t.combine_s == Approx(e.combine_s).epsilon(1e-13).margin(0));
-    } else {
-      // Links held to their bandwidth never finish sooner than SimGrid's over-full ones, and
-      // here not more than 1 % later (measured: +0.6 % on EP 32's dispatch, +6e-7 on EP 64's).
-      CHECK(t.dispatch_s >= e.dispatch_s);
-      CHECK(t.combine_s >= e.combine_s);
-      CHECK(t.dispatch_s <= 1.01 * e.dispatch_s);
-      CHECK(t.combine_s <= 1.01 * e.combine_s);
-    }
+    // Full mode takes its events' dates and remaining bytes to SimGrid's precisions otherwise
+    // than the lazy mode the fluid solver follows: measured 2026-11-26 at most 1.6e-5 apart here
+    // (EP 64 hierarchical dispatch; 2.3e-5 at EP 256), where the lazy mode's over-full links put
+    // flat EP 32's dispatch 0.6 % sooner.
+    CHECK(t.dispatch_s == Approx(w.dispatch_s).epsilon(1e-4).margin(0));
+    CHECK(t.combine_s == Approx(w.combine_s).epsilon(1e-4).margin(0));
   }
 }

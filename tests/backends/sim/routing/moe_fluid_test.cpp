@@ -1,5 +1,6 @@
-// The fluid MoE solver (backends/sim/routing/moe_fluid.hpp) on worlds small enough to time by
-// hand, each also run on SimGrid's engine: the same instants where nothing over-fills a link.
+// The fluid MoE solver (backends/sim/routing/moe_fluid.hpp, `route moe`'s default) on worlds
+// small enough to time by hand, each also run on SimGrid's engine (`--simgrid`,
+// network/optim:Full): the same instants.
 #include <catch2/catch.hpp>
 
 #include "backends/sim/routing/moe_sim.hpp"
@@ -19,8 +20,8 @@ routing::MoeTables fluid_world(std::initializer_list<routing::MoeMessage> messag
 
 // The dispatch time with the fluid solver, checked against SimGrid's engine.
 double fluid_dispatch(const routing::MoeTables& t, const sim::FabricParams& f) {
-  const auto fluid = sim::simulate_moe(t, 16, f, kToken, 0, sim::WireMode::Mailbox, sim::MoeSolver::Fluid);
-  const auto engine = sim::simulate_moe(t, 16, f, kToken, 0, sim::WireMode::Mailbox, sim::MoeSolver::SimGrid);
+  const auto fluid = sim::simulate_moe(t, 16, f, kToken, 0, sim::MoeSolver::Fluid);
+  const auto engine = sim::simulate_moe(t, 16, f, kToken, 0, sim::MoeSolver::SimGrid);
   CHECK(fluid.dispatch_s == Approx(engine.dispatch_s).epsilon(1e-12).margin(0));
   return fluid.dispatch_s;
 }

@@ -178,11 +178,24 @@ TEST_CASE("the plan before issue 34 gives the Qwen3-235B figures it gave before"
 
 TEST_CASE("route weights on the shipped Kimi-K2 spec lands within 5 % of the ideal bound",
           "[routing][weights][scenario]") {
+  std::string text = shipped_spec("kimi-k2-256-to-128.toml");
 #ifdef RAILCHECK_SANITIZE
-  WARN("not run here: 256 simulated trainers outlast the sanitizer tree's time limit");
-  return;
+  // The shipped run takes ~50 s optimised and many times that with SimGrid's actors on threads.
+  // Here Kimi-K2 goes from 128 trainers (FSDP 2 x PP 8 x EP 8: every parameter's H2D copy,
+  // gather, fusion and quantization under the same 1 GiB cap) in 256 MiB batches to one FP8
+  // replica of 16 rollout GPUs: an eighth of the bytes into an eighth of the NICs, so the same
+  // 1.310 s bound, reached at x1.0017 with 0.40 s of cap wait and 0.46 s of gathers per trainer
+  // (0.43 s of CPU optimised; measured 2026-11-26). With 256 trainers and one task per tensor it
+  // took 187 s here.
+  const auto set = [&text](const std::string& from, const std::string& to) {
+    REQUIRE(text.find(from) != std::string::npos);
+    text.replace(text.find(from), from.size(), to);
+  };
+  set("fsdp = 4\n", "fsdp = 2\n");
+  set("replicas = 8\n", "replicas = 1\n");
+  set("[pipeline]\n", "[pipeline]\nbatch_bytes = \"256MiB\"\n");
 #endif
-  const auto j = route_weights(shipped_spec("kimi-k2-256-to-128.toml"), "kimi");
+  const auto j = route_weights(text, "kimi");
   const double t = j.at("simulated_seconds").get<double>();
   const double ideal = j.at("ideal_seconds").get<double>();
   CHECK(ideal == Approx(1.31).epsilon(0.005));
