@@ -16,6 +16,7 @@ enum class Mutation : std::uint8_t {
   ReadyBeforeRts,    // hands out the comm before bringing the primary QP to RTS
   ReplaySwapped,     // re-posts the first two replayed sends in the wrong order
   ReplayDropsFirst,  // forgets the first WR of a replay
+  ReplayForgetsRecv,  // a receiver re-posts every receive after a failover but the first
   SwallowFailure,    // fails the connection without telling the caller
   SkipLazyMr,        // posts on a standby's PD without registering the MR there
   NoStandbyOffer,    // never sends phase 2's standby parameters: no path to fail over to
