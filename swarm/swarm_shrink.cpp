@@ -87,6 +87,10 @@ std::vector<Candidate> reductions(const Scenario& sc) {
   if (w.messages > min_messages) {
     add(fmt::format("messages -> {}", std::max(min_messages, w.messages / 2)),
         [&](Scenario& s) { s.workload.messages = std::max(min_messages, w.messages / 2); });
+    if (w.messages > 4) {
+      const std::uint32_t three_quarters = std::max(min_messages, w.messages * 3 / 4);
+      add(fmt::format("messages -> {}", three_quarters), [three_quarters](Scenario& s) { s.workload.messages = three_quarters; });
+    }
     add(fmt::format("messages -> {}", w.messages - 1), [](Scenario& s) { --s.workload.messages; });
   }
   if (w.window > 1) add("window -> 1", [](Scenario& s) { s.workload.window = 1; });

@@ -89,8 +89,9 @@ HaTunables draw_tunables(Draw& d, const DrawLimits& limits) {
   e.qp.timeout = static_cast<std::uint8_t>(d.between(10, 16));
   e.qp.retry_cnt = static_cast<std::uint8_t>(d.between(1, 7));
   e.qp.rnr_retry = static_cast<std::uint8_t>(d.chance(0.8) ? 7 : d.between(1, 6));
-  if (d.chance(0.4)) e.soft_rto = d.log_between(ms(50), ms(3000));
-  e.soft_rto_max = std::max(ms(5000), 4 * e.initial_soft_rto());
+  // Whole milliseconds: a scenario file (and HA_NCCL_RTO_MS) can say nothing finer.
+  if (d.chance(0.4)) e.soft_rto = ms(d.log_between(ms(50), ms(3000)).count() / 1'000'000);
+  e.soft_rto_max = std::max(ms(5000), ms(4 * e.initial_soft_rto().count() / 1'000'000 + 1));
   e.heartbeat_interval = ms(d.between(20, 200));
   e.heartbeat_misses = d.between(2, 4);
   e.control_timeout = ms(d.between(50, 400));

@@ -264,6 +264,12 @@ void HaConnection::on_rto_timer(Nanos now, Actions& out) {
                         "or peer process stalled, not failing over",
                         oldest->seq),
             out);
+      // A failover notice the receiver never got looks exactly like this: the rail answers, but
+      // the receiver still posts on the path we left, so our sends meet RNR forever. Probe and
+      // naive send the notice once, unacknowledged: repeat it (a receiver already on this path
+      // ignores it). Found by the swarm: scenarios/swarm-1225-lost-notice.toml.
+      if (epoch_ > 0 && tun_.replay != ReplayPolicy::Resync)
+        out.push_back(SendControl{ControlChannel::on(active_), FailoverNotice{epoch_, failing_, active_}});
       rto_timer_ = arm(now + rto_.current(), out);
       return;
     }

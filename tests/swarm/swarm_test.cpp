@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <filesystem>
 #include <optional>
 
 #include "backends/sim/sim_run.hpp"
@@ -28,6 +29,9 @@ TEST_CASE("the same seed draws the same world") {
     CHECK(a.enabled == b.enabled);
     CHECK(a.scenario.topology.ranks <= 64);
     CHECK(a.scenario.time_limit == liveness_bound(a.scenario));
+    // Every drawn world is one a scenario file can hold.
+    const auto loaded = load_scenario_string(scenario_toml(a.scenario, ""), "drawn.toml");
+    if (!loaded) FAIL_CHECK(loaded.error().message());
   }
 }
 
@@ -113,6 +117,25 @@ TEST_CASE("the swarm catches a receiver that forgets to re-post one receive afte
   REQUIRE(found);
   INFO(finding_line(*found, cfg));
   CHECK((found->finding->kind == FindingKind::InOrder || found->finding->kind == FindingKind::Liveness));
+}
+
+}  // namespace railcheck::swarm
+
+namespace railcheck::swarm {
+
+TEST_CASE("every shrunk swarm finding kept in scenarios runs clean under the swarm's checker") {
+  int n = 0;
+  for (const auto& e : std::filesystem::directory_iterator(std::string(RAILCHECK_SOURCE_DIR) + "/scenarios")) {
+    if (e.path().extension() != ".toml" || !e.path().stem().string().starts_with("swarm-")) continue;
+    INFO(e.path().string());
+    auto sc = load_scenario_file(e.path().string());
+    REQUIRE(sc);
+    const SeedResult r = run_checked(sc.value(), sc->seed, verify::Mutation::None);
+    INFO(finding_line(r, SwarmConfig{}));
+    CHECK_FALSE(r.finding);
+    ++n;
+  }
+  CHECK(n >= 1);
 }
 
 }  // namespace railcheck::swarm
