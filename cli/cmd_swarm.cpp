@@ -25,7 +25,7 @@ constexpr std::array<std::string_view, 5> kTriggerNames = {"error-completion", "
                                                            "control-timeout", "rail-dead"};
 
 // What the seeds so far covered, and how fast.
-struct Tally {
+struct SwarmTally {
   std::uint64_t runs = 0;
   std::uint64_t findings = 0;
   std::uint64_t failed_cleanly = 0;
@@ -53,7 +53,7 @@ struct Tally {
   }
 };
 
-std::string coverage_text(const Tally& t) {
+std::string coverage_text(const SwarmTally& t) {
   std::string out = "fault kinds (seeds that drew one):";
   for (std::size_t k = 0; k < swarm::kFaultKinds; ++k)
     out += fmt::format(" {} {}", swarm::to_string(static_cast<swarm::FaultKind>(k)), t.drawn[k]);
@@ -147,7 +147,7 @@ int run_many(const SwarmOptions& o, const swarm::SwarmConfig& cfg) {
              plan.seeds ? fmt::format("{} seeds", *plan.seeds) : fmt::format("for {} s", *plan.seconds));
   std::fflush(stdout);
 
-  Tally t;
+  SwarmTally t;
   const auto t0 = std::chrono::steady_clock::now();
   auto elapsed = [t0] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   double last_progress = 0;

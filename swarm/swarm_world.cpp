@@ -127,9 +127,12 @@ void draw_fault(Draw& d, FaultKind k, Scenario& sc, Nanos active) {
                           d.chance(0.5) ? 1.0 : 0.01 + 0.5 * d.unit()});
       return;
     case FaultKind::DelaySpike: {
-      const Nanos extra = d.log_between(us(10), ms(5));
-      f.jitters.push_back({draw_link(d, sc), at, at + d.log_between(ms(1), ms(200)), extra,
-                           d.chance(0.5) ? Nanos{0} : d.uniform(Nanos{0}, extra)});
+      // Per-packet spread only, no fixed extra latency: the driver applies a fixed extra with
+      // Link::set_latency, and SimGrid 3.32 never completes a transfer that is in its latency
+      // phase when the latency drops back (swarm seed 2776, docs/swarm.md "Findings"). Until
+      // the driver delays packets itself, a fixed extra would make the swarm re-find that.
+      const Nanos spread = d.log_between(us(10), ms(5));
+      f.jitters.push_back({draw_link(d, sc), at, at + d.log_between(ms(1), ms(200)), Nanos{0}, spread});
       return;
     }
     case FaultKind::Congestion:
