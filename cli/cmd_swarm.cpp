@@ -9,10 +9,10 @@
 #include <random>
 #include <thread>
 
+#include "cli/commands.hpp"
 #include "swarm/scenario_toml.hpp"
 #include "swarm/swarm_pool.hpp"
 #include "swarm/swarm_shrink.hpp"
-#include "cli/commands.hpp"
 
 namespace railcheck::cli {
 namespace {

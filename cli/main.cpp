@@ -159,16 +159,19 @@ int dispatch(int argc, char** argv) {
 
   railcheck::cli::SwarmOptions swarm;
   auto* swarm_cmd = app.add_subcommand(
-      "swarm", "Seeded simulation testing: random worlds and compound faults, invariants on every event (docs/swarm.md)");
+      "swarm",
+      "Seeded simulation testing: random worlds and compound faults, invariants on every event (docs/swarm.md)");
   swarm_cmd->add_option("--seeds", swarm.seeds, "Seeds to run (default: 1000, or as many as --for allows)");
   swarm_cmd->add_option("--for", swarm.seconds, "Run for this many wall-clock seconds (no seed starts later)");
   swarm_cmd->add_option("--first-seed", swarm.first_seed, "First seed (default: a fresh one, printed)");
   swarm_cmd->add_option("-j,--jobs", swarm.jobs, "Worker processes (default: every local core)");
   swarm_cmd->add_option("--seed", swarm.seed, "Replay this one seed and print its world and verdict");
   swarm_cmd->add_option("--shrink", swarm.shrink, "Shrink this failing seed to a small scenario file");
-  swarm_cmd->add_option("--out", swarm.out, "Scenario file that --shrink (or --seed) writes (default: swarm-SEED.toml)");
+  swarm_cmd->add_option("--out", swarm.out,
+                        "Scenario file that --shrink (or --seed) writes (default: swarm-SEED.toml)");
   swarm_cmd->add_option("--policy", swarm.policy, "Force a replay policy: naive, probe or resync (default: drawn)");
-  swarm_cmd->add_option("--mutation", swarm.mutation, "Run a deliberately broken engine, e.g. replay-drops-first (a wrong name lists them)");
+  swarm_cmd->add_option("--mutation", swarm.mutation,
+                        "Run a deliberately broken engine, e.g. replay-drops-first (a wrong name lists them)");
   swarm_cmd->add_option("--max-ranks", swarm.max_ranks, "Largest world drawn (2..1024)")->check(CLI::Range(2, 1024));
   swarm_cmd->add_option("--shrink-runs", swarm.shrink_runs, "Most worlds --shrink tries");
 

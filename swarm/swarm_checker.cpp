@@ -73,9 +73,9 @@ void SwarmChecker::after_actions(sim::SimWorld& w, std::uint32_t conn, sim::Side
                   fmt::format("{} buffer(s) received another message than the one meant for them", st.misplaced));
   if (side == sim::Side::Receiver) {
     if (e.delivered() < watermark_[conn])
-      return report(w, FindingKind::InOrder, conn,
-                    fmt::format("receiver's delivered watermark went back from {} to {}", watermark_[conn],
-                                e.delivered()));
+      return report(
+          w, FindingKind::InOrder, conn,
+          fmt::format("receiver's delivered watermark went back from {} to {}", watermark_[conn], e.delivered()));
     watermark_[conn] = e.delivered();
   }
   if (was_failed != 0 && !e.failed())
@@ -87,7 +87,8 @@ void SwarmChecker::after_actions(sim::SimWorld& w, std::uint32_t conn, sim::Side
                       fmt::format("{} request {} failed on a connection that has not failed ({})", side_name(side),
                                   r->request.value, r->error ? r->error->what : "no reason"));
     } else if (const auto* f = std::get_if<ConnectionFailed>(&a); f != nullptr && f->error.what.empty()) {
-      return report(w, FindingKind::SilentFailure, conn, fmt::format("{} connection failed with no reason", side_name(side)));
+      return report(w, FindingKind::SilentFailure, conn,
+                    fmt::format("{} connection failed with no reason", side_name(side)));
     }
   }
   if (e.failed()) was_failed = 1;
@@ -101,8 +102,8 @@ void SwarmChecker::at_end(sim::SimWorld& w) {
     return report(w, FindingKind::Liveness, c.id,
                   fmt::format("rank {} -> rank {}: {} of {} message(s) delivered, {} of {} send(s) complete, no error, "
                               "at the liveness bound {} (sender phase {}, receiver phase {})",
-                              c.sender_rank, c.receiver_rank, st.delivered, c.workload->messages(),
-                              st.sends_completed, c.workload->messages(), format_duration(w.scenario().time_limit),
+                              c.sender_rank, c.receiver_rank, st.delivered, c.workload->messages(), st.sends_completed,
+                              c.workload->messages(), format_duration(w.scenario().time_limit),
                               to_string(c.sender->phase()), to_string(c.receiver->phase())));
   }
 }

@@ -76,8 +76,8 @@ struct Worker {
 
 }  // namespace
 
-Result<bool> run_pool(const PoolPlan& plan, const SwarmConfig& cfg, const std::function<void(const SeedResult&)>& on_result,
-                      const std::function<void()>& on_tick) {
+Result<bool> run_pool(const PoolPlan& plan, const SwarmConfig& cfg,
+                      const std::function<void(const SeedResult&)>& on_result, const std::function<void()>& on_tick) {
   const unsigned jobs = std::max(1U, plan.jobs);
   PoolPlan p = plan;
   p.jobs = jobs;

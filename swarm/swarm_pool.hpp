@@ -8,8 +8,8 @@
 #include <functional>
 #include <optional>
 
-#include "swarm/swarm_run.hpp"
 #include "engine/core/result.hpp"
+#include "swarm/swarm_run.hpp"
 
 namespace railcheck::swarm {
 
@@ -21,7 +21,7 @@ struct PoolPlan {
 };
 
 // `on_result` runs in the parent for every finished seed; `on_tick` about twice a second.
-Result<bool> run_pool(const PoolPlan& plan, const SwarmConfig& cfg, const std::function<void(const SeedResult&)>& on_result,
-                      const std::function<void()>& on_tick);
+Result<bool> run_pool(const PoolPlan& plan, const SwarmConfig& cfg,
+                      const std::function<void(const SeedResult&)>& on_result, const std::function<void()>& on_tick);
 
 }  // namespace railcheck::swarm

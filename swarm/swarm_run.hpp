@@ -22,8 +22,8 @@ struct SeedResult {
   std::optional<Finding> finding;
   KindSet enabled = 0;
   KindSet drawn = 0;
-  std::uint32_t phases = 0;    // bit per FailoverPhase reached
-  std::uint32_t triggers = 0;  // bit per FailoverTrigger that started a failover
+  std::uint32_t phases = 0;        // bit per FailoverPhase reached
+  std::uint32_t triggers = 0;      // bit per FailoverTrigger that started a failover
   bool connection_failed = false;  // some connection failed cleanly (allowed, counted)
   std::uint32_t ranks = 0;
   std::uint64_t digest = 0;  // of the event trace (swarm_checker.hpp)

@@ -66,11 +66,14 @@ std::vector<Candidate> reductions(const Scenario& sc) {
   const Topology& t = sc.topology;
   const Workload& w = sc.workload;
   if (t.ranks > 2) add("ranks -> 2", [&](Scenario& s) { fold_onto(s, 2, t.rails); });
-  if (t.ranks > 4) add(fmt::format("ranks -> {}", t.ranks / 2), [&](Scenario& s) { fold_onto(s, t.ranks / 2, t.rails); });
-  if (t.ranks > 2) add(fmt::format("ranks -> {}", t.ranks - 1), [&](Scenario& s) { fold_onto(s, t.ranks - 1, t.rails); });
+  if (t.ranks > 4)
+    add(fmt::format("ranks -> {}", t.ranks / 2), [&](Scenario& s) { fold_onto(s, t.ranks / 2, t.rails); });
+  if (t.ranks > 2)
+    add(fmt::format("ranks -> {}", t.ranks - 1), [&](Scenario& s) { fold_onto(s, t.ranks - 1, t.rails); });
   if (t.rails > t.paths_per_conn)
     add(fmt::format("rails -> {}", t.paths_per_conn), [&](Scenario& s) { fold_onto(s, t.ranks, t.paths_per_conn); });
-  if (t.rails > 1) add(fmt::format("rails -> {}", t.rails - 1), [&](Scenario& s) { fold_onto(s, t.ranks, t.rails - 1); });
+  if (t.rails > 1)
+    add(fmt::format("rails -> {}", t.rails - 1), [&](Scenario& s) { fold_onto(s, t.ranks, t.rails - 1); });
   if (t.paths_per_conn > 1)
     add(fmt::format("paths -> {}", t.paths_per_conn - 1), [](Scenario& s) { --s.topology.paths_per_conn; });
   for (std::size_t i = 0; i < fault_entries(sc.faults); ++i)
@@ -89,12 +92,14 @@ std::vector<Candidate> reductions(const Scenario& sc) {
         [&](Scenario& s) { s.workload.messages = std::max(min_messages, w.messages / 2); });
     if (w.messages > 4) {
       const std::uint32_t three_quarters = std::max(min_messages, w.messages * 3 / 4);
-      add(fmt::format("messages -> {}", three_quarters), [three_quarters](Scenario& s) { s.workload.messages = three_quarters; });
+      add(fmt::format("messages -> {}", three_quarters),
+          [three_quarters](Scenario& s) { s.workload.messages = three_quarters; });
     }
     add(fmt::format("messages -> {}", w.messages - 1), [](Scenario& s) { --s.workload.messages; });
   }
   if (w.window > 1) add("window -> 1", [](Scenario& s) { s.workload.window = 1; });
-  if (w.window > 2) add(fmt::format("window -> {}", w.window / 2), [&](Scenario& s) { s.workload.window = w.window / 2; });
+  if (w.window > 2)
+    add(fmt::format("window -> {}", w.window / 2), [&](Scenario& s) { s.workload.window = w.window / 2; });
   if (w.recv_group > 1) add("recv_group -> 1", [](Scenario& s) { s.workload.recv_group = 1; });
   if (w.message_bytes > 4096)
     add(fmt::format("message_bytes -> {}", std::max<std::uint64_t>(4096, w.message_bytes / 4)),

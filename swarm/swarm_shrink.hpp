@@ -8,14 +8,14 @@
 #include <cstdint>
 #include <functional>
 
-#include "swarm/swarm_run.hpp"
 #include "engine/core/result.hpp"
+#include "swarm/swarm_run.hpp"
 
 namespace railcheck::swarm {
 
 struct ShrinkOutcome {
-  Scenario scenario;  // the smallest failing world found; time_limit is its liveness bound
-  SeedResult result;  // its run
+  Scenario scenario;           // the smallest failing world found; time_limit is its liveness bound
+  SeedResult result;           // its run
   std::uint32_t runs = 0;      // worlds tried
   std::uint32_t accepted = 0;  // reductions kept
 };

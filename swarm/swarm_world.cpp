@@ -12,8 +12,8 @@ namespace railcheck::swarm {
 namespace {
 
 constexpr std::array<std::string_view, kFaultKinds> kKindNames = {
-    "link-down", "outage", "flap", "one-way-loss", "delay-spike", "congestion", "rnr", "standby-death",
-    "double-failure", "peer-stall"};
+    "link-down",  "outage", "flap",          "one-way-loss",   "delay-spike",
+    "congestion", "rnr",    "standby-death", "double-failure", "peer-stall"};
 
 // Draws with the shapes the swarm wants: uniform integers, log-uniform durations (faults from
 // 100 us to seconds are all interesting), and a coin.
@@ -42,12 +42,18 @@ class Draw {
 std::uint32_t draw_ranks(Draw& d, std::uint32_t max_ranks) {
   const double u = d.unit();
   std::uint32_t n = 2;
-  if (u < 0.40) n = 2;
-  else if (u < 0.65) n = d.between(3, 4);
-  else if (u < 0.85) n = d.between(5, 8);
-  else if (u < 0.96) n = d.between(9, 16);
-  else if (u < 0.995) n = d.between(17, 64);
-  else n = d.between(65, 1024);
+  if (u < 0.40)
+    n = 2;
+  else if (u < 0.65)
+    n = d.between(3, 4);
+  else if (u < 0.85)
+    n = d.between(5, 8);
+  else if (u < 0.96)
+    n = d.between(9, 16);
+  else if (u < 0.995)
+    n = d.between(17, 64);
+  else
+    n = d.between(65, 1024);
   return std::clamp(n, 2U, std::max(2U, max_ranks));
 }
 
@@ -76,9 +82,11 @@ Workload draw_workload(Draw& d, const Topology& topo, const HaTunables& engine) 
   // Messages per connection: log-uniform 4 .. 256, then cut so the world stays a few thousand
   // messages and a few GB at most (a 1024-rank world gets a handful each).
   const std::uint32_t streams = topo.ranks * (w.pattern == TrafficPattern::Bidirectional ? 2 : 1) * w.channels;
-  std::uint32_t messages = static_cast<std::uint32_t>(std::exp(std::log(4.0) + (std::log(256.0) - std::log(4.0)) * d.unit()));
+  std::uint32_t messages =
+      static_cast<std::uint32_t>(std::exp(std::log(4.0) + (std::log(256.0) - std::log(4.0)) * d.unit()));
   messages = std::min(messages, std::max(2U, 6000 / streams));
-  messages = std::min<std::uint64_t>(messages, std::max<std::uint64_t>(2, (std::uint64_t{4} << 30) / (w.message_bytes * streams)));
+  messages = std::min<std::uint64_t>(
+      messages, std::max<std::uint64_t>(2, (std::uint64_t{4} << 30) / (w.message_bytes * streams)));
   w.messages = std::max(messages, w.recv_group);
   return w;
 }
@@ -99,7 +107,8 @@ HaTunables draw_tunables(Draw& d, const DrawLimits& limits) {
   e.false_alarm_window = ms(d.between(50, 200));
   e.liveness = d.chance(0.75);
   e.liveness_floor = ms(d.between(1, 10));
-  e.liveness_max = ms(d.between(std::max<std::uint32_t>(50, static_cast<std::uint32_t>(to_millis(e.liveness_floor))), 500));
+  e.liveness_max =
+      ms(d.between(std::max<std::uint32_t>(50, static_cast<std::uint32_t>(to_millis(e.liveness_floor))), 500));
   e.liveness_misses = d.between(2, 5);
   return e;
 }
@@ -123,8 +132,8 @@ void draw_fault(Draw& d, FaultKind k, Scenario& sc, Nanos active) {
       return;
     }
     case FaultKind::OneWayLoss:
-      f.losses.push_back({draw_link(d, sc), at, at + d.log_between(ms(1), ms(600)),
-                          d.chance(0.5) ? 1.0 : 0.01 + 0.5 * d.unit()});
+      f.losses.push_back(
+          {draw_link(d, sc), at, at + d.log_between(ms(1), ms(600)), d.chance(0.5) ? 1.0 : 0.01 + 0.5 * d.unit()});
       return;
     case FaultKind::DelaySpike: {
       // Per-packet spread only, no fixed extra latency: the driver applies a fixed extra with
@@ -153,7 +162,8 @@ void draw_fault(Draw& d, FaultKind k, Scenario& sc, Nanos active) {
       return;
     }
     case FaultKind::DoubleFailure: {
-      const std::optional<Nanos> back = d.chance(0.5) ? std::optional<Nanos>(d.log_between(ms(1), ms(500))) : std::nullopt;
+      const std::optional<Nanos> back =
+          d.chance(0.5) ? std::optional<Nanos>(d.log_between(ms(1), ms(500))) : std::nullopt;
       for (int i = 0; i < 2; ++i) {
         const Nanos t = at + d.uniform(Nanos{0}, us(500));
         f.downs.push_back({draw_link(d, sc), t, back ? std::optional<Nanos>(t + *back) : std::nullopt});
@@ -189,8 +199,8 @@ Nanos transfer_estimate(const Scenario& sc) {
   const Workload& w = sc.workload;
   // The busiest NIC link carries every stream its rank starts on that rail (channels share
   // rails only when there are more channels than rails), in each direction.
-  const std::uint32_t per_link = (w.channels + sc.topology.rails - 1) / sc.topology.rails *
-                                 (w.pattern == TrafficPattern::Bidirectional ? 2 : 1);
+  const std::uint32_t per_link =
+      (w.channels + sc.topology.rails - 1) / sc.topology.rails * (w.pattern == TrafficPattern::Bidirectional ? 2 : 1);
   const double bits = static_cast<double>(w.messages) * static_cast<double>(w.message_bytes) * 8.0 * per_link;
   return from_seconds(bits / (sc.topology.nic.link_gbps * 1e9)) + us(20) * w.messages;
 }

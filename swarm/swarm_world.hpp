@@ -38,9 +38,9 @@ struct DrawLimits {
 };
 
 struct DrawnWorld {
-  Scenario scenario;   // time_limit is the liveness bound
-  KindSet enabled = 0; // kinds this seed left switched on
-  KindSet drawn = 0;   // kinds that made it into the schedule
+  Scenario scenario;    // time_limit is the liveness bound
+  KindSet enabled = 0;  // kinds this seed left switched on
+  KindSet drawn = 0;    // kinds that made it into the schedule
 };
 
 DrawnWorld draw_world(std::uint64_t seed, const DrawLimits& limits);

@@ -77,8 +77,8 @@ void apply_mutation(Mutation m, Actions& batch) {
     }
     case Mutation::ReplayForgetsRecv: {
       if (!is_replay_batch(batch)) return;
-      auto it = std::find_if(batch.begin(), batch.end(),
-                             [](const Action& a) { return std::holds_alternative<PostRecv>(a); });
+      auto it =
+          std::find_if(batch.begin(), batch.end(), [](const Action& a) { return std::holds_alternative<PostRecv>(a); });
       if (it != batch.end()) batch.erase(it);
       return;
     }

@@ -12,8 +12,8 @@
 #include <variant>
 #include <vector>
 
-#include "backends/sim/sim_platform.hpp"
 #include "backends/sim/run_observer.hpp"
+#include "backends/sim/sim_platform.hpp"
 #include "backends/sim/sim_qp.hpp"
 #include "backends/sim/stream_workload.hpp"
 #include "backends/sim/wire_mode.hpp"

@@ -160,7 +160,8 @@ std::size_t HaConnection::ensure_mrs_on(PathIndex p, const WorkRequest& wr, Acti
 }
 
 void HaConnection::post(Nanos now, InflightWr& w, PathIndex p, Actions& out) {
-  RAILCHECK_ASSERT(!w.posted_on, "a WR is outstanding on at most one QP: re-posting one still posted would run it twice");
+  RAILCHECK_ASSERT(!w.posted_on,
+                   "a WR is outstanding on at most one QP: re-posting one still posted would run it twice");
   RAILCHECK_ASSERT(!w.has_success_cqe, "a WR that completed successfully is never posted again");
   ensure_mrs_on(p, w.wr, out);
   table_.mark_posted(w, next_wr_id(), p, now);

@@ -1,9 +1,9 @@
 // The swarm (swarm/, docs/swarm.md): same seed, same world, same event trace; a
 // drawn world survives the trip through a scenario file; fixed seeds stay clean; deliberately
 // broken engines are caught, and a finding shrinks to a small scenario `railcheck run` replays.
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
 
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <filesystem>
 #include <optional>

@@ -1,7 +1,7 @@
 // Engine assertions route to the handler the driver chose (engine/core/engine_assert.hpp).
-#include <catch2/catch.hpp>
-
 #include "engine/core/engine_assert.hpp"
+
+#include <catch2/catch.hpp>
 
 namespace railcheck {
 
