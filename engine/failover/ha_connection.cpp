@@ -259,18 +259,22 @@ void HaConnection::on_rto_timer(Nanos now, Actions& out) {
   const InflightWr* oldest = table_.oldest_outstanding();
   if (oldest == nullptr) return;
   if (now - oldest->post_time >= rto_.current()) {
+    // Probe and naive send their failover notice once, unacknowledged. A receiver that never got
+    // it (lost on a rail that was down or flapping) still posts on the path we left: our sends
+    // meet RNR forever, the HCA reports nothing, and neither branch below moves us. So whenever
+    // the soft RTO expires and we stay, say it again; a receiver already on this path ignores
+    // it. Found by the swarm: scenarios/swarm-1225-lost-notice.toml, swarm-3189-dead-standby.toml.
+    const auto repeat_notice = [&] {
+      if (epoch_ > 0 && tun_.replay != ReplayPolicy::Resync)
+        out.push_back(SendControl{ControlChannel::on(active_), FailoverNotice{epoch_, failing_, active_}});
+    };
     if (rail_answers(now)) {
       trace(TraceKind::RailVerdict, active_, 0,
             fmt::format("soft RTO expired on message {} but the rail answers probes: receiver not ready (RNR) "
                         "or peer process stalled, not failing over",
                         oldest->seq),
             out);
-      // A failover notice the receiver never got looks exactly like this: the rail answers, but
-      // the receiver still posts on the path we left, so our sends meet RNR forever. Probe and
-      // naive send the notice once, unacknowledged: repeat it (a receiver already on this path
-      // ignores it). Found by the swarm: scenarios/swarm-1225-lost-notice.toml.
-      if (epoch_ > 0 && tun_.replay != ReplayPolicy::Resync)
-        out.push_back(SendControl{ControlChannel::on(active_), FailoverNotice{epoch_, failing_, active_}});
+      repeat_notice();
       rto_timer_ = arm(now + rto_.current(), out);
       return;
     }
@@ -280,6 +284,7 @@ void HaConnection::on_rto_timer(Nanos now, Actions& out) {
       // RETRY_EXC_ERR is the verdict) and look again one RTO later. Found by the model checker:
       // a delayed ACK during phase 2 otherwise failed a connection on a healthy rail.
       trace(TraceKind::PathFailed, active_, 0, "soft RTO with no healthy standby: waiting for the HCA", out);
+      repeat_notice();
       rto_timer_ = arm(now + rto_.current(), out);
       return;
     }
