@@ -149,4 +149,13 @@ if [ "${#tsan_tests[@]}" -gt 0 ]; then
   done
 fi
 [ "${RAILCHECK_FUZZ_SECONDS:-8}" != 0 ] && await fuzz
+
+# A short swarm (docs/swarm.md): random worlds and fault schedules from a fresh first seed, which
+# it prints, so every CI run explores seeds no run before it did; a finding prints the command
+# that replays it. The fixed-seed swarm is a test (tests/swarm). RAILCHECK_SWARM_SECONDS=0
+# skips it.
+if [ "${RAILCHECK_SWARM_SECONDS:-45}" != 0 ]; then
+  phase "short swarm (${RAILCHECK_SWARM_SECONDS:-45} s, fresh seed)"
+  build/cli/railcheck swarm --for "${RAILCHECK_SWARM_SECONDS:-45}" -j "$jobs"
+fi
 phase "done"

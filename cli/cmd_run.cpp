@@ -6,6 +6,7 @@
 #include "backends/sim/sim_run.hpp"
 #include "backends/sim/timeline.hpp"
 #include "cli/commands.hpp"
+#include "engine/core/engine_assert.hpp"
 #include "models/scenario.hpp"
 
 namespace railcheck::cli {
@@ -40,6 +41,8 @@ int cmd_run(const RunOptions& o) {
                  wall);
     };
   }
+  // A broken engine rule is a finding of this run, with its replay command, not an abort.
+  set_assertion_mode(AssertionMode::Record);
   const sim::RunOutput out = sim::run_scenario(sc, seed, progress, wire.value());
   if (o.print_events) {
     for (const auto& t : out.traces)
@@ -68,6 +71,11 @@ int cmd_run(const RunOptions& o) {
     }
   }
   const auto outcome = out.summary.outcome;
+  if (assertion_failures() > 0) {
+    fmt::print(stderr, "railcheck: engine assertion failed in {}: {} — replay with: railcheck run {} --seed {}\n",
+               sc.name, first_assertion_failure().describe(), o.scenario, seed);
+    return kExitViolation;
+  }
   if (outcome == sim::RunOutcome::Corrupted || outcome == sim::RunOutcome::Hung) {
     fmt::print(stderr, "railcheck: violation in {} — replay with: railcheck run {} --seed {}\n", sc.name, o.scenario,
                seed);

@@ -147,6 +147,22 @@ struct SweepOptions {
 };
 int cmd_sweep(const SweepOptions& o);
 
+// railcheck swarm: seeded whole-system simulation testing (swarm/, docs/swarm.md).
+struct SwarmOptions {
+  std::optional<std::uint64_t> seeds;       // how many seeds (default 1000 unless --for)
+  std::optional<double> seconds;            // --for: wall-time budget
+  std::optional<std::uint64_t> first_seed;  // default: a fresh one, printed
+  std::optional<unsigned> jobs;             // default: every local core
+  std::optional<std::uint64_t> seed;        // replay one seed
+  std::optional<std::uint64_t> shrink;      // shrink one failing seed
+  std::string out;                          // --shrink / --seed: write the scenario here
+  std::string policy;                       // force a replay policy (naive: the seed's unsafe rule)
+  std::string mutation;                     // a deliberately broken engine (verify/mutation.hpp)
+  std::uint32_t max_ranks = 64;
+  std::uint32_t shrink_runs = 400;
+};
+int cmd_swarm(const SwarmOptions& o);
+
 // railcheck report: PNG plots and one HTML file from sweep results (reports/railcheck_report.py).
 struct ReportOptions {
   std::string results;  // sweep output folder or its results.jsonl

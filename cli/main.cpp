@@ -157,6 +157,24 @@ int dispatch(int argc, char** argv) {
   // whether or not someone watches it.
   run_cmd->add_flag("--progress", run.progress, "Report progress on stderr every 2 s of wall time (long runs)");
 
+  railcheck::cli::SwarmOptions swarm;
+  auto* swarm_cmd = app.add_subcommand(
+      "swarm",
+      "Seeded simulation testing: random worlds and compound faults, invariants on every event (docs/swarm.md)");
+  swarm_cmd->add_option("--seeds", swarm.seeds, "Seeds to run (default: 1000, or as many as --for allows)");
+  swarm_cmd->add_option("--for", swarm.seconds, "Run for this many wall-clock seconds (no seed starts later)");
+  swarm_cmd->add_option("--first-seed", swarm.first_seed, "First seed (default: a fresh one, printed)");
+  swarm_cmd->add_option("-j,--jobs", swarm.jobs, "Worker processes (default: every local core)");
+  swarm_cmd->add_option("--seed", swarm.seed, "Replay this one seed and print its world and verdict");
+  swarm_cmd->add_option("--shrink", swarm.shrink, "Shrink this failing seed to a small scenario file");
+  swarm_cmd->add_option("--out", swarm.out,
+                        "Scenario file that --shrink (or --seed) writes (default: swarm-SEED.toml)");
+  swarm_cmd->add_option("--policy", swarm.policy, "Force a replay policy: naive, probe or resync (default: drawn)");
+  swarm_cmd->add_option("--mutation", swarm.mutation,
+                        "Run a deliberately broken engine, e.g. replay-drops-first (a wrong name lists them)");
+  swarm_cmd->add_option("--max-ranks", swarm.max_ranks, "Largest world drawn (2..1024)")->check(CLI::Range(2, 1024));
+  swarm_cmd->add_option("--shrink-runs", swarm.shrink_runs, "Most worlds --shrink tries");
+
   auto* tun_cmd =
       app.add_subcommand("tunables", "List the engine's tunables with defaults, ranges and HA_NCCL_* names");
 
@@ -396,6 +414,7 @@ int dispatch(int argc, char** argv) {
   if (triage_cmd->parsed()) return railcheck::cli::cmd_triage(triage);
   if (align_cmd->parsed()) return railcheck::cli::cmd_align(align);
   if (sweep_cmd->parsed()) return railcheck::cli::cmd_sweep(sweep);
+  if (swarm_cmd->parsed()) return railcheck::cli::cmd_swarm(swarm);
   if (report_cmd->parsed()) return railcheck::cli::cmd_report(report);
   if (budget_cmd->parsed()) return railcheck::cli::cmd_budget(budget);
   if (conform_cmd->parsed()) return railcheck::cli::cmd_conform(conform);

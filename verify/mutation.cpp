@@ -7,11 +7,12 @@
 namespace railcheck::verify {
 namespace {
 
-constexpr std::array<std::pair<Mutation, std::string_view>, 9> kNames = {{
+constexpr std::array<std::pair<Mutation, std::string_view>, 10> kNames = {{
     {Mutation::None, "none"},
     {Mutation::ReadyBeforeRts, "ready-before-rts"},
     {Mutation::ReplaySwapped, "replay-swapped"},
     {Mutation::ReplayDropsFirst, "replay-drops-first"},
+    {Mutation::ReplayForgetsRecv, "replay-forgets-recv"},
     {Mutation::SwallowFailure, "swallow-failure"},
     {Mutation::SkipLazyMr, "skip-lazy-mr"},
     {Mutation::NoStandbyOffer, "no-standby-offer"},
@@ -48,8 +49,8 @@ std::optional<Mutation> parse_mutation(std::string_view s) {
 }
 
 std::string_view mutation_names() {
-  return "none, ready-before-rts, replay-swapped, replay-drops-first, swallow-failure, skip-lazy-mr, "
-         "no-standby-offer, double-complete, drop-rtt-adaptation";
+  return "none, ready-before-rts, replay-swapped, replay-drops-first, replay-forgets-recv, swallow-failure, "
+         "skip-lazy-mr, no-standby-offer, double-complete, drop-rtt-adaptation";
 }
 
 void apply_mutation(Mutation m, Actions& batch) {
@@ -72,6 +73,13 @@ void apply_mutation(Mutation m, Actions& batch) {
       if (!is_replay_batch(batch)) return;
       const auto at = post_send_positions(batch);
       if (!at.empty()) batch.erase(batch.begin() + static_cast<std::ptrdiff_t>(at[0]));
+      return;
+    }
+    case Mutation::ReplayForgetsRecv: {
+      if (!is_replay_batch(batch)) return;
+      auto it =
+          std::find_if(batch.begin(), batch.end(), [](const Action& a) { return std::holds_alternative<PostRecv>(a); });
+      if (it != batch.end()) batch.erase(it);
       return;
     }
     case Mutation::SwallowFailure:

@@ -13,13 +13,14 @@ namespace railcheck::verify {
 
 enum class Mutation : std::uint8_t {
   None,
-  ReadyBeforeRts,    // hands out the comm before bringing the primary QP to RTS
-  ReplaySwapped,     // re-posts the first two replayed sends in the wrong order
-  ReplayDropsFirst,  // forgets the first WR of a replay
-  SwallowFailure,    // fails the connection without telling the caller
-  SkipLazyMr,        // posts on a standby's PD without registering the MR there
-  NoStandbyOffer,    // never sends phase 2's standby parameters: no path to fail over to
-  DoubleComplete,    // reports a finished request to the user twice
+  ReadyBeforeRts,     // hands out the comm before bringing the primary QP to RTS
+  ReplaySwapped,      // re-posts the first two replayed sends in the wrong order
+  ReplayDropsFirst,   // forgets the first WR of a replay
+  ReplayForgetsRecv,  // a receiver re-posts every receive after a failover but the first
+  SwallowFailure,     // fails the connection without telling the caller
+  SkipLazyMr,         // posts on a standby's PD without registering the MR there
+  NoStandbyOffer,     // never sends phase 2's standby parameters: no path to fail over to
+  DoubleComplete,     // reports a finished request to the user twice
   // The rail-liveness detector keeps its probe timeout at the floor whatever the round trips
   // measure (RailLiveness::drop_rtt_adaptation; the liveness world applies it, no batch changes).
   DropRttAdaptation,

@@ -142,6 +142,8 @@ void RankDriver::execute(std::uint32_t conn, Side side, Actions& actions) {
   SimConnection& c = w_.connections()[conn];
   SimRank& me = w_.ranks()[rank_];
   const Nanos now = w_.now();
+  RunObserver* const observer = w_.observer();
+  if (observer != nullptr) observer->before_actions(w_, conn, side, actions);
   for (Action& a : actions) {
     ++w_.counters().actions;
     if (auto* p = std::get_if<PostSend>(&a)) {
@@ -184,6 +186,7 @@ void RankDriver::execute(std::uint32_t conn, Side side, Actions& actions) {
       w_.traces().push_back(TraceRecord{now, rank_, conn, side, t->note});
     }
   }
+  if (observer != nullptr) observer->after_actions(w_, conn, side, actions);
 }
 
 bool RankDriver::fire_due_timers(Nanos now) {

@@ -68,7 +68,8 @@ Result<WireMode> default_wire_mode() {
   return Error{std::string("RAILCHECK_SIM_WIRE=") + env + ": unknown wire", "expected mailbox, event or sendto"};
 }
 
-RunOutput run_scenario(const Scenario& sc, std::uint64_t seed, const ProgressFn& progress, WireMode wire) {
+RunOutput run_scenario(const Scenario& sc, std::uint64_t seed, const ProgressFn& progress, WireMode wire,
+                       RunObserver* observer) {
   // SimGrid's configuration is process-global, context options are read when the first engine
   // starts, and models cannot change once set: configure once, on the command line of the
   // first engine of the process.
@@ -112,6 +113,7 @@ RunOutput run_scenario(const Scenario& sc, std::uint64_t seed, const ProgressFn&
   sg4::Engine engine(&argc, argv.data());
 
   SimWorld world(sc, seed, wire);
+  world.set_observer(observer);
   if (wire != WireMode::Sendto) start_nic_receivers(world);
   for (std::uint32_t r = 0; r < sc.topology.ranks; ++r)
     sg4::Actor::create("rank" + std::to_string(r), world.platform().nic_host(r, 0), RankDriver(world, r));
@@ -135,6 +137,7 @@ RunOutput run_scenario(const Scenario& sc, std::uint64_t seed, const ProgressFn&
     })->daemonize();
   }
   engine.run();
+  if (observer != nullptr) observer->at_end(world);
   RunOutput out{summarize(world, seed, wall()), std::move(world.traces())};
   return out;
 }

@@ -31,7 +31,8 @@ std::string_view to_string(WireMode m);
 // unknown value is an error naming the variable.
 Result<WireMode> default_wire_mode();
 
+// `observer` (run_observer.hpp) sees every batch of engine actions; null for a plain run.
 RunOutput run_scenario(const Scenario& sc, std::uint64_t seed, const ProgressFn& progress = {},
-                       WireMode wire = kDefaultWire);
+                       WireMode wire = kDefaultWire, RunObserver* observer = nullptr);
 
 }  // namespace railcheck::sim

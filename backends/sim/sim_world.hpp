@@ -12,6 +12,7 @@
 #include <variant>
 #include <vector>
 
+#include "backends/sim/run_observer.hpp"
 #include "backends/sim/sim_platform.hpp"
 #include "backends/sim/sim_qp.hpp"
 #include "backends/sim/stream_workload.hpp"
@@ -127,6 +128,9 @@ class SimWorld {
   void note_progress(std::uint32_t conn);
   bool stopping() const { return stopping_; }
   void stop();
+  // The swarm's checker (run_observer.hpp); null for plain runs.
+  RunObserver* observer() const { return observer_; }
+  void set_observer(RunObserver* o) { observer_ = o; }
 
  private:
   Scenario sc_;
@@ -143,6 +147,7 @@ class SimWorld {
   std::size_t done_ = 0;
   bool stopping_ = false;
   double epoch_ = 0;
+  RunObserver* observer_ = nullptr;
 };
 
 }  // namespace railcheck::sim

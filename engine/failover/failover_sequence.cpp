@@ -10,6 +10,7 @@
 
 #include <algorithm>
 
+#include "engine/core/engine_assert.hpp"
 #include "engine/failover/ha_connection.hpp"
 
 namespace railcheck {
@@ -44,6 +45,8 @@ void HaConnection::start_failover(Nanos now, FailoverTrigger trigger, std::strin
   ++epoch_;
   failing_ = failed;
   next_ = *next;
+  RAILCHECK_ASSERT(next_ != failing_ && paths_[next_.value].health == PathHealth::Ready,
+                   "a failover moves to another path, and only to a healthy one");
   phase_ = FailoverPhase::Draining;
   out.push_back(ModifyQp{failed, QpState::Err, std::nullopt, std::nullopt});  // step 1
   f.qp = QpState::Err;
@@ -51,6 +54,8 @@ void HaConnection::start_failover(Nanos now, FailoverTrigger trigger, std::strin
 }
 
 void HaConnection::on_drained(Nanos now, Actions& out) {
+  RAILCHECK_ASSERT(phase_ == FailoverPhase::Draining && table_.outstanding_on(failing_) == 0,
+                   "the switch happens only once the failed QP has flushed every WR it held (seed 16.1 step 2)");
   trace(TraceKind::Drained, failing_, 0, "", out);
   active_ = next_;  // step 3
   liveness_.watch(now);  // the new rail's round trips are its own
@@ -102,6 +107,8 @@ void HaConnection::after_switch_sender(Nanos now, Actions& out) {
 
 template <typename Landed>
 void HaConnection::replay(Nanos now, Landed landed, Actions& out) {
+  RAILCHECK_ASSERT(phase_ == FailoverPhase::Idle && table_.outstanding_on(failing_) == 0,
+                   "replay runs after the switch, with the data path open and nothing left on the failed QP");
   std::uint64_t count = 0;
   for (auto& e : table_.entries()) {
     if (e.has_success_cqe || e.posted_on) continue;
@@ -224,6 +231,7 @@ void HaConnection::fail_connection(std::string why, Actions& out) {
   const Error err{why, "every path of this connection is down; the communicator must be aborted"};
   for (const RequestId r : table_.drain_all()) out.push_back(CompleteRequest{r, RequestOutcome::Failed, {}, err});
   out.push_back(ConnectionFailed{err});
+  RAILCHECK_ASSERT(table_.empty() && !why.empty(), "a failed connection holds nothing and says why it failed");
 }
 
 }  // namespace railcheck

@@ -5,6 +5,8 @@
 
 #include <cassert>
 
+#include "engine/core/engine_assert.hpp"
+
 namespace railcheck {
 
 std::string_view to_string(FailoverTrigger t) {
@@ -47,6 +49,10 @@ HaConnection::HaConnection(HaConnectionConfig cfg)
 }
 
 void HaConnection::handle(Nanos now, const Event& ev, Actions& out) {
+  // Where the driver wants a tripped assertion to end the connection, it ends here, cleanly.
+  const AssertionFence fence([&](const AssertionFailure& a) {
+    if (!failed()) fail_connection("engine assertion failed: " + a.describe(), out);
+  });
   if (const auto* c = std::get_if<CompletionEvent>(&ev)) return on_completion(now, *c, out);
   if (const auto* t = std::get_if<TimerFired>(&ev)) {
     if (rto_timer_ == t->timer) return on_rto_timer(now, out);
@@ -104,6 +110,7 @@ void HaConnection::on_isend(Nanos now, const UserIsend& e, Actions& out) {
   w.wr.imm = static_cast<std::uint32_t>(w.seq);  // the sequence number travels with the message
   w.post_time = now;
   InflightWr& entry = table_.append(std::move(w));
+  RAILCHECK_ASSERT(table_.size() <= next_seq_, "the sender holds at most one entry per sequence number");
   if (data_path_open()) {
     post(now, entry, active_, out);
     arm_rto(now, out);
@@ -154,6 +161,9 @@ std::size_t HaConnection::ensure_mrs_on(PathIndex p, const WorkRequest& wr, Acti
 }
 
 void HaConnection::post(Nanos now, InflightWr& w, PathIndex p, Actions& out) {
+  RAILCHECK_ASSERT(!w.posted_on,
+                   "a WR is outstanding on at most one QP: re-posting one still posted would run it twice");
+  RAILCHECK_ASSERT(!w.has_success_cqe, "a WR that completed successfully is never posted again");
   ensure_mrs_on(p, w.wr, out);
   table_.mark_posted(w, next_wr_id(), p, now);
   if (w.wr.opcode == WrOpcode::Recv) {
@@ -168,6 +178,7 @@ void HaConnection::post(Nanos now, InflightWr& w, PathIndex p, Actions& out) {
 void HaConnection::on_completion(Nanos now, const CompletionEvent& e, Actions& out) {
   InflightWr* w = table_.find_by_wr(e.wr);
   if (w == nullptr) return;  // a posting we already gave up on (stale, as NCCL's generation ids)
+  RAILCHECK_ASSERT(w->posted_on.has_value(), "the in-flight table indexes only outstanding postings");
   const PathIndex p = *w->posted_on;
   table_.mark_unposted(*w);
   if (e.status == WcStatus::Success) {
@@ -215,11 +226,17 @@ void HaConnection::on_recv_success(Nanos now, InflightWr& w, const CompletionEve
   }
   w.has_success_cqe = true;
   ++delivered_;
+  // Sequence numbers are 32 bits on the wire: compare them there.
+  RAILCHECK_ASSERT(tun_.replay != ReplayPolicy::Resync ||
+                       static_cast<std::uint32_t>(delivered_ - 1) == static_cast<std::uint32_t>(seq),
+                   "under resync the receive watermark moves by exactly one message, in sequence order");
   if (seq >= record_low_) record_.insert(seq);
   while (!record_.empty() && *record_.begin() == record_low_) {
     record_.erase(record_.begin());
     ++record_low_;
   }
+  RAILCHECK_ASSERT(record_.empty() || *record_.begin() > record_low_,
+                   "the completion record's low mark covers every contiguous landed message");
 }
 
 void HaConnection::complete_finished(Actions& out) {
@@ -243,12 +260,22 @@ void HaConnection::on_rto_timer(Nanos now, Actions& out) {
   const InflightWr* oldest = table_.oldest_outstanding();
   if (oldest == nullptr) return;
   if (now - oldest->post_time >= rto_.current()) {
+    // Probe and naive send their failover notice once, unacknowledged. A receiver that never got
+    // it (lost on a rail that was down or flapping) still posts on the path we left: our sends
+    // meet RNR forever, the HCA reports nothing, and neither branch below moves us. So whenever
+    // the soft RTO expires and we stay, say it again; a receiver already on this path ignores
+    // it. Found by the swarm: scenarios/swarm-1225-lost-notice.toml, swarm-3189-dead-standby.toml.
+    const auto repeat_notice = [&] {
+      if (epoch_ > 0 && tun_.replay != ReplayPolicy::Resync)
+        out.push_back(SendControl{ControlChannel::on(active_), FailoverNotice{epoch_, failing_, active_}});
+    };
     if (rail_answers(now)) {
       trace(TraceKind::RailVerdict, active_, 0,
             fmt::format("soft RTO expired on message {} but the rail answers probes: receiver not ready (RNR) "
                         "or peer process stalled, not failing over",
                         oldest->seq),
             out);
+      repeat_notice();
       rto_timer_ = arm(now + rto_.current(), out);
       return;
     }
@@ -258,6 +285,7 @@ void HaConnection::on_rto_timer(Nanos now, Actions& out) {
       // RETRY_EXC_ERR is the verdict) and look again one RTO later. Found by the model checker:
       // a delayed ACK during phase 2 otherwise failed a connection on a healthy rail.
       trace(TraceKind::PathFailed, active_, 0, "soft RTO with no healthy standby: waiting for the HCA", out);
+      repeat_notice();
       rto_timer_ = arm(now + rto_.current(), out);
       return;
     }

@@ -1,6 +1,7 @@
 // The floors of the tree (docs/architecture.md): engine/ is the ground floor and includes only
 // engine/; models/ reads files and presets for the engine; backends/ drive the engine and never
-// reach the checker or the CLI; verify/ drives the engine without any backend. Every
+// reach the checker or the CLI; verify/ drives the engine without any backend; swarm/ runs a
+// backend under the checker's mutations. Every
 // `#include "top/..."` of every source file is checked against this table, so a header that
 // reaches upward fails CI with the file, the line and the rule it breaks.
 #include <catch2/catch.hpp>
@@ -23,7 +24,9 @@ const std::map<std::string, std::set<std::string>> kFloors = {
     {"models", {"engine", "models"}},
     {"backends", {"engine", "models", "backends"}},
     {"verify", {"engine", "models", "verify"}},
-    {"cli", {"engine", "models", "backends", "verify", "cli"}},
+    // The swarm runs the SimGrid driver under the checker's mutations (docs/swarm.md).
+    {"swarm", {"engine", "models", "backends", "verify", "swarm"}},
+    {"cli", {"engine", "models", "backends", "verify", "swarm", "cli"}},
     {"fuzz", {"engine", "models", "backends", "verify", "fuzz"}},
     // The plugin-overhead bench drives the plugin with the tests' NCCL-proxy stand-in.
     {"bench", {"engine", "models", "backends", "verify", "cli", "bench", "tests"}},

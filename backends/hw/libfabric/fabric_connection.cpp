@@ -12,6 +12,7 @@
 
 #include "backends/hw/libfabric/fabric_connection_state.hpp"
 #include "backends/hw/libfabric/provider_query.hpp"
+#include "engine/core/engine_assert.hpp"
 
 namespace railcheck {
 
@@ -64,6 +65,9 @@ Result<std::unique_ptr<FabricConnection::State>> FabricConnection::open_state(co
   }
   for (std::uint32_t r = 0; r < st->rails.size(); ++r)
     for (std::size_t i = 0; i < kControlRecvsPerRail; ++i) st->post_control_recv(r);
+  // On hardware a broken engine rule fails this connection with the rule as its reason; it
+  // never aborts the application (engine/core/engine_assert.hpp).
+  set_assertion_mode(AssertionMode::FailConnection);
   st->engine = std::make_unique<HaConnection>(std::move(cfg));
   return st;
 }
