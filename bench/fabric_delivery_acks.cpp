@@ -18,8 +18,8 @@
 
 #include "backends/hw/libfabric/provider_query.hpp"
 #include "bench/machine_line.hpp"
-#include "bench/quick_flag.hpp"
 #include "bench/message_pair.hpp"
+#include "bench/quick_flag.hpp"
 
 using namespace railcheck;
 using bench::Figures;
@@ -43,7 +43,8 @@ Figures run(bool acks, const Load& l) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bool quick = bench::quick_flag(argc, argv, "Two-sided sends with and without delivery acks, shm and tcp;ofi_rxm.");
+  const bool quick =
+      bench::quick_flag(argc, argv, "Two-sided sends with and without delivery acks, shm and tcp;ofi_rxm.");
   fmt::print("fabric_delivery_acks: {} | libfabric {}.{} | {}\n", bench::machine_summary(), FI_MAJOR(fi_version()),
              FI_MINOR(fi_version()), kProvider);
   fmt::print("both connections in one process on loopback, one thread; latency = isend to the sender's completion\n\n");

@@ -200,7 +200,9 @@ Figures run_engine(const std::string& prov, const Load& l, std::vector<std::uint
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bool quick = bench::quick_flag(argc, argv, "WRITE_IMM through FabricConnection against a plain fi_writedata loop, shm and tcp;ofi_rxm, 64 B to 4 MiB.");
+  const bool quick = bench::quick_flag(
+      argc, argv,
+      "WRITE_IMM through FabricConnection against a plain fi_writedata loop, shm and tcp;ofi_rxm, 64 B to 4 MiB.");
   fmt::print("fabric_write_imm: {} | libfabric {}.{}\n", bench::machine_summary(), FI_MAJOR(fi_version()),
              FI_MINOR(fi_version()));
   fmt::print("both sides in one process on loopback, one thread; rail 0 only; GB/s = 10^9 B/s\n\n");

@@ -24,8 +24,8 @@
 
 #include "backends/hw/libfabric/provider_query.hpp"
 #include "bench/machine_line.hpp"
-#include "bench/quick_flag.hpp"
 #include "bench/message_pair.hpp"
+#include "bench/quick_flag.hpp"
 #include "tests/backends/hw/nccl/plugin_harness.hpp"
 
 using namespace railcheck;
@@ -180,7 +180,8 @@ int run_provider(const std::string& provider, bool quick) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bool quick = bench::quick_flag(argc, argv, "Send/recv through the NCCL net plugin's ABI against the bare FabricConnection, 64 B to 4 MiB.");
+  const bool quick = bench::quick_flag(
+      argc, argv, "Send/recv through the NCCL net plugin's ABI against the bare FabricConnection, 64 B to 4 MiB.");
   fmt::print("nccl_plugin_overhead: {} | libfabric {}.{}\n", bench::machine_summary(), FI_MAJOR(fi_version()),
              FI_MINOR(fi_version()));
   fmt::print("both ends in one process on loopback, one thread; latency = isend to the sender's completion\n\n");

@@ -44,7 +44,8 @@ Result<bool> apply_algo_proto(const ReplaySchedOptions& o, const std::vector<pla
 
 // Logs of several communicators (subgroups, splits): the one --comm names (a part of its id),
 // else the one with the most operations; the notes list them all.
-Result<std::vector<plan::LogFile>> pick_communicator(const ReplaySchedOptions& o, const std::vector<plan::LogFile>& files,
+Result<std::vector<plan::LogFile>> pick_communicator(const ReplaySchedOptions& o,
+                                                     const std::vector<plan::LogFile>& files,
                                                      std::vector<std::string>& notes) {
   auto comms = plan::split_by_communicator(files);
   if (comms.size() == 1 && !o.comm) return std::move(comms.front().files);
@@ -54,13 +55,15 @@ Result<std::vector<plan::LogFile>> pick_communicator(const ReplaySchedOptions& o
     for (const auto& c : comms)
       if (c.id.find(*o.comm) != std::string::npos) {
         if (chosen != nullptr)
-          return Error{fmt::format("--comm {} names more than one communicator: {}", *o.comm, plan::describe(comms)), ""};
+          return Error{fmt::format("--comm {} names more than one communicator: {}", *o.comm, plan::describe(comms)),
+                       ""};
         chosen = &c;
       }
     if (chosen == nullptr)
       return Error{fmt::format("--comm {} names no communicator of the logs: {}", *o.comm, plan::describe(comms)), ""};
   }
-  notes.push_back(fmt::format("the logs hold {}; replaying {} (choose with --comm)", plan::describe(comms), chosen->id));
+  notes.push_back(
+      fmt::format("the logs hold {}; replaying {} (choose with --comm)", plan::describe(comms), chosen->id));
   return chosen->files;
 }
 

@@ -53,8 +53,9 @@ Result<std::vector<std::string>> dumps_in(const fs::path& dir, const std::option
     if (p.size() >= 5 && p.compare(p.size() - 5, 5, "rank_") == 0) watchdog_named.push_back(p);
   if (watchdog_named.size() == 1) return by_prefix.at(watchdog_named.front());
   if (best.size() == 1) return by_prefix.at(best.front());
-  return Error{fmt::format("{}: files of several prefixes could be the dumps ({})", dir.string(), fmt::join(best, ", ")),
-               "name the dumps' prefix with --prefix"};
+  return Error{
+      fmt::format("{}: files of several prefixes could be the dumps ({})", dir.string(), fmt::join(best, ", ")),
+      "name the dumps' prefix with --prefix"};
 }
 
 Result<Inputs> collect(const TriageOptions& o) {

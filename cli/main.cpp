@@ -264,9 +264,10 @@ int dispatch(int argc, char** argv) {
       ->add_option("--nccl-log", triage.nccl_logs,
                    "The ranks' NCCL_DEBUG=INFO logs (NCCL_DEBUG_SUBSYS=INIT,COLL,TUNING): the communicator's channels")
       ->check(CLI::ExistingFile);
-  triage_cmd->add_option("--prefix", triage.prefix,
-                         "In a folder, the dumps' file name before the rank (default: the one ending in rank_, as the watchdog "
-                         "names them, else the one most files share)");
+  triage_cmd->add_option(
+      "--prefix", triage.prefix,
+      "In a folder, the dumps' file name before the rank (default: the one ending in rank_, as the watchdog "
+      "names them, else the one most files share)");
 
   railcheck::cli::ReplaySchedOptions sched;
   auto* sched_cmd = app.add_subcommand(

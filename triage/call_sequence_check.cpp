@@ -13,10 +13,10 @@ namespace {
 
 // One rank's view of one process group.
 struct RankCalls {
-  std::uint32_t rank = 0;                              // global
-  std::vector<const FrEntry*> entries;                 // of this group, in issue order
+  std::uint32_t rank = 0;                                     // global
+  std::vector<const FrEntry*> entries;                        // of this group, in issue order
   std::map<std::int64_t, std::vector<const FrEntry*>> colls;  // by sequence number
-  std::int64_t first_seq = 0, last_seq = 0;            // the window the buffer still holds
+  std::int64_t first_seq = 0, last_seq = 0;                   // the window the buffer still holds
   bool blocked = false;  // something it issued has not completed: it cannot have issued more
 };
 
@@ -116,7 +116,8 @@ class PgCheck {
       std::vector<std::uint32_t> moved_on;
       for (const RankCalls* r : lacking)
         if (!r->blocked) moved_on.push_back(r->rank);
-      if (!moved_on.empty() && !by_sig.empty()) return missing(s, moved_on, by_sig.begin()->second, example.begin()->second);
+      if (!moved_on.empty() && !by_sig.empty())
+        return missing(s, moved_on, by_sig.begin()->second, example.begin()->second);
     }
     return std::nullopt;
   }
@@ -130,7 +131,8 @@ class PgCheck {
     // The majority issued the right call; with a tie nobody can tell, and every side is named.
     std::size_t most = 0;
     for (const auto& [sig, ranks] : by_sig) most = std::max(most, ranks.size());
-    const bool tie = std::count_if(by_sig.begin(), by_sig.end(), [&](auto& kv) { return kv.second.size() == most; }) > 1;
+    const bool tie =
+        std::count_if(by_sig.begin(), by_sig.end(), [&](auto& kv) { return kv.second.size() == most; }) > 1;
     std::vector<std::string> sides;
     for (const auto& [sig, ranks] : by_sig) {
       const auto& es = example.at(sig);
@@ -145,8 +147,8 @@ class PgCheck {
     return f;
   }
 
-  SequenceFinding missing(std::int64_t s, const std::vector<std::uint32_t>& moved_on, const std::vector<std::uint32_t>& have,
-                          const std::vector<const FrEntry*>& es) const {
+  SequenceFinding missing(std::int64_t s, const std::vector<std::uint32_t>& moved_on,
+                          const std::vector<std::uint32_t>& have, const std::vector<const FrEntry*>& es) const {
     SequenceFinding f;
     f.kind = SequenceFinding::Kind::Missing;
     f.pg = pg_.id;
@@ -210,9 +212,9 @@ class PgCheck {
     for (const auto* r : others) other_ranks.push_back(r->rank);
     const auto& skipped = others.front()->colls.at(s);
     const auto site = *site_of(skipped);
-    f.headline = fmt::format("{}: {} skipped {} call{} that {} issued: the first is {} at {}", where(s),
-                             rank_list(f.ranks), k, k == 1 ? "" : "s", rank_list(other_ranks), describe(skipped),
-                             site.describe());
+    f.headline =
+        fmt::format("{}: {} skipped {} call{} that {} issued: the first is {} at {}", where(s), rank_list(f.ranks), k,
+                    k == 1 ? "" : "s", rank_list(other_ranks), describe(skipped), site.describe());
     const auto mine = *site_of(shifted.front()->colls.at(s));
     f.details.push_back(fmt::format("{}'s calls from #{} on were called where {} called #{} on ({} call{})",
                                     rank_list(f.ranks), s, rank_list(other_ranks), s + k, best->agreeing,
@@ -276,8 +278,9 @@ class PgCheck {
         f.pg = pg_.id;
         f.seq = static_cast<std::int64_t>(k + 1);
         f.ranks = {from, to};
-        f.headline = fmt::format("transfer #{} from rank {} to rank {} in process group {}: the send is {}, the receive {}",
-                                 k + 1, from, to, pg_.id, s[k]->describe(), r[k]->describe());
+        f.headline =
+            fmt::format("transfer #{} from rank {} to rank {} in process group {}: the send is {}, the receive {}",
+                        k + 1, from, to, pg_.id, s[k]->describe(), r[k]->describe());
         out.push_back(std::move(f));
         break;
       }

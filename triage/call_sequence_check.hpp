@@ -21,10 +21,10 @@ struct SequenceFinding {
   enum class Kind : std::uint8_t { Mismatch, Missing, P2pMismatch, P2pMissing };
   Kind kind = Kind::Mismatch;
   std::string pg;
-  std::int64_t seq = 0;                // collective sequence number, or the k-th transfer (p2p)
-  std::vector<std::uint32_t> ranks;    // the ranks at fault (the minority, or those that lack it)
-  std::string headline;                // one line: what disagrees
-  std::vector<std::string> details;    // what each side issued, where
+  std::int64_t seq = 0;              // collective sequence number, or the k-th transfer (p2p)
+  std::vector<std::uint32_t> ranks;  // the ranks at fault (the minority, or those that lack it)
+  std::string headline;              // one line: what disagrees
+  std::vector<std::string> details;  // what each side issued, where
 };
 
 // The findings in order of occurrence (collectives by sequence number, then p2p pairs).

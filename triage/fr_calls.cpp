@@ -2,12 +2,12 @@
 #include "triage/fr_calls.hpp"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 extern char** environ;
@@ -110,7 +110,8 @@ const FrProcessGroup* FrDump::pg(std::string_view id) const {
 
 Result<std::vector<FrDump>> parse_fr_calls(std::string_view text) {
   json doc = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) return Error{"the Flight Recorder reader's output is not JSON", "run triage/fr_dump_read.py by hand"};
+  if (doc.is_discarded())
+    return Error{"the Flight Recorder reader's output is not JSON", "run triage/fr_dump_read.py by hand"};
   if (!doc.is_object() || doc.value("format", "") != "railcheck-fr-calls")
     return Error{"the reader's output is not a railcheck-fr-calls document", ""};
   if (doc.value("format_version", 0) != 1)

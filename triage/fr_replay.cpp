@@ -19,10 +19,12 @@ using plan::DataType;
 // PyTorch's dtype names (c10 ScalarType) -> NCCL's.
 std::optional<DataType> dtype_of(const std::string& t) {
   static const std::map<std::string, DataType> names{
-      {"Float", DataType::Float32},       {"Half", DataType::Float16},         {"BFloat16", DataType::Bfloat16},
-      {"Double", DataType::Float64},      {"Int", DataType::Int32},            {"Long", DataType::Int64},
-      {"Char", DataType::Int8},           {"Byte", DataType::Uint8},           {"Bool", DataType::Uint8},
-      {"UInt32", DataType::Uint32},       {"UInt64", DataType::Uint64},        {"Float8_e4m3fn", DataType::Fp8E4M3},
+      {"Float", DataType::Float32},       {"Half", DataType::Float16},
+      {"BFloat16", DataType::Bfloat16},   {"Double", DataType::Float64},
+      {"Int", DataType::Int32},           {"Long", DataType::Int64},
+      {"Char", DataType::Int8},           {"Byte", DataType::Uint8},
+      {"Bool", DataType::Uint8},          {"UInt32", DataType::Uint32},
+      {"UInt64", DataType::Uint64},       {"Float8_e4m3fn", DataType::Fp8E4M3},
       {"Float8_e5m2", DataType::Fp8E5M2}, {"Float8_e4m3fnuz", DataType::Fp8E4M3}};
   auto it = names.find(t);
   if (it == names.end()) return std::nullopt;
@@ -49,8 +51,8 @@ class Builder {
   Result<plan::RankStream> build(const FrDump& d) {
     plan::RankStream out;
     out.rank = me_;
-    std::optional<plan::TaskGroup> batch;     // an open p2p batch
-    std::int64_t open_coll_seq = -1;          // coalesced collectives share a sequence number
+    std::optional<plan::TaskGroup> batch;  // an open p2p batch
+    std::int64_t open_coll_seq = -1;       // coalesced collectives share a sequence number
     for (std::size_t i = 0; i < d.entries.size(); ++i) {
       const FrEntry& e = d.entries[i];
       if (e.pg != pg_.id) continue;
@@ -105,7 +107,8 @@ class Builder {
   Result<DataType> dtype(const FrEntry& e, const std::vector<std::string>& dtypes) const {
     if (dtypes.empty()) return Error{fmt::format("{} has no dtype", e.describe()), ""};
     auto t = dtype_of(dtypes.front());
-    if (!t) return Error{fmt::format("{}: dtype {} has no NCCL type the model knows", e.describe(), dtypes.front()), ""};
+    if (!t)
+      return Error{fmt::format("{}: dtype {} has no NCCL type the model knows", e.describe(), dtypes.front()), ""};
     return *t;
   }
 
@@ -165,7 +168,8 @@ std::optional<plan::CommShape> shape_from_logs(const std::vector<plan::LogFile>&
   for (const auto& c : comms)
     if (mine == nullptr && (c.nranks == nranks || comms.size() == 1)) mine = &c;
   if (mine == nullptr) {
-    notes.push_back(fmt::format("the NCCL logs hold no {}-rank communicator ({}): not used", nranks, plan::describe(comms)));
+    notes.push_back(
+        fmt::format("the NCCL logs hold no {}-rank communicator ({}): not used", nranks, plan::describe(comms)));
     return std::nullopt;
   }
   if (comms.size() > 1) notes.push_back(fmt::format("the NCCL logs hold {}; used {}", plan::describe(comms), mine->id));
@@ -180,9 +184,10 @@ std::optional<plan::CommShape> shape_from_logs(const std::vector<plan::LogFile>&
     return std::nullopt;
   }
   const auto& s = imported->input.shape;
-  notes.push_back(fmt::format("communicator from the NCCL logs: {} collective channels, {} p2p channels ({} per peer), "
-                              "p2p chunk {} B",
-                              s.coll_channels, s.p2p_channels, s.p2p_channels_per_peer, s.v228.p2p_chunk_bytes));
+  notes.push_back(
+      fmt::format("communicator from the NCCL logs: {} collective channels, {} p2p channels ({} per peer), "
+                  "p2p chunk {} B",
+                  s.coll_channels, s.p2p_channels, s.p2p_channels_per_peer, s.v228.p2p_chunk_bytes));
   return s;
 }
 

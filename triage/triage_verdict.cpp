@@ -86,9 +86,10 @@ bool from_replay(const std::vector<FrDump>& dumps, const std::vector<plan::LogFi
       const auto& d = *res.agreement.first;
       v.kind = Verdict::Kind::NcclHang;
       v.ranks = {d.rank_a, d.rank_b};
-      v.headline = fmt::format("process group {}: NCCL's scheduling puts collective #{} on different channels on "
-                               "ranks {} and {}: {}",
-                               r.pg, d.coll_seq, d.rank_a, d.rank_b, plan::describe(d.kind));
+      v.headline = fmt::format(
+          "process group {}: NCCL's scheduling puts collective #{} on different channels on "
+          "ranks {} and {}: {}",
+          r.pg, d.coll_seq, d.rank_a, d.rank_b, plan::describe(d.kind));
       v.details.push_back(d.explanation);
       if (!res.execution.completed && res.execution.hang) v.details.push_back(res.execution.hang->describe());
       return true;
@@ -133,8 +134,8 @@ Verdict triage(const std::vector<FrDump>& dumps, const std::vector<plan::LogFile
   if (dead.empty()) {
     if (from_replay(dumps, logs, v)) return v;
   } else {
-    v.notes.push_back(fmt::format("not replayed under the NCCL model: {} gave no dump, so its calls are unknown",
-                                  rank_list(dead)));
+    v.notes.push_back(
+        fmt::format("not replayed under the NCCL model: {} gave no dump, so its calls are unknown", rank_list(dead)));
   }
   std::vector<std::uint32_t> waiting;
   for (const auto& d : dumps) {
@@ -144,20 +145,23 @@ Verdict triage(const std::vector<FrDump>& dumps, const std::vector<plan::LogFile
   for (auto r : dead) v.details.push_back(fmt::format("rank {}: no dump (it died, or never reached its dump)", r));
   if (dead.empty() && waiting.empty()) {
     v.kind = Verdict::Kind::NoProblem;
-    v.headline = fmt::format("no problem found: {} ranks, every call completed, the calls agree and NCCL's "
-                             "scheduling completes them",
-                             dumps.size());
+    v.headline = fmt::format(
+        "no problem found: {} ranks, every call completed, the calls agree and NCCL's "
+        "scheduling completes them",
+        dumps.size());
     return v;
   }
   v.kind = Verdict::Kind::BelowNccl;
   v.ranks = dead.empty() ? waiting : dead;
   v.headline = dead.empty()
-                   ? fmt::format("the calls agree and NCCL's scheduling completes them, yet {} wait: the hang is below "
-                                 "NCCL's scheduling (a network fault, a kernel that never ends)",
-                                 rank_list(waiting))
-                   : fmt::format("{} gave no dump and the others' calls agree: the hang is below NCCL's scheduling, "
-                                 "most likely {} died",
-                                 rank_list(dead), rank_list(dead));
+                   ? fmt::format(
+                         "the calls agree and NCCL's scheduling completes them, yet {} wait: the hang is below "
+                         "NCCL's scheduling (a network fault, a kernel that never ends)",
+                         rank_list(waiting))
+                   : fmt::format(
+                         "{} gave no dump and the others' calls agree: the hang is below NCCL's scheduling, "
+                         "most likely {} died",
+                         rank_list(dead), rank_list(dead));
   return v;
 }
 

@@ -130,22 +130,20 @@ class Splitter {
   const std::vector<LogFile>& files_;
   std::vector<Line> lines_;
   std::map<std::pair<std::string, std::string>, std::string> id_of_;  // (process, pointer) -> id
-  std::map<std::string, std::string> current_;                       // process -> last named id
-  std::map<std::string, std::uint32_t> ids_;                         // id -> nranks
-  std::map<std::string, std::size_t> ops_;                           // id -> COLL lines
+  std::map<std::string, std::string> current_;                        // process -> last named id
+  std::map<std::string, std::uint32_t> ids_;                          // id -> nranks
+  std::map<std::string, std::size_t> ops_;                            // id -> COLL lines
 };
 
 }  // namespace
 
-std::vector<LogCommunicator> split_by_communicator(const std::vector<LogFile>& files) {
-  return Splitter(files).run();
-}
+std::vector<LogCommunicator> split_by_communicator(const std::vector<LogFile>& files) { return Splitter(files).run(); }
 
 std::string describe(const std::vector<LogCommunicator>& split) {
   std::vector<std::string> parts;
   for (const auto& c : split)
-    parts.push_back(fmt::format("{} ({} ranks, {} operations)", c.id.empty() ? "unnamed" : c.id, c.nranks,
-                                c.operations));
+    parts.push_back(
+        fmt::format("{} ({} ranks, {} operations)", c.id.empty() ? "unnamed" : c.id, c.nranks, c.operations));
   return fmt::format("{} communicator{}: {}", split.size(), split.size() == 1 ? "" : "s", fmt::join(parts, "; "));
 }
 

@@ -20,10 +20,10 @@
 namespace railcheck::plan {
 
 struct LogCommunicator {
-  std::string id;                 // "commId 0x..", "split of <id>, color C, split S"; "" when unnamed
-  std::uint32_t nranks = 0;       // from its INIT lines; 0 when unnamed
-  std::size_t operations = 0;     // its COLL lines, over every file
-  std::vector<LogFile> files;     // each input file with only this communicator's (and shared) lines
+  std::string id;              // "commId 0x..", "split of <id>, color C, split S"; "" when unnamed
+  std::uint32_t nranks = 0;    // from its INIT lines; 0 when unnamed
+  std::size_t operations = 0;  // its COLL lines, over every file
+  std::vector<LogFile> files;  // each input file with only this communicator's (and shared) lines
 };
 
 // One entry per communicator the INIT lines name, most operations first; one entry holding the

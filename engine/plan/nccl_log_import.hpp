@@ -50,7 +50,8 @@ struct ImportedLog {
 // operation its own launch (what PyTorch issues outside batches and coalescing managers).
 enum class LaunchReading : std::uint8_t { AsLogged, EachOperation };
 
-Result<ImportedLog> import_nccl_logs(const std::vector<LogFile>& files, LaunchReading reading = LaunchReading::AsLogged);
+Result<ImportedLog> import_nccl_logs(const std::vector<LogFile>& files,
+                                     LaunchReading reading = LaunchReading::AsLogged);
 
 // True when the text looks like an NCCL log rather than a JSON trace.
 bool looks_like_nccl_log(std::string_view text);

@@ -134,7 +134,8 @@ class Execution {
     }
     const P2pHalf& theirs = sending ? other->recv : other->send;
     auto& their_done = sending ? cursors_[mine.peer].recv_done : cursors_[mine.peer].send_done;
-    if (!theirs.present || their_done[c] || theirs.peer != r || theirs.bytes != mine.bytes || theirs.part != mine.part) {
+    if (!theirs.present || their_done[c] || theirs.peer != r || theirs.bytes != mine.bytes ||
+        theirs.part != mine.part) {
       if (sending) buffer_send(r, c, mine, queued, my_done);
       return;
     }

@@ -20,7 +20,8 @@ FrEntry coll(std::int64_t seq, const std::string& op, std::int64_t n, const std:
   return e;
 }
 
-FrEntry p2p(std::uint64_t id, std::int64_t p2p_seq, const std::string& op, std::uint32_t peer, const std::string& state) {
+FrEntry p2p(std::uint64_t id, std::int64_t p2p_seq, const std::string& op, std::uint32_t peer,
+            const std::string& state) {
   FrEntry e;
   e.record_id = id;
   e.pg = "0";
@@ -92,8 +93,10 @@ TEST_CASE("triage: in an alternating loop the skip goes to the rank whose shift 
   std::vector<FrEntry> r0, r1;
   const int lines0[] = {10, 11, 10, 11, 10, 11, 10, 11};
   const int lines1[] = {10, 11, 10, 11, 11, 10, 11};
-  for (int i = 0; i < 8; ++i) r0.push_back(coll(i + 1, "all_reduce", lines0[i] == 10 ? 1024 : 1, i < 4 ? "completed" : "scheduled", lines0[i]));
-  for (int i = 0; i < 7; ++i) r1.push_back(coll(i + 1, "all_reduce", lines1[i] == 10 ? 1024 : 1, i < 4 ? "completed" : "scheduled", lines1[i]));
+  for (int i = 0; i < 8; ++i)
+    r0.push_back(coll(i + 1, "all_reduce", lines0[i] == 10 ? 1024 : 1, i < 4 ? "completed" : "scheduled", lines0[i]));
+  for (int i = 0; i < 7; ++i)
+    r1.push_back(coll(i + 1, "all_reduce", lines1[i] == 10 ? 1024 : 1, i < 4 ? "completed" : "scheduled", lines1[i]));
   const auto f = check_call_sequences({dump(0, 2, r0), dump(1, 2, r1)});
   REQUIRE_FALSE(f.empty());
   CHECK(f[0].kind == SequenceFinding::Kind::Missing);

@@ -45,8 +45,7 @@ TEST_CASE("triage: truncated and foreign dumps are one-line errors", "[triage][r
   expect_one_line_refusal(exe::run_railcheck(dir, "triage '" + bad_dump("list_rank_0") + "'"), "not a dict");
   expect_one_line_refusal(exe::run_railcheck(dir, "triage '" + bad_dump("version3_rank_0") + "'"),
                           "dump version 3.0 is not one this reader knows");
-  expect_one_line_refusal(exe::run_railcheck(dir, "triage '" + bad_dump("noentrykeys_rank_0") + "'"),
-                          "entry 0 lacks");
+  expect_one_line_refusal(exe::run_railcheck(dir, "triage '" + bad_dump("noentrykeys_rank_0") + "'"), "entry 0 lacks");
   expect_one_line_refusal(exe::run_railcheck(dir, "triage '" + test::source_path("README.md") + "'"),
                           "neither a pickle (protocol 2+) nor JSON");
   fs::copy_file(test::source_path("scenarios/triage/healthy-r2/rank_0"), dir / "dump",

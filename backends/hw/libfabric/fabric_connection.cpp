@@ -7,7 +7,6 @@
 #include <fmt/format.h>
 
 #include <cstdlib>
-
 #include <limits>
 
 #include "backends/hw/libfabric/fabric_connection_state.hpp"

@@ -16,12 +16,12 @@
 #include <utility>
 #include <vector>
 
+#include "backends/hw/libfabric/context_slab.hpp"
 #include "backends/hw/libfabric/control_codec.hpp"
 #include "backends/hw/libfabric/fabric_connection.hpp"
 #include "backends/hw/libfabric/fabric_rail.hpp"
 #include "backends/hw/libfabric/pending_queue.hpp"
 #include "backends/hw/libfabric/rc_completion_order.hpp"
-#include "backends/hw/libfabric/context_slab.hpp"
 #include "engine/failover/ha_connection.hpp"
 
 namespace railcheck {
@@ -56,6 +56,7 @@ struct WriteOp {
 
 }  // namespace fabric
 
+using fabric::ContextSlab;
 using fabric::FabricRail;
 using fabric::Op;
 using fabric::OpKind;
@@ -63,7 +64,6 @@ using fabric::PendingQueue;
 using fabric::RailCompletion;
 using fabric::RailMemory;
 using fabric::RcCompletionOrder;
-using fabric::ContextSlab;
 using fabric::WriteOp;
 
 struct MemoryRegion {

@@ -80,15 +80,13 @@ Result<std::uint64_t> FabricConnection::write_imm(PathIndex rail, const void* da
         });
     return id;
   }
-  slot.pending.submit(
-      [r, data, size, desc, imm, remote_addr, remote_key, raw] {
-        return r->write(data, size, desc, imm, remote_addr, remote_key, raw);
-      },
-      [st, raw](ssize_t rc) {
-        st->write_done.push_back(WriteCompletion{
-            raw->id, false, fmt::format("fi_writedata: {}", fi_strerror(static_cast<int>(-rc)))});
-        st->finish_write(raw);
-      });
+  slot.pending.submit([r, data, size, desc, imm, remote_addr, remote_key,
+                       raw] { return r->write(data, size, desc, imm, remote_addr, remote_key, raw); },
+                      [st, raw](ssize_t rc) {
+                        st->write_done.push_back(WriteCompletion{
+                            raw->id, false, fmt::format("fi_writedata: {}", fi_strerror(static_cast<int>(-rc)))});
+                        st->finish_write(raw);
+                      });
   return id;
 }
 
