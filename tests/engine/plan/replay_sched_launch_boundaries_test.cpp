@@ -10,6 +10,8 @@
 #include <sstream>
 
 #include "cli/commands.hpp"
+#include "engine/plan/nccl_log_import.hpp"
+#include "engine/plan/sched_replay.hpp"
 #include "support/test_files.hpp"
 
 namespace railcheck::cli {
@@ -66,6 +68,19 @@ TEST_CASE("replay-sched: a divergence that only one reading of uncertain launch 
   out += rank1.substr(at);
   std::ofstream(dir / "nccl_rank1.log") << out;
   REQUIRE(n >= 8);
+  // The test means something only if the two readings really differ: as logged it diverges,
+  // each operation its own launch it does not; replay-sched then calls it inconclusive.
+  const std::vector<plan::LogFile> logs{{"nccl_rank0.log", slurp(dir / "nccl_rank0.log")},
+                                        {"nccl_rank1.log", slurp(dir / "nccl_rank1.log")}};
+  const auto nccl = plan::policy_by_name("nccl").value();
+  for (const auto reading : {plan::LaunchReading::AsLogged, plan::LaunchReading::EachOperation}) {
+    auto imported = plan::import_nccl_logs(logs, reading);
+    REQUIRE(imported.ok());
+    CHECK(imported->boundaries_uncertain);
+    auto replayed = plan::replay(imported->input, nccl, plan::NcclVersion::V2_28);
+    REQUIRE(replayed.ok());
+    CHECK(replayed->violation() == (reading == plan::LaunchReading::AsLogged));
+  }
   CHECK(replay_logs(dir) == kExitOk);
 }
 
