@@ -1,0 +1,162 @@
+#pragma once
+// The two fast paths of the zero-buffer collectives (issue 29), as plain functions that the CUDA
+// kernels (backends/hw/cuda/zerobuf/fast_kernels.cu), the host that picks a path
+// (communicator.cpp) and the checker worlds (verify/zerobuf) share. Plain data only: nvcc
+// compiles this header.
+//
+// LL (small messages; "low latency", after NCCL's LL protocol): the flag travels with the data.
+//   Every rank owns an LL area in the front of its window: [parity 2][sender nranks][line], each
+//   line 16 bytes = { data0, flag, data1, flag } (8 data bytes, two 4-byte words, each with its
+//   own copy of the flag, so each 8-byte half is one single-copy-atomic store on its own).
+//   Call k of a communicator's LL calls (k = 1, 2, ...; held on the device, so a CUDA graph
+//   replays it right) uses epoch k and parity k & 1:
+//     send     for every peer p: the piece of my input meant for p (piece_to) goes, line by line,
+//              into p's LL area [k & 1][me] with flag k
+//     receive  for every line of my output: spin on my LL area [k & 1][p] until both halves
+//              carry flag k, then copy into output block p (all-gather, all-to-all) or sum over
+//              every rank in rank order (all-reduce, reduce-scatter: every rank sums in the same
+//              order, so every rank holds the same bits)
+//   One kernel, no barrier, no fence. Why two parities are enough: a sender writes slot
+//   [k & 1] again only in call k + 2, which it starts after its call k + 1 ended, which needed
+//   my call k + 1 lines, which I sent only after my call k (and its reads of the slot) ended.
+//   That holds when every rank sends something to every peer in every LL call, which each of the
+//   four collectives does, and when a communicator's calls run in order on one stream.
+//
+// Direct (large messages, zero copy): every rank reads and writes the peers' buffers in place.
+//   Every rank owns a barrier area: one slot per (block, sender) of { input offset, output
+//   offset, epoch }. Call c (device counter) uses epochs 2c + 1 (start) and 2c + 2 (end) on the
+//   same slots; a wait is satisfied by a slot at or past its epoch (epochs only grow).
+//   Block b of every rank:
+//     start    publish my offsets and the start epoch to every peer's slot [b][me] (release),
+//              wait for every peer's [b][p] (acquire): their buffers are ready and found
+//     data     block b's share of the op (below), grid-stride over 16-byte units
+//     end      every thread's stores issued, then publish the end epoch (fence, release); wait
+//              for every peer's end: nobody reads my input or writes my output any more
+//   The ops: all-gather and all-to-all push my input (block p of it, for all-to-all) into
+//   every rank's output block [me]; reduce-scatter pulls block [me] of every rank's input and
+//   sums it in rank order into my output; all-reduce is a two-shot in one pass: I own part
+//   [me] (direct_part), sum it from every rank's input in rank order and write the sum into
+//   every rank's output. In place (input == output) an element of part [me] is read and then
+//   written only by the one thread of its owner, and no other rank touches part [me].
+//   Because block b of every rank covers the same units, block-level barriers are enough: no
+//   grid-wide barrier, no cooperative launch.
+#include <cstdint>
+
+#include "engine/zerobuf/flag_step.hpp"
+
+namespace railcheck::zerobuf {
+
+enum class FastPath : std::uint8_t {
+  Program = 0,  // the flag-program interpreter (collective_program.hpp): any size, any layout
+  Ll = 1,
+  Direct = 2,
+};
+
+// The four collectives the fast paths run, numbered as CollKind's first four.
+enum class FastOp : std::uint8_t { AllGather = 0, ReduceScatter = 1, AllReduce = 2, AllToAll = 3 };
+
+RAILCHECK_HD constexpr bool fast_reduces(FastOp op) {
+  return op == FastOp::AllReduce || op == FastOp::ReduceScatter;
+}
+
+struct Span {
+  std::uint64_t offset = 0;
+  std::uint64_t bytes = 0;
+};
+
+// The piece of a sender's input that goes to rank `p` (`bytes` as CollCall's: per rank for
+// all-gather / reduce-scatter output, per block for all-to-all, the whole buffer for all-reduce).
+RAILCHECK_HD constexpr Span piece_to(FastOp op, std::uint64_t bytes, std::uint32_t p) {
+  return (op == FastOp::ReduceScatter || op == FastOp::AllToAll) ? Span{p * bytes, bytes} : Span{0, bytes};
+}
+// Where in the receiver's output the piece from rank `p` lands (summed for the reducing ops).
+RAILCHECK_HD constexpr Span piece_at(FastOp op, std::uint64_t bytes, std::uint32_t p) {
+  return (op == FastOp::AllGather || op == FastOp::AllToAll) ? Span{p * bytes, bytes} : Span{0, bytes};
+}
+
+// ---- LL ----
+struct LlLine {
+  std::uint32_t data0;
+  std::uint32_t flag0;
+  std::uint32_t data1;
+  std::uint32_t flag1;
+};
+static_assert(sizeof(LlLine) == 16);
+
+RAILCHECK_HD constexpr std::uint32_t ll_parity(std::uint32_t epoch) { return epoch & 1U; }
+RAILCHECK_HD constexpr bool ll_line_ready(const LlLine& l, std::uint32_t epoch) {
+  return l.flag0 == epoch && l.flag1 == epoch;
+}
+// Lines a piece of `bytes` needs (8 data bytes a line; the last may be half or partly used).
+RAILCHECK_HD constexpr std::uint64_t ll_lines(std::uint64_t bytes) { return (bytes + 7) / 8; }
+// Offset of line 0 of slot [parity][sender] inside the LL area, `slot_lines` lines a slot.
+RAILCHECK_HD constexpr std::uint64_t ll_slot_offset(std::uint32_t parity, std::uint32_t sender, std::uint32_t nranks,
+                                                    std::uint64_t slot_lines) {
+  return (static_cast<std::uint64_t>(parity) * nranks + sender) * slot_lines * sizeof(LlLine);
+}
+RAILCHECK_HD constexpr std::uint64_t ll_area_bytes(std::uint32_t nranks, std::uint64_t slot_lines) {
+  return 2ULL * nranks * slot_lines * sizeof(LlLine);
+}
+// The epoch after `epoch`: 0 is never used (a zeroed area must never look written).
+RAILCHECK_HD constexpr std::uint32_t ll_next_epoch(std::uint32_t epoch) { return epoch == 0xFFFFFFFFU ? 1 : epoch + 1; }
+
+// ---- Direct ----
+constexpr std::uint32_t kMaxDirectBlocks = 256;
+
+struct BarrierSlot {
+  std::uint64_t input_offset;
+  std::uint64_t output_offset;
+  std::uint64_t epoch;
+  std::uint64_t pad;
+};
+static_assert(sizeof(BarrierSlot) == 32);
+
+RAILCHECK_HD constexpr std::uint64_t barrier_slot_offset(std::uint32_t block, std::uint32_t sender,
+                                                         std::uint32_t nranks) {
+  return (static_cast<std::uint64_t>(block) * nranks + sender) * sizeof(BarrierSlot);
+}
+RAILCHECK_HD constexpr std::uint64_t barrier_area_bytes(std::uint32_t nranks) {
+  return static_cast<std::uint64_t>(kMaxDirectBlocks) * nranks * sizeof(BarrierSlot);
+}
+RAILCHECK_HD constexpr std::uint64_t direct_start_epoch(std::uint64_t call) { return 2 * call + 1; }
+RAILCHECK_HD constexpr std::uint64_t direct_end_epoch(std::uint64_t call) { return 2 * call + 2; }
+
+// The part of an all-reduce of `bytes` that rank r owns on the direct path, in 16-byte units
+// (the path takes only multiples of 16 bytes), the remainder spread over the first ranks.
+RAILCHECK_HD constexpr Span direct_part(std::uint64_t bytes, std::uint32_t r, std::uint32_t nranks) {
+  const std::uint64_t units = bytes / 16, base = units / nranks, extra = units % nranks;
+  const std::uint64_t first = r * base + (r < extra ? r : extra);
+  return Span{first * 16, (base + (r < extra ? 1 : 0)) * 16};
+}
+
+// ---- Choosing ----
+// Where the fast paths stop and which one a call takes. The defaults are the measured
+// crossovers (docs/zerobuf.md, "Thresholds"); `forced` pins one path for measuring.
+struct FastPathLimits {
+  std::uint64_t ll_max_piece_bytes = 256ULL << 10;  // LL up to this piece (and the LL area's size)
+  std::uint64_t ll_below_bytes = 256ULL << 10;      // LL for pieces smaller than this, else direct
+  bool enabled = true;                              // false: every call takes the flag program
+  FastPath forced = FastPath::Program;              // Program: choose by size
+  bool force = false;
+};
+
+// The path for a call: LL for small pieces (4-byte multiples), direct for 16-byte multiples
+// with 16-byte aligned buffers, else the flag program. `aligned16`: both buffers' addresses.
+RAILCHECK_HD constexpr FastPath choose_path(FastOp op, std::uint64_t bytes, bool aligned16,
+                                            const FastPathLimits& lim) {
+  (void)op;
+  if (!lim.enabled || bytes == 0) return FastPath::Program;
+  const bool ll_ok = bytes % 4 == 0 && bytes <= lim.ll_max_piece_bytes;
+  const bool direct_ok = aligned16 && bytes % 16 == 0;
+  if (lim.force) {
+    if (lim.forced == FastPath::Ll) return ll_ok ? FastPath::Ll : FastPath::Program;
+    if (lim.forced == FastPath::Direct) return direct_ok ? FastPath::Direct : FastPath::Program;
+    return FastPath::Program;
+  }
+  if (ll_ok && bytes < lim.ll_below_bytes) return FastPath::Ll;
+  if (direct_ok) return FastPath::Direct;
+  if (ll_ok) return FastPath::Ll;
+  return FastPath::Program;
+}
+
+}  // namespace railcheck::zerobuf
