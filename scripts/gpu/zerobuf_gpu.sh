@@ -21,6 +21,7 @@
 #   MAX_BYTES    largest message (default: 268435456 = 256 MiB)
 #   BUILD_ONLY   1: build and stop (checks the build on a machine without a GPU)
 #   JOBS         compilers run at once (default: every core)
+#   LIB_OUT      also copy the built library here (zerobuf_bench.sh builds through this script)
 # Exit: 0 all correct and the dead peer turned into an error, 1 a check failed, 2 the build
 # failed, 77 no GPU.
 set -euo pipefail
@@ -47,7 +48,7 @@ srcs=(engine/core/time.cpp engine/zerobuf/collective_program.cpp engine/zerobuf/
       backends/hw/cuda/zerobuf/window_handle.cpp backends/hw/cuda/zerobuf/window_layout.cpp
       backends/hw/cuda/zerobuf/peer_fd.cpp backends/hw/cuda/zerobuf/vmm_window.cpp
       backends/hw/cuda/zerobuf/communicator.cpp backends/hw/cuda/zerobuf/zerobuf_abi.cpp
-      backends/hw/cuda/zerobuf/flag_kernels.cu)
+      backends/hw/cuda/zerobuf/flag_kernels.cu backends/hw/cuda/zerobuf/fast_kernels.cu)
 compile() {
   "$nvcc" -std=c++20 -O2 -g -I"$root/backends/hw/cuda/standalone" -I"$root" \
     -gencode "arch=compute_${arch},code=[sm_${arch},compute_${arch}]" \
@@ -62,6 +63,7 @@ lib="$build/libzerobuf-railcheck.so"
   -Xlinker "--version-script=$root/backends/hw/cuda/zerobuf/exports.map" >>"$out/build.log" 2>&1 \
   || { cat "$out/build.log"; die "linking libzerobuf-railcheck.so failed" 2; }
 echo "built: $(basename "$lib") (sm_${arch} + compute_${arch} PTX)"
+[[ -n "${LIB_OUT:-}" ]] && cp "$lib" "$LIB_OUT"
 [[ "${BUILD_ONLY:-0}" == 1 ]] && exit 0
 
 command -v nvidia-smi >/dev/null || die "no nvidia-smi: no GPU here" 77

@@ -35,6 +35,8 @@ class ZeroBuf:
         for name in ("zb_all_gather", "zb_reduce_scatter", "zb_all_reduce", "zb_all_to_all"):
             getattr(lib, name).argtypes = [_VP, _VP, _U64, _VP]
         lib.zb_window_bytes.restype = _U64
+        lib.zb_set_path.argtypes = [ctypes.c_char_p]
+        lib.zb_path_of.argtypes = [ctypes.c_int, _VP, _VP, _U64]
         self._lib = lib
         self._call(lib.zb_init(rank, nranks, root_address.encode(), run_id, device, small_heap_bytes,
                                large_heap_bytes, float(timeout_s)))
@@ -96,6 +98,18 @@ class ZeroBuf:
         for t in ts:
             if t.dtype != torch.float32:
                 raise ZeroBufError(f"zerobuf: reductions are float32 sums, got {t.dtype}")
+
+    def set_path(self, path):
+        """Pins later calls to "ll", "direct" or "program", or "auto" (by size, the default)."""
+        self._call(self._lib.zb_set_path(path.encode()))
+
+    def path_of(self, op_code, input, output, nbytes):
+        """0 flag program, 1 LL, 2 direct: the path a call (op 0 all-gather, 1 reduce-scatter,
+        2 all-reduce, 3 all-to-all; nbytes as the C ABI counts them) would take."""
+        p = self._lib.zb_path_of(op_code, _VP(input.data_ptr()), _VP(output.data_ptr()), nbytes)
+        if p < 0:
+            self._call(p)
+        return p
 
     def check(self):
         """Raises ZeroBufError if any kernel so far timed out (does not wait)."""

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
+#include <string_view>
 #include <variant>
 
 #include "backends/hw/bootstrap/tcp_bootstrap.hpp"
@@ -58,13 +60,14 @@ Result<std::unique_ptr<Communicator>> Communicator::create(const CommOptions& o)
 
   auto granularity = vmm_granularity(o.device);
   if (!granularity) return granularity.error();
-  auto layout = plan_window(o.sma, granularity.value(), o.nranks);
+  auto layout =
+      plan_window(o.sma, granularity.value(), o.nranks, o.fast.enabled ? o.fast.ll_max_piece_bytes : 0);
   if (!layout) return layout.error();
   auto own = VmmWindow::create(o.device, layout->window_bytes);
   if (!own) return own.error();
-  // Zeroed before the blob leaves: epoch 0 means "never posted" (flag_step.hpp).
-  if (cudaError_t e = cudaMemset(reinterpret_cast<void*>(own->base()), 0, layout->flag_area_bytes); e != cudaSuccess)
-    return cuda_failed("cudaMemset(flag area)", e);
+  // Zeroed before the blob leaves: epoch 0 means "never posted" (flag_step.hpp, fast_path.hpp).
+  if (cudaError_t e = cudaMemset(reinterpret_cast<void*>(own->base()), 0, layout->front_used_bytes); e != cudaSuccess)
+    return cuda_failed("cudaMemset(flag, barrier and LL areas)", e);
   if (cudaError_t e = cudaDeviceSynchronize(); e != cudaSuccess)
     return cuda_failed("cudaDeviceSynchronize(after zeroing the flag area)", e);
   auto uuid = device_uuid(o.device);
@@ -109,6 +112,11 @@ Result<std::unique_ptr<Communicator>> Communicator::create(const CommOptions& o)
     return cuda_failed("cudaMalloc(scratch)", e);
   if (cudaError_t e = cudaMemset(c->scratch_, 0, sizeof(DeviceScratch)); e != cudaSuccess)
     return cuda_failed("cudaMemset(scratch)", e);
+  if (cudaError_t e = cudaMalloc(&c->fast_state_, sizeof(FastState)); e != cudaSuccess)
+    return cuda_failed("cudaMalloc(fast-path state)", e);
+  if (cudaError_t e = cudaMemset(c->fast_state_, 0, sizeof(FastState)); e != cudaSuccess)
+    return cuda_failed("cudaMemset(fast-path state)", e);
+  c->opt_.direct_max_blocks = std::min(o.direct_max_blocks, sms);
   if (cudaError_t e = cudaHostAlloc(&c->record_, sizeof(TimeoutRecord), cudaHostAllocMapped); e != cudaSuccess)
     return cuda_failed("cudaHostAlloc(timeout record, mapped)", e);
   std::memset(c->record_, 0, sizeof(TimeoutRecord));
@@ -124,6 +132,7 @@ Communicator::~Communicator() {
   cudaDeviceSynchronize();
   for (auto& [id, ev] : events_) cudaEventDestroy(ev);
   if (scratch_) cudaFree(scratch_);
+  if (fast_state_) cudaFree(fast_state_);
   if (record_) cudaFreeHost(record_);
   peers_.clear();
 }
@@ -173,6 +182,10 @@ Result<bool> Communicator::check() {
   if (failed_) return *failed_;
   if (*reinterpret_cast<volatile std::uint32_t*>(&record_->state) != 2) return true;
   const TimeoutRecord r = *record_;
+  if (r.path != static_cast<std::uint32_t>(FastPath::Program)) {
+    failed_ = fast_timeout_error(r);
+    return *failed_;
+  }
   auto it = history_.find(r.call_no);
   if (it == history_.end() || r.pc >= it->second.second.size()) {
     failed_ = Error{fmt::format("zerobuf rank {}: call #{} timed out at step {} (the slot holds epoch {})", opt_.rank,
@@ -186,6 +199,47 @@ Result<bool> Communicator::check() {
   return *failed_;
 }
 
+namespace {
+
+std::optional<FastOp> fast_op(CollKind k) {
+  switch (k) {
+    case CollKind::AllGather: return FastOp::AllGather;
+    case CollKind::ReduceScatter: return FastOp::ReduceScatter;
+    case CollKind::AllReduce: return FastOp::AllReduce;
+    case CollKind::AllToAll: return FastOp::AllToAll;
+    default: return std::nullopt;
+  }
+}
+
+std::string_view path_name(FastPath p) {
+  switch (p) {
+    case FastPath::Ll: return "LL";
+    case FastPath::Direct: return "direct";
+    default: return "flag-program";
+  }
+}
+
+}  // namespace
+
+FastPath Communicator::path_for(CollKind kind, const void* input, const void* output, std::uint64_t bytes) const {
+  const auto op = fast_op(kind);
+  if (!op) return FastPath::Program;
+  const auto in = reinterpret_cast<std::uintptr_t>(input), out = reinterpret_cast<std::uintptr_t>(output);
+  FastPath p = choose_path(*op, bytes, ((in | out) & 15) == 0, opt_.fast);
+  if (p == FastPath::Ll && ((in | out) & 3) != 0) p = FastPath::Program;  // LL moves 4-byte words
+  return p;
+}
+
+Error Communicator::fast_timeout_error(const TimeoutRecord& r) const {
+  const auto op = to_string(static_cast<CollKind>(r.op));
+  const auto path = path_name(static_cast<FastPath>(r.path));
+  return Error{fmt::format("zerobuf rank {}: {} ({} path) timed out after {:.3g} s waiting for rank {} (epoch {}, the "
+                           "slot holds {}): rank {} is dead or stuck",
+                           opt_.rank, op, path, static_cast<double>(r.waited_ns) / 1e9, r.peer, r.expected,
+                           r.observed, r.peer),
+               "tear the process group down on every rank (zbccl seed §8.2)"};
+}
+
 Result<bool> Communicator::run(CollKind kind, const void* input, void* output, std::uint64_t bytes,
                                cudaStream_t stream) {
   if (auto ok = check(); !ok) return ok.error();
@@ -195,10 +249,56 @@ Result<bool> Communicator::run(CollKind kind, const void* input, void* output, s
   if (!in) return in.error();
   auto out = window_offset(base, layout_.window_bytes, reinterpret_cast<std::uintptr_t>(output), out_bytes, "output");
   if (!out) return out.error();
+  const FastPath path = path_for(kind, input, output, bytes);
+  if (path != FastPath::Program) return run_fast(path, *fast_op(kind), in.value(), out.value(), bytes, stream);
+  return run_program(kind, in.value(), out.value(), bytes, stream);
+}
+
+Result<bool> Communicator::run_fast(FastPath path, FastOp op, std::uint64_t in, std::uint64_t out,
+                                    std::uint64_t bytes, cudaStream_t stream) {
+  FastArgs a;
+  a.op = op;
+  a.rank = opt_.rank;
+  a.nranks = opt_.nranks;
+  a.bytes = bytes;
+  a.local = reinterpret_cast<char*>(own_.base());
+  for (std::uint32_t r = 0; r < opt_.nranks; ++r) a.peers[r] = bases_[r];
+  a.input_offset = in;
+  a.output_offset = out;
+  a.ll_area_offset = layout_.ll_area_offset;
+  a.ll_slot_lines = layout_.ll_slot_lines;
+  a.barrier_area_offset = layout_.barrier_area_offset;
+  a.timeout_ns = static_cast<std::uint64_t>(opt_.timeout.count());
+  a.scratch = scratch_;
+  a.record = record_dev_;
+  a.state = fast_state_;
+  const int blocks = path == FastPath::Ll ? ll_blocks(bytes, multiprocessors_)
+                                          : direct_blocks(op, bytes, opt_.nranks, opt_.direct_max_blocks);
+  const cudaError_t e = path == FastPath::Ll ? launch_ll(a, blocks, stream) : launch_direct(a, blocks, stream);
+  if (e != cudaSuccess)
+    return cuda_failed(fmt::format("launching the {} kernel ({}, {} B, {} blocks)", path_name(path),
+                                   to_string(static_cast<CollKind>(op)), bytes, blocks),
+                       e);
+  ++calls_;
+  return true;
+}
+
+Result<bool> Communicator::run_program(CollKind kind, std::uint64_t in, std::uint64_t out, std::uint64_t bytes,
+                                       cudaStream_t stream) {
+  // The flag program's epochs are kernel parameters chosen here: a graph would replay them stale.
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  if (cudaError_t e = cudaStreamIsCapturing(stream, &capture); e != cudaSuccess)
+    return cuda_failed("cudaStreamIsCapturing", e);
+  if (capture != cudaStreamCaptureStatusNone)
+    return Error{fmt::format("zerobuf {} of {} B: this call takes the flag-program path, which a CUDA graph cannot "
+                             "capture (its epochs are chosen on the host per call)",
+                             to_string(kind), bytes),
+                 "graph-capture only calls the fast paths take: 4-byte multiples up to the LL limit, or 16-byte "
+                 "aligned buffers and sizes (docs/zerobuf.md)"};
   CollCall call;
   call.kind = kind;
-  call.input_offset = in.value();
-  call.output_offset = out.value();
+  call.input_offset = in;
+  call.output_offset = out;
   call.bytes = bytes;
   // The model's runner hands out the epochs and the program; the device executes it, so the
   // runner is stepped through it here as the kernel will (every wait satisfied). A timeout on the

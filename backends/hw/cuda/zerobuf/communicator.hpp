@@ -5,9 +5,12 @@
 //
 //   create: window (cuMemCreate + export) -> zero the flag area -> TCP bootstrap all-gather of
 //           WindowHandles -> fetch, import and map every peer's window
-//   run:    RankRunner::start (the model's epochs and program) -> launch on the stream -> the
-//           runner steps through the program as the device will; a device timeout surfaces as
-//           the RankRunner's error on the next check()
+//   run:    the fast paths (fast_kernels.cuh) for all-gather, reduce-scatter, all-reduce and
+//           all-to-all: LL for small pieces, direct for large 16-byte aligned ones; one kernel,
+//           epochs on the device, so CUDA graphs may capture them. Anything else takes the flag
+//           program: RankRunner::start (the model's epochs and program) -> launch on the stream
+//           -> the runner steps through the program as the device will. A device timeout
+//           surfaces as an error naming the peer on the next check()
 //
 // The bootstrap is also the barrier that keeps peers off a flag area before it is zeroed: no
 // rank learns a window before its owner has zeroed it and sent its blob.
@@ -20,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/hw/cuda/zerobuf/fast_kernels.cuh"
 #include "backends/hw/cuda/zerobuf/flag_kernels.cuh"
 #include "backends/hw/cuda/zerobuf/vmm_window.hpp"
 #include "backends/hw/cuda/zerobuf/window_layout.hpp"
@@ -39,6 +43,8 @@ struct CommOptions {
   railcheck::zerobuf::SmaConfig sma;
   Nanos timeout = sec(10);            // a flag wait longer than this fails the communicator
   Nanos bootstrap_timeout = sec(60);  // every rank must call create within it
+  railcheck::zerobuf::FastPathLimits fast;  // same on every rank
+  int direct_max_blocks = 64;               // capped at the multiprocessors; same on every rank
 };
 
 class Communicator {
@@ -60,11 +66,24 @@ class Communicator {
   Result<bool> check();
 
   std::uint64_t window_bytes() const { return layout_.window_bytes; }
+  // The path a call of `kind` on these buffers takes (what run() would launch).
+  railcheck::zerobuf::FastPath path_for(railcheck::zerobuf::CollKind kind, const void* input, const void* output,
+                                        std::uint64_t bytes) const;
+  // Pins one path (for measuring) or goes back to choosing by size (`force` false).
+  void force_path(bool force, railcheck::zerobuf::FastPath path) {
+    opt_.fast.force = force;
+    opt_.fast.forced = path;
+  }
   const railcheck::zerobuf::SmaStats stats() const { return sma_.stats(); }
 
  private:
   Communicator(const CommOptions& o, WindowLayout layout, VmmWindow own, railcheck::zerobuf::SmaAllocator sma);
   void settle_events();
+  Result<bool> run_fast(railcheck::zerobuf::FastPath path, railcheck::zerobuf::FastOp op, std::uint64_t in,
+                        std::uint64_t out, std::uint64_t bytes, cudaStream_t stream);
+  Result<bool> run_program(railcheck::zerobuf::CollKind kind, std::uint64_t in, std::uint64_t out,
+                           std::uint64_t bytes, cudaStream_t stream);
+  Error fast_timeout_error(const TimeoutRecord& r) const;
 
   CommOptions opt_;
   WindowLayout layout_;
@@ -77,6 +96,7 @@ class Communicator {
   DeviceScratch* scratch_ = nullptr;
   TimeoutRecord* record_ = nullptr;  // pinned, mapped
   TimeoutRecord* record_dev_ = nullptr;
+  FastState* fast_state_ = nullptr;  // device memory
   std::uint64_t calls_ = 0;
   // The calls in flight or recent, by number, to name the step a timeout stopped at.
   std::map<std::uint64_t, std::pair<railcheck::zerobuf::CollCall, std::vector<railcheck::zerobuf::FlagStep>>> history_;

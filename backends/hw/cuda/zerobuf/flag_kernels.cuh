@@ -42,6 +42,13 @@ struct TimeoutRecord {
   std::uint64_t observed;
   std::uint64_t waited_ns;
   std::uint64_t call_no;
+  // The fast paths (fast_kernels.cuh) fill these too; the flag program leaves `path` 0 and
+  // names its step by `pc`.
+  std::uint32_t path;  // railcheck::zerobuf::FastPath
+  std::uint32_t peer;  // the rank waited for
+  std::uint32_t op;    // railcheck::zerobuf::FastOp
+  std::uint32_t pad;
+  std::uint64_t expected;  // the epoch waited for
 };
 
 // Device-side scratch of one communicator: the offsets the last Waits read, `failed`, and

@@ -3,12 +3,13 @@
 #include <fmt/format.h>
 
 #include "backends/hw/cuda/zerobuf/window_handle.hpp"
+#include "engine/zerobuf/fast_path.hpp"
 #include "engine/zerobuf/flag_step.hpp"
 
 namespace railcheck::hw::zerobuf {
 
 Result<WindowLayout> plan_window(const railcheck::zerobuf::SmaConfig& sma, std::uint64_t granularity,
-                                 std::uint32_t nranks) {
+                                 std::uint32_t nranks, std::uint64_t ll_max_piece_bytes) {
   if (auto e = railcheck::zerobuf::validate(sma)) return *e;
   if (nranks == 0 || nranks > kMaxRanks)
     return Error{fmt::format("zerobuf window: {} ranks", nranks), fmt::format("1 to {} ranks", kMaxRanks)};
@@ -24,7 +25,20 @@ Result<WindowLayout> plan_window(const railcheck::zerobuf::SmaConfig& sma, std::
     return Error{fmt::format("zerobuf window: the flag area of {} ranks needs {} B, the front has {} B", nranks,
                              w.flag_area_bytes, sma.front_bytes),
                  "give a larger front_bytes"};
-  w.window_bytes = sma.window_bytes();  // whole pages after the front: a multiple of the page
+  w.front_used_bytes = w.flag_area_bytes;
+  if (ll_max_piece_bytes > 0) {
+    if (ll_max_piece_bytes % 4 != 0 || ll_max_piece_bytes > (1ULL << 30))
+      return Error{fmt::format("zerobuf window: an LL limit of {} B", ll_max_piece_bytes),
+                   "a multiple of 4 bytes up to 1 GiB (docs/zerobuf.md, Thresholds)"};
+    constexpr std::uint64_t kAlign = 4096;  // areas start on their own pages of the front
+    const auto up = [](std::uint64_t x) { return (x + kAlign - 1) / kAlign * kAlign; };
+    w.barrier_area_offset = up(w.flag_area_bytes);
+    w.ll_area_offset = up(w.barrier_area_offset + railcheck::zerobuf::barrier_area_bytes(nranks));
+    w.ll_slot_lines = railcheck::zerobuf::ll_lines(ll_max_piece_bytes);
+    w.front_used_bytes = w.ll_area_offset + railcheck::zerobuf::ll_area_bytes(nranks, w.ll_slot_lines);
+    if (w.sma.front_bytes < w.front_used_bytes) w.sma.front_bytes = w.front_used_bytes;
+  }
+  w.window_bytes = w.sma.window_bytes();  // whole pages after the front: a multiple of the page
   return w;
 }
 

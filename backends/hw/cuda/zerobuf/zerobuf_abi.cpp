@@ -3,6 +3,7 @@
 #include "backends/hw/cuda/zerobuf/zerobuf_abi.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -14,6 +15,9 @@ namespace {
 using railcheck::Error;
 using railcheck::hw::zerobuf::Communicator;
 using railcheck::zerobuf::CollKind;
+
+constexpr std::uint64_t kDefaultSmallHeap = 32ULL << 20;
+constexpr std::uint64_t kDefaultLargeHeap = 384ULL << 20;
 
 std::mutex g_mu;
 std::unique_ptr<Communicator> g_comm;
@@ -53,9 +57,29 @@ int zb_init(int rank, int nranks, const char* root_address, uint64_t run_id, int
   o.root_address = root_address;
   o.run_id = run_id;
   o.device = device;
-  if (small_heap_bytes) o.sma.small_heap_bytes = small_heap_bytes;
-  if (large_heap_bytes) o.sma.large_heap_bytes = large_heap_bytes;
+  // The defaults keep the window (tensors included) under what an NCCL communicator takes on its
+  // own on 2 H200s (docs/zerobuf.md, Memory); a larger working set asks for more.
+  o.sma.small_heap_bytes = small_heap_bytes ? small_heap_bytes : kDefaultSmallHeap;
+  o.sma.large_heap_bytes = large_heap_bytes ? large_heap_bytes : kDefaultLargeHeap;
   o.timeout = railcheck::from_seconds(timeout_s);
+  auto env_bytes = [](const char* name, std::uint64_t& to) -> bool {
+    const char* v = std::getenv(name);
+    if (v == nullptr || *v == 0) return true;
+    char* end = nullptr;
+    const unsigned long long x = std::strtoull(v, &end, 10);
+    if (end == v || *end != 0) return false;
+    to = x;
+    return true;
+  };
+  std::uint64_t blocks = static_cast<std::uint64_t>(o.direct_max_blocks), fast = 1;
+  if (!env_bytes("ZEROBUF_LL_MAX_BYTES", o.fast.ll_max_piece_bytes) ||
+      !env_bytes("ZEROBUF_LL_BELOW_BYTES", o.fast.ll_below_bytes) || !env_bytes("ZEROBUF_DIRECT_BLOCKS", blocks) ||
+      !env_bytes("ZEROBUF_FAST", fast) || blocks == 0 || blocks > railcheck::zerobuf::kMaxDirectBlocks)
+    return fail(Error{"zerobuf: ZEROBUF_LL_MAX_BYTES, ZEROBUF_LL_BELOW_BYTES, ZEROBUF_DIRECT_BLOCKS or ZEROBUF_FAST "
+                      "is not a plain number (or the blocks are not 1..256)",
+                      "unset them for the defaults (docs/zerobuf.md, Thresholds)"});
+  o.direct_max_blocks = static_cast<int>(blocks);
+  o.fast.enabled = fast != 0;
   auto c = Communicator::create(o);
   if (!c) return fail(c.error());
   g_comm = std::move(c.value());
@@ -107,6 +131,26 @@ int zb_check(void) {
   if (!g_comm) return no_comm("zb_check");
   auto r = g_comm->check();
   return r ? 0 : fail(r.error());
+}
+
+int zb_set_path(const char* path) {
+  std::lock_guard lock(g_mu);
+  if (!g_comm) return no_comm("zb_set_path");
+  const std::string p = path ? path : "";
+  using railcheck::zerobuf::FastPath;
+  if (p == "auto") g_comm->force_path(false, FastPath::Program);
+  else if (p == "ll") g_comm->force_path(true, FastPath::Ll);
+  else if (p == "direct") g_comm->force_path(true, FastPath::Direct);
+  else if (p == "program") g_comm->force_path(true, FastPath::Program);
+  else return fail(Error{"zerobuf: zb_set_path(\"" + p + "\")", "one of auto, ll, direct, program"});
+  return 0;
+}
+
+int zb_path_of(int op, const void* in, const void* out, uint64_t bytes) {
+  std::lock_guard lock(g_mu);
+  if (!g_comm) return no_comm("zb_path_of");
+  if (op < 0 || op > 3) return fail(Error{"zerobuf: zb_path_of with op " + std::to_string(op), "0 to 3"});
+  return static_cast<int>(g_comm->path_for(static_cast<CollKind>(op), in, out, bytes));
 }
 
 uint64_t zb_window_bytes(void) {

@@ -19,8 +19,10 @@ extern "C" {
 
 #define ZB_API __attribute__((visibility("default")))
 
-/* root_address: "<IPv4>:<port>", opened by rank 0. run_id: same on every rank, 0 for the default.
- * A heap size of 0 takes the SMA default. timeout_s: a flag wait longer than this fails the
+/* root_address: "<IPv4>:<port>", opened by rank 0. The environment tunes the fast paths (same on
+ * every rank): ZEROBUF_LL_MAX_BYTES (largest LL piece and the LL area's size), ZEROBUF_LL_BELOW_BYTES
+ * (LL below this, direct from it), ZEROBUF_DIRECT_BLOCKS, ZEROBUF_FAST=0 (flag program only). run_id: same on every rank, 0 for the default.
+ * A heap size of 0 takes the default (32 MiB small, 384 MiB large). timeout_s: a flag wait longer than this fails the
  * communicator (zbccl seed §8.2). */
 ZB_API int zb_init(int rank, int nranks, const char* root_address, uint64_t run_id, int device,
                    uint64_t small_heap_bytes, uint64_t large_heap_bytes, double timeout_s);
@@ -35,6 +37,13 @@ ZB_API int zb_all_reduce(const void* input, void* output, uint64_t bytes, void* 
 ZB_API int zb_all_to_all(const void* input, void* output, uint64_t bytes, void* stream);
 /* 0 while no kernel has timed out; -1 with the timeout's error once one has. Does not wait. */
 ZB_API int zb_check(void);
+/* Pins every later call to one path, for measuring: "ll", "direct", "program", or "auto" (the
+ * default: by size, docs/zerobuf.md "Thresholds"). A call the pinned path cannot take (size,
+ * alignment) takes the flag program. Every rank must pin the same path. */
+ZB_API int zb_set_path(const char* path);
+/* The path a call would take: 0 flag program, 1 LL, 2 direct; -1 on error. op: 0 all-gather,
+ * 1 reduce-scatter, 2 all-reduce, 3 all-to-all. */
+ZB_API int zb_path_of(int op, const void* input, const void* output, uint64_t bytes);
 ZB_API uint64_t zb_window_bytes(void);
 ZB_API int zb_finalize(void);
 

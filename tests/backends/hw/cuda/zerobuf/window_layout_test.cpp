@@ -60,3 +60,27 @@ TEST_CASE("collective buffers must lie wholly inside the window", "[zerobuf][lay
   CHECK_FALSE(window_offset(base, size, base + size + 4096, 0, "output").ok());
   CHECK_FALSE(window_offset(base, size, base + 8, ~0ULL, "output").ok());  // no overflow wrap
 }
+
+TEST_CASE("the fast paths' areas follow the flag area in the front and grow it", "[zerobuf][layout]") {
+  SmaConfig c;
+  c.small_heap_bytes = 2 * MiB;
+  c.large_heap_bytes = 64 * MiB;
+  auto plain = plan_window(c, 2 * MiB, 4);
+  auto w = plan_window(c, 2 * MiB, 4, 1 * MiB);
+  REQUIRE(plain.ok());
+  REQUIRE(w.ok());
+  CHECK(plain->front_used_bytes == plain->flag_area_bytes);
+  CHECK(plain->ll_slot_lines == 0);
+  // Flag area, barrier area, LL area, in that order, none overlapping, each on its own 4 KiB.
+  CHECK(w->barrier_area_offset >= w->flag_area_bytes);
+  CHECK(w->ll_area_offset >= w->barrier_area_offset + railcheck::zerobuf::barrier_area_bytes(4));
+  CHECK(w->barrier_area_offset % 4096 == 0);
+  CHECK(w->ll_area_offset % 4096 == 0);
+  CHECK(w->ll_slot_lines == MiB / 8);  // 8 data bytes a line
+  // Two parities x four senders x 1 MiB of data at half the line: 16 MiB of LL area.
+  CHECK(w->front_used_bytes == w->ll_area_offset + 16 * MiB);
+  CHECK(w->sma.front_bytes == w->front_used_bytes);
+  CHECK(w->window_bytes == plain->window_bytes + 16 * MiB);  // the front: one page -> nine
+  CHECK(w->window_bytes % (2 * MiB) == 0);
+  SECTION("an LL limit that is not whole 4-byte words") { CHECK_FALSE(plan_window(c, 2 * MiB, 4, 6).ok()); }
+}

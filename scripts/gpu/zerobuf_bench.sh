@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The zero-buffer latency benchmark (issue 29): builds libzerobuf-railcheck.so (through
+# zerobuf_gpu.sh), starts one rank per GPU (zerobuf_bench.py), and measures every op and size
+# against NCCL in the same run, graph-captured and eager, every zero-buffer path checked bit-exact
+# first. Writes zerobuf_bench.json and the ranks' logs to $OUT and prints the tables
+# (zerobuf_bench_table.py). Needs at least 2 GPUs (exit 77 otherwise).
+#
+# Inputs (environment):
+#   OUT        where the JSON and logs go (default: ./zerobuf-bench-out)
+#   NRANKS     ranks, one per GPU (default: every GPU)
+#   MAX_BYTES  largest size (default 256 MiB); MIN_BYTES (default 8)
+#   PATHS      zero-buffer paths to measure (default auto,ll,direct)
+#   LARGE_HEAP window's large heap in bytes (default: enough for MAX_BYTES)
+#   EXTRA      more arguments for zerobuf_bench.py (e.g. --no-eager, --ops all_reduce)
+#   ZEROBUF_*  the library's tunables (zerobuf_abi.h), passed through
+# Exit: 0 every call bit-exact, 1 a wrong result or a failed rank, 2 the build failed, 77 no GPUs.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+out="${OUT:-$PWD/zerobuf-bench-out}"
+mkdir -p "$out"
+lib="$out/libzerobuf-railcheck.so"
+BUILD_ONLY=1 LIB_OUT="$lib" OUT="$out" "$here/zerobuf_gpu.sh" || exit 2
+command -v nvidia-smi >/dev/null || { echo "zerobuf_bench: no nvidia-smi" >&2; exit 77; }
+gpus=$(nvidia-smi -L | grep -c '^GPU')
+n="${NRANKS:-$gpus}"
+(( n >= 2 && n <= gpus )) || { echo "zerobuf_bench: needs 2..$gpus ranks, one per GPU (have $gpus GPUs)" >&2; exit 77; }
+max="${MAX_BYTES:-268435456}"
+# all-to-all and all-reduce hold input and output of MAX_BYTES each; PyTorch's pool rounds up.
+heap="${LARGE_HEAP:-$(( 2 * max + 256 * 1048576 ))}"
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | head -n "$n" | tee "$out/gpu.txt"
+export NCCL_SOCKET_IFNAME=lo NCCL_IB_DISABLE=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 \
+  NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
+pids=()
+for (( r = 0; r < n; r++ )); do
+  # shellcheck disable=SC2086
+  timeout 540 python3 "$here/zerobuf_bench.py" --rank "$r" --nranks "$n" --lib "$lib" --max-bytes "$max" \
+    --min-bytes "${MIN_BYTES:-8}" --paths "${PATHS:-auto,ll,direct}" --large-heap "$heap" \
+    --out "$out/zerobuf_bench.json" ${EXTRA:-} >"$out/rank$r.log" 2>&1 &
+  pids+=($!)
+done
+rc=0
+for p in "${pids[@]}"; do wait "$p" || rc=1; done
+if [[ -f "$out/zerobuf_bench.json" ]]; then
+  python3 "$here/zerobuf_bench_table.py" "$out/zerobuf_bench.json" | tee "$out/table.txt"
+fi
+if (( rc != 0 )); then
+  for (( r = 0; r < n; r++ )); do echo "== rank $r (tail)"; tail -n 25 "$out/rank$r.log"; done
+fi
+exit "$rc"

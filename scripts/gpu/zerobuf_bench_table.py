@@ -1,0 +1,95 @@
+"""Tables of a zerobuf_bench.json (scripts/gpu/zerobuf_bench.sh): latency (graph and eager), busbw,
+memory, and issue 29's targets checked on the graph-captured figures.
+
+    python3 scripts/gpu/zerobuf_bench_table.py zerobuf_bench.json [--markdown]
+"""
+import argparse
+import json
+
+MiB = 1 << 20
+
+
+def human(b):
+    for unit, div in (("MiB", MiB), ("KiB", 1024)):
+        if b >= div:
+            return f"{b // div} {unit}"
+    return f"{b} B"
+
+
+def busbw_gbs(op, size, n, us):
+    """nccl-tests' bus bandwidth: what each link carries, in GB/s."""
+    factor = 2 * (n - 1) / n if op == "all_reduce" else (n - 1) / n
+    return size * factor / (us * 1e-6) / 1e9
+
+
+def fmt(x, nd=1):
+    return "-" if x is None else f"{x:.{nd}f}"
+
+
+def table(rows, headers, markdown):
+    if markdown:
+        out = ["| " + " | ".join(headers) + " |", "|" + "|".join("---:" for _ in headers) + "|"]
+        out += ["| " + " | ".join(r) + " |" for r in rows]
+    else:
+        w = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)] if rows else [len(h) for h in headers]
+        out = ["  ".join(h.rjust(w[i]) for i, h in enumerate(headers))]
+        out += ["  ".join(c.rjust(w[i]) for i, c in enumerate(r)) for r in rows]
+    return "\n".join(out)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("json")
+    ap.add_argument("--markdown", action="store_true")
+    a = ap.parse_args()
+    rep = json.load(open(a.json))
+    n = rep["gpus"]
+    print(f"zerobuf vs NCCL {rep['nccl']}: {n} x {rep['gpu']}, torch {rep['torch']}, {rep['date']}")
+    for mode in ("graph", "eager"):
+        rows = []
+        for r in rep["rows"]:
+            nc = r.get(f"nccl_{mode}_us")
+            if nc is None:
+                continue
+            auto = r.get(f"zb_auto_{mode}_us")
+            rows.append([r["op"], human(r["bytes"]), fmt(nc), f"{fmt(auto)} ({r.get('zb_auto_path', '-')})",
+                         fmt(r.get(f"zb_ll_{mode}_us")), fmt(r.get(f"zb_direct_{mode}_us")),
+                         fmt(auto / nc if auto else None, 2)])
+        if rows:
+            print(f"\nlatency, {mode}, us per call (median)")
+            print(table(rows, ["op", "size", "NCCL", "zerobuf (path)", "LL", "direct", "zb/NCCL"], a.markdown))
+    rows = []
+    for r in rep["rows"]:
+        nc, zb = r.get("nccl_graph_us"), r.get("zb_auto_graph_us")
+        if nc and zb:
+            rows.append([r["op"], human(r["bytes"]), fmt(busbw_gbs(r["op"], r["bytes"], n, nc)),
+                         fmt(busbw_gbs(r["op"], r["bytes"], n, zb))])
+    print("\nbusbw, graph, GB/s")
+    print(table(rows, ["op", "size", "NCCL", "zerobuf"], a.markdown))
+    print("\nmemory per rank, MiB:", json.dumps(rep["memory"]))
+
+    # Issue 29's targets, on the graph-captured figures.
+    small = [r for r in rep["rows"] if r["bytes"] <= MiB and r.get("zb_auto_graph_us")]
+    worst_small = max(small, key=lambda r: r["zb_auto_graph_us"] / r["nccl_graph_us"], default=None)
+    ar32 = [r for r in rep["rows"] if r["op"] == "all_reduce" and r["bytes"] <= 32 * 1024 and r.get("zb_auto_graph_us")]
+    slowest_ar32 = max(ar32, key=lambda r: r["zb_auto_graph_us"], default=None)
+    every = [r for r in rep["rows"] if r.get("zb_auto_graph_us")]
+    worst = max(every, key=lambda r: r["zb_auto_graph_us"] / r["nccl_graph_us"], default=None)
+    print("\ntargets (graph):")
+    if worst_small:
+        q = worst_small["zb_auto_graph_us"] / worst_small["nccl_graph_us"]
+        print(f"  <= 1 MiB, every op at most 0.70 x NCCL: worst {q:.2f} ({worst_small['op']} "
+              f"{human(worst_small['bytes'])}) -> {'met' if q <= 0.70 else 'NOT met'}")
+    if slowest_ar32:
+        t = slowest_ar32["zb_auto_graph_us"]
+        print(f"  all-reduce <= 5 us up to 32 KiB: slowest {t:.2f} us ({human(slowest_ar32['bytes'])}) -> "
+              f"{'met' if t <= 5.0 else 'NOT met'}")
+    if worst:
+        q = worst["zb_auto_graph_us"] / worst["nccl_graph_us"]
+        print(f"  no op slower than NCCL: worst {q:.2f} ({worst['op']} {human(worst['bytes'])}) -> "
+              f"{'met' if q <= 1.0 else 'NOT met'}")
+    print(f"  bit-exact: {'every call' if rep.get('wrong_all_ranks', rep['wrong']) == 0 else 'NO'}")
+
+
+if __name__ == "__main__":
+    main()
