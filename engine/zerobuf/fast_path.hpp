@@ -130,32 +130,42 @@ RAILCHECK_HD constexpr Span direct_part(std::uint64_t bytes, std::uint32_t r, st
 }
 
 // ---- Choosing ----
-// Where the fast paths stop and which one a call takes. The defaults are the measured
-// crossovers (docs/zerobuf.md, "Thresholds"); `forced` pins one path for measuring.
+// Bytes one rank pushes through the LL path for a call: its piece to each of the other ranks.
+RAILCHECK_HD constexpr std::uint64_t ll_send_bytes(std::uint64_t bytes, std::uint32_t nranks) {
+  return nranks > 1 ? bytes * (nranks - 1) : bytes;
+}
+// The largest piece the LL area must hold for a limit of `ll_max_send_bytes`.
+RAILCHECK_HD constexpr std::uint64_t ll_max_piece(std::uint64_t ll_max_send_bytes, std::uint32_t nranks) {
+  return (nranks > 1 ? ll_max_send_bytes / (nranks - 1) : ll_max_send_bytes) / 4 * 4;
+}
+
+// Where LL stops: LL while a rank pushes at most `ll_max_send_bytes` (LL lines carry half data,
+// so its cost grows twice as fast as the direct path's, whose barriers cost a fixed ~7 us). The
+// default is the crossover measured on 2 x H200 (docs/zerobuf.md, "Thresholds"): LL wins up to
+// 1 MiB pushed, direct from 2 MiB, for every op. `forced` pins one path for measuring.
 struct FastPathLimits {
-  std::uint64_t ll_max_piece_bytes = 256ULL << 10;  // LL up to this piece (and the LL area's size)
-  std::uint64_t ll_below_bytes = 256ULL << 10;      // LL for pieces smaller than this, else direct
-  bool enabled = true;                              // false: every call takes the flag program
-  FastPath forced = FastPath::Program;              // Program: choose by size
+  std::uint64_t ll_max_send_bytes = 1ULL << 20;
+  bool enabled = true;                  // false: every call takes the flag program
+  FastPath forced = FastPath::Program;  // with `force`: the only path tried
   bool force = false;
 };
 
-// The path for a call: LL for small pieces (4-byte multiples), direct for 16-byte multiples
-// with 16-byte aligned buffers, else the flag program. `aligned16`: both buffers' addresses.
-RAILCHECK_HD constexpr FastPath choose_path(FastOp op, std::uint64_t bytes, bool aligned16,
+// The path for a call: LL for 4-byte multiples a rank pushes at most the LL limit of, direct for
+// 16-byte multiples on 16-byte aligned buffers, else the flag program. `aligned16`: both buffers'
+// addresses (LL also needs them 4-byte aligned: the caller checks).
+RAILCHECK_HD constexpr FastPath choose_path(FastOp op, std::uint64_t bytes, std::uint32_t nranks, bool aligned16,
                                             const FastPathLimits& lim) {
   (void)op;
   if (!lim.enabled || bytes == 0) return FastPath::Program;
-  const bool ll_ok = bytes % 4 == 0 && bytes <= lim.ll_max_piece_bytes;
+  const bool ll_ok = bytes % 4 == 0 && bytes <= ll_max_piece(lim.ll_max_send_bytes, nranks);
   const bool direct_ok = aligned16 && bytes % 16 == 0;
   if (lim.force) {
     if (lim.forced == FastPath::Ll) return ll_ok ? FastPath::Ll : FastPath::Program;
     if (lim.forced == FastPath::Direct) return direct_ok ? FastPath::Direct : FastPath::Program;
     return FastPath::Program;
   }
-  if (ll_ok && bytes < lim.ll_below_bytes) return FastPath::Ll;
-  if (direct_ok) return FastPath::Direct;
   if (ll_ok) return FastPath::Ll;
+  if (direct_ok) return FastPath::Direct;
   return FastPath::Program;
 }
 

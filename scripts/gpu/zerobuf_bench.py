@@ -3,7 +3,8 @@ per GPU).
 
 For every op and size: NCCL (torch.distributed) and libzerobuf-railcheck.so on the same inputs,
 each zero-buffer path that can take the call (auto = what the library chooses, LL, direct) checked
-bit-exact against NCCL's output, then timed two ways, NCCL the same way in the same run:
+against NCCL's output (bit-exact; for reductions over more than two ranks, to rounding, since
+NCCL sums in ring order), then timed two ways, NCCL the same way in the same run:
   graph  the calls captured back to back in a CUDA graph (as inference engines run them), the
          graph replayed; device time per call, median over repetitions
   eager  the calls issued from Python one by one (host work included), device time per call
@@ -194,6 +195,24 @@ def main():
 
     timer = Timer(barrier, align)
     rows, wrong = [], 0
+    report = {
+        "date": datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M UTC"),
+        "gpu": torch.cuda.get_device_name(rank),
+        "gpus": n,
+        "torch": torch.__version__,
+        "nccl": ".".join(map(str, torch.cuda.nccl.version())),
+        "memory": mem,
+        "env": {k: v for k, v in os.environ.items() if k.startswith(("ZEROBUF_", "NCCL_"))},
+        "rows": rows,
+    }
+
+    def save():
+        # After every size, so a run cut short still leaves what it measured.
+        if rank == 0:
+            report["wrong"] = wrong
+            with open(a.out, "w") as f:
+                json.dump(report, f, indent=1)
+
     ops = a.ops.split(",")
     paths = a.paths.split(",")
     size = a.min_bytes
@@ -214,9 +233,18 @@ def main():
             if not a.no_eager:
                 row["nccl_eager_us"] = timer.eager_us(lambda: nccl_call(op, nout, nin), size)
             del nin, nout
-            with zb.pool():
-                zin = torch.empty(in_n, device="cuda")
-                zout = zin if op == "all_reduce" else torch.empty(out_n, device="cuda")
+            try:
+                with zb.pool():
+                    zin = torch.empty(in_n, device="cuda")
+                    zout = zin if op == "all_reduce" else torch.empty(out_n, device="cuda")
+            except torch.OutOfMemoryError:
+                # The window is full (a bench setting: LARGE_HEAP); the same on every rank.
+                row["zb_error"] = "the zero-buffer window has no room for this size (LARGE_HEAP)"
+                rows.append(row)
+                log(rank, f"{op} {size} B: {row['zb_error']}")
+                del inp, ref
+                torch.cuda.empty_cache()
+                continue
             for p in paths:
                 zb.set_path(p)
                 taken = PATH_NAME[zb.path_of(OP_CODE[op], zin, zout, size if op == "all_reduce" else
@@ -233,7 +261,12 @@ def main():
                     zb.check()
                     exact = bool(torch.equal(zout, ref))
                     row[f"{key}_exact"] = exact
-                    if not exact:
+                    # Two ranks: a + b is b + a, so every path must match NCCL bit for bit. More
+                    # ranks: NCCL sums in ring order, the zero-buffer paths in rank order; the
+                    # sums agree to rounding.
+                    close = exact or (n > 2 and OP_CODE[op] in (1, 2) and
+                                      bool(torch.allclose(zout, ref, rtol=1e-5, atol=1e-5)))
+                    if not close:
                         wrong += 1
                         log(rank, f"WRONG {op} {size} B path {taken}: max diff "
                                   f"{float((zout - ref).abs().max().item())}")
@@ -251,20 +284,11 @@ def main():
             del zin, zout, inp, ref
         if rank == 0:
             log(rank, f"{size} B done")
+        save()
         torch.cuda.empty_cache()
         size *= 2
 
-    report = {
-        "date": datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M UTC"),
-        "gpu": torch.cuda.get_device_name(rank),
-        "gpus": n,
-        "torch": torch.__version__,
-        "nccl": ".".join(map(str, torch.cuda.nccl.version())),
-        "memory": mem,
-        "env": {k: v for k, v in os.environ.items() if k.startswith(("ZEROBUF_", "NCCL_"))},
-        "rows": rows,
-        "wrong": wrong,
-    }
+    report["wrong"] = wrong
     store.set(f"wrong/{rank}", str(wrong))
     barrier()
     total_wrong = sum(int(store.get(f"wrong/{r}").decode()) for r in range(n))

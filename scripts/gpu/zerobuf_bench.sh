@@ -25,8 +25,9 @@ gpus=$(nvidia-smi -L | grep -c '^GPU')
 n="${NRANKS:-$gpus}"
 (( n >= 2 && n <= gpus )) || { echo "zerobuf_bench: needs 2..$gpus ranks, one per GPU (have $gpus GPUs)" >&2; exit 77; }
 max="${MAX_BYTES:-268435456}"
-# all-to-all and all-reduce hold input and output of MAX_BYTES each; PyTorch's pool rounds up.
-heap="${LARGE_HEAP:-$(( 2 * max + 256 * 1048576 ))}"
+# all-to-all holds input and output of MAX_BYTES each, and PyTorch's pool keeps what it freed
+# for reuse (fragmenting): room for twice that.
+heap="${LARGE_HEAP:-$(( 4 * max + 256 * 1048576 ))}"
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | head -n "$n" | tee "$out/gpu.txt"
 export NCCL_SOCKET_IFNAME=lo NCCL_IB_DISABLE=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 \
   NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1

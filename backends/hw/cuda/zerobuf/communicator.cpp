@@ -61,7 +61,8 @@ Result<std::unique_ptr<Communicator>> Communicator::create(const CommOptions& o)
   auto granularity = vmm_granularity(o.device);
   if (!granularity) return granularity.error();
   auto layout =
-      plan_window(o.sma, granularity.value(), o.nranks, o.fast.enabled ? o.fast.ll_max_piece_bytes : 0);
+      plan_window(o.sma, granularity.value(), o.nranks,
+                  o.fast.enabled ? std::max<std::uint64_t>(4, ll_max_piece(o.fast.ll_max_send_bytes, o.nranks)) : 0);
   if (!layout) return layout.error();
   auto own = VmmWindow::create(o.device, layout->window_bytes);
   if (!own) return own.error();
@@ -225,7 +226,7 @@ FastPath Communicator::path_for(CollKind kind, const void* input, const void* ou
   const auto op = fast_op(kind);
   if (!op) return FastPath::Program;
   const auto in = reinterpret_cast<std::uintptr_t>(input), out = reinterpret_cast<std::uintptr_t>(output);
-  FastPath p = choose_path(*op, bytes, ((in | out) & 15) == 0, opt_.fast);
+  FastPath p = choose_path(*op, bytes, opt_.nranks, ((in | out) & 15) == 0, opt_.fast);
   if (p == FastPath::Ll && ((in | out) & 3) != 0) p = FastPath::Program;  // LL moves 4-byte words
   return p;
 }

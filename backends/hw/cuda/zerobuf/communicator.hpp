@@ -44,7 +44,7 @@ struct CommOptions {
   Nanos timeout = sec(10);            // a flag wait longer than this fails the communicator
   Nanos bootstrap_timeout = sec(60);  // every rank must call create within it
   railcheck::zerobuf::FastPathLimits fast;  // same on every rank
-  int direct_max_blocks = 64;               // capped at the multiprocessors; same on every rank
+  int direct_max_blocks = 128;              // capped at the multiprocessors; same on every rank
 };
 
 class Communicator {

@@ -72,10 +72,9 @@ int zb_init(int rank, int nranks, const char* root_address, uint64_t run_id, int
     return true;
   };
   std::uint64_t blocks = static_cast<std::uint64_t>(o.direct_max_blocks), fast = 1;
-  if (!env_bytes("ZEROBUF_LL_MAX_BYTES", o.fast.ll_max_piece_bytes) ||
-      !env_bytes("ZEROBUF_LL_BELOW_BYTES", o.fast.ll_below_bytes) || !env_bytes("ZEROBUF_DIRECT_BLOCKS", blocks) ||
+  if (!env_bytes("ZEROBUF_LL_MAX_BYTES", o.fast.ll_max_send_bytes) || !env_bytes("ZEROBUF_DIRECT_BLOCKS", blocks) ||
       !env_bytes("ZEROBUF_FAST", fast) || blocks == 0 || blocks > railcheck::zerobuf::kMaxDirectBlocks)
-    return fail(Error{"zerobuf: ZEROBUF_LL_MAX_BYTES, ZEROBUF_LL_BELOW_BYTES, ZEROBUF_DIRECT_BLOCKS or ZEROBUF_FAST "
+    return fail(Error{"zerobuf: ZEROBUF_LL_MAX_BYTES, ZEROBUF_DIRECT_BLOCKS or ZEROBUF_FAST "
                       "is not a plain number (or the blocks are not 1..256)",
                       "unset them for the defaults (docs/zerobuf.md, Thresholds)"});
   o.direct_max_blocks = static_cast<int>(blocks);

@@ -20,8 +20,10 @@ extern "C" {
 #define ZB_API __attribute__((visibility("default")))
 
 /* root_address: "<IPv4>:<port>", opened by rank 0. The environment tunes the fast paths (same on
- * every rank): ZEROBUF_LL_MAX_BYTES (largest LL piece and the LL area's size), ZEROBUF_LL_BELOW_BYTES
- * (LL below this, direct from it), ZEROBUF_DIRECT_BLOCKS, ZEROBUF_FAST=0 (flag program only). run_id: same on every rank, 0 for the default.
+ * every rank): ZEROBUF_LL_MAX_BYTES (LL while a rank pushes at most this much to its peers; it also
+ * sizes the LL area; default 1 MiB), ZEROBUF_DIRECT_BLOCKS (the direct kernel's blocks, default 128,
+ * at most the GPU's multiprocessors: ranks on different GPU models must set it to the smallest
+ * count), ZEROBUF_FAST=0 (flag program only). run_id: same on every rank, 0 for the default.
  * A heap size of 0 takes the default (32 MiB small, 384 MiB large). timeout_s: a flag wait longer than this fails the
  * communicator (zbccl seed §8.2). */
 ZB_API int zb_init(int rank, int nranks, const char* root_address, uint64_t run_id, int device,

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "backends/hw/cuda/zerobuf/window_handle.hpp"
+#include "engine/zerobuf/fast_path.hpp"
 #include "engine/zerobuf/flag_step.hpp"
 
 using namespace railcheck::hw::zerobuf;
