@@ -41,10 +41,27 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("json")
     ap.add_argument("--markdown", action="store_true")
+    ap.add_argument("--compact", action="store_true",
+                    help="one row per size, one column per op: zerobuf / NCCL us (ratio), graph-captured")
     a = ap.parse_args()
     rep = json.load(open(a.json))
     n = rep["gpus"]
     print(f"zerobuf vs NCCL {rep['nccl']}: {n} x {rep['gpu']}, torch {rep['torch']}, {rep['date']}")
+    if a.compact:
+        by = {(r["op"], r["bytes"]): r for r in rep["rows"]}
+        ops = [op for op in ("all_gather", "reduce_scatter", "all_reduce", "all_to_all")
+               if any(k[0] == op for k in by)]
+        rows = []
+        for size in sorted({k[1] for k in by}):
+            cells = [human(size)]
+            for op in ops:
+                r = by.get((op, size), {})
+                zb, nc = r.get("zb_auto_graph_us"), r.get("nccl_graph_us")
+                path = {"ll": "LL", "direct": "D", "program": "P"}.get(r.get("zb_auto_path"), "")
+                cells.append(f"{zb:.1f} {path} / {nc:.1f} ({zb / nc:.2f})" if zb and nc else "-")
+            rows.append(cells)
+        print(table(rows, ["size"] + [op.replace("_", "-") for op in ops], a.markdown))
+        return
     for mode in ("graph", "eager"):
         rows = []
         for r in rep["rows"]:
