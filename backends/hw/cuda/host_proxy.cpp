@@ -12,9 +12,12 @@ Result<bool> HostProxy::on_descriptor(const WriteDescriptor& d) {
   if (d.expect > 0) {
     if (d.flag_slot >= flag_count_)
       return Error{fmt::format("descriptor {} names flag slot {} of {}", d.seq, d.flag_slot, flag_count_), ""};
-    waiters_[d.imm] = Waiter{d.flag_slot, d.seq + 1};
+    waiters_.push_back(Waiter{d.imm, d.flag_slot, d.seq + 1});
     auto ev = counter_.expect(d.imm, d.expect);
-    if (!ev) return ev.error();
+    if (!ev) {
+      waiters_.pop_back();
+      return ev.error();
+    }
     if (ev.value() == imm::ImmEvent::OverArrival)
       return Error{fmt::format("imm {:#x}: more writes landed than the {} expected", d.imm, d.expect), ""};
     if (ev.value() == imm::ImmEvent::Completed) complete(d.imm);
@@ -33,14 +36,18 @@ Result<bool> HostProxy::on_landed(std::uint32_t imm) {
 }
 
 void HostProxy::complete(std::uint32_t imm) {
-  auto w = waiters_.at(imm);
-  waiters_.erase(imm);
+  // The newest waiter is the likeliest to complete next; ImmCounter refuses an imm that is still
+  // open, so there is exactly one entry.
+  auto it = waiters_.end();
+  while (it != waiters_.begin() && (it - 1)->imm != imm) --it;
+  if (it == waiters_.begin()) return;  // cannot happen: only an expected imm completes
+  const Waiter w = *(it - 1);
+  waiters_.erase(it - 1);
   // Release before raising: the GPU may reuse the value as soon as it sees the flag, and this
   // thread handles the reuse's descriptor only after this function returns anyway.
   (void)counter_.release(imm);
   raise_flag(flags_, w.flag_slot, w.flag_value);
-  std::lock_guard lock(mu_);
-  ++stats_.flags_raised;
+  flags_raised_.fetch_add(1, std::memory_order_relaxed);
 }
 
 Result<std::size_t> HostProxy::run_once() {
@@ -49,8 +56,7 @@ Result<std::size_t> HostProxy::run_once() {
     auto r = on_descriptor(*d);
     if (!r) return r.error();
     ++work;
-    std::lock_guard lock(mu_);
-    ++stats_.descriptors;
+    descriptors_.fetch_add(1, std::memory_order_relaxed);
   }
   landed_.clear();
   if (auto p = issuer_.poll(landed_); !p) return p.error();
@@ -59,10 +65,7 @@ Result<std::size_t> HostProxy::run_once() {
     if (!r) return r.error();
     ++work;
   }
-  if (!landed_.empty()) {
-    std::lock_guard lock(mu_);
-    stats_.landed += landed_.size();
-  }
+  if (!landed_.empty()) landed_count_.fetch_add(landed_.size(), std::memory_order_relaxed);
   return work;
 }
 
@@ -99,8 +102,11 @@ std::optional<Error> HostProxy::error() const {
 }
 
 ProxyStats HostProxy::stats() const {
-  std::lock_guard lock(mu_);
-  return stats_;
+  ProxyStats s;
+  s.descriptors = descriptors_.load(std::memory_order_relaxed);
+  s.landed = landed_count_.load(std::memory_order_relaxed);
+  s.flags_raised = flags_raised_.load(std::memory_order_relaxed);
+  return s;
 }
 
 }  // namespace railcheck::hw::cuda

@@ -8,7 +8,6 @@
 #include <mutex>
 #include <optional>
 #include <thread>
-#include <unordered_map>
 #include <vector>
 
 #include "backends/hw/cuda/descriptor_ring.hpp"
@@ -26,7 +25,10 @@ struct ProxyStats {
 class HostProxy {
  public:
   HostProxy(DescriptorRing ring, std::uint64_t* flags, std::uint32_t flag_count, WriteIssuer& issuer)
-      : ring_(ring), flags_(flags), flag_count_(flag_count), issuer_(issuer) {}
+      : ring_(ring), flags_(flags), flag_count_(flag_count), issuer_(issuer) {
+    waiters_.reserve(64);
+    landed_.reserve(64);
+  }
   ~HostProxy() { stop(); }
   HostProxy(const HostProxy&) = delete;
   HostProxy& operator=(const HostProxy&) = delete;
@@ -59,18 +61,23 @@ class HostProxy {
   WriteIssuer& issuer_;
   imm::ImmCounter counter_;
   struct Waiter {
+    std::uint32_t imm = 0;
     std::uint32_t flag_slot = 0;
     std::uint64_t flag_value = 0;
   };
-  std::unordered_map<std::uint32_t, Waiter> waiters_;  // imm -> whom to tell
+  // imm -> whom to tell. A flat list searched from the back: it holds only the transfers in
+  // flight (a handful; at most the ring's capacity), and a node-based map's allocation per
+  // transfer cost more than the search on the GPU round trip's critical path (docs/cuda.md).
+  std::vector<Waiter> waiters_;
   std::uint64_t next_seq_ = 0;
   std::vector<std::uint32_t> landed_;
 
   std::thread thread_;
   std::atomic<bool> running_{false};
-  mutable std::mutex mu_;  // guards error_ and stats_ for readers on other threads
+  mutable std::mutex mu_;  // guards error_ for readers on other threads
   std::optional<Error> error_;
-  ProxyStats stats_;
+  // Written by the proxy thread only, read by others: relaxed counters, no lock per descriptor.
+  std::atomic<std::uint64_t> descriptors_{0}, landed_count_{0}, flags_raised_{0};
 };
 
 }  // namespace railcheck::hw::cuda
