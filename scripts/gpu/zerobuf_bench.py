@@ -158,10 +158,15 @@ def main():
     ap.add_argument("--ops", default=",".join(OPS))
     ap.add_argument("--paths", default="auto,ll,direct", help="zero-buffer paths to measure")
     ap.add_argument("--no-eager", action="store_true")
+    ap.add_argument("--device", type=int, default=None, help="this rank's GPU (default: the rank)")
+    ap.add_argument("--check-only", action="store_true",
+                    help="check every path against NCCL, time nothing (ranks sharing a GPU: the GPU "
+                         "time-slices between processes, so timings would mean nothing)")
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
     rank, n = a.rank, a.nranks
-    torch.cuda.set_device(rank)
+    dev = rank if a.device is None else a.device
+    torch.cuda.set_device(dev)
     torch.zeros(1, device="cuda")
     store = dist.TCPStore("127.0.0.1", a.store_port, n, rank == 0, timeout=datetime.timedelta(seconds=300))
     barrier = Barrier(store, n)
@@ -174,7 +179,7 @@ def main():
     barrier()
     m0 = used()
     dist.init_process_group("nccl", store=dist.PrefixStore("nccl", store), rank=rank, world_size=n,
-                            device_id=torch.device("cuda", rank))
+                            device_id=torch.device("cuda", dev))
     one = torch.ones(1, device="cuda")
     dist.all_reduce(one)
     # Every op once at a small size, so NCCL has set up what its collectives need.
@@ -185,7 +190,7 @@ def main():
     dist.all_to_all_single(y, x)
     del x, y
     m1 = used()
-    zb = ZeroBuf(a.lib, rank, n, a.zb_root, device=rank, large_heap_bytes=a.large_heap, timeout_s=10.0)
+    zb = ZeroBuf(a.lib, rank, n, a.zb_root, device=dev, large_heap_bytes=a.large_heap, timeout_s=10.0)
     m2 = used()
     mem = {"nccl_mib": (m1 - m0) / MiB, "zerobuf_mib": (m2 - m1) / MiB, "zerobuf_window_mib": zb.window_bytes / MiB}
     log(rank, f"NCCL {torch.cuda.nccl.version()}, memory {json.dumps(mem)}")
@@ -195,9 +200,11 @@ def main():
 
     timer = Timer(barrier, align)
     rows, wrong = [], 0
+    signatures = []  # all-reduce outputs: the same bits on every rank?
     report = {
         "date": datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M UTC"),
-        "gpu": torch.cuda.get_device_name(rank),
+        "gpu": torch.cuda.get_device_name(dev),
+        "ranks_per_gpu_shared": a.device is not None and a.check_only,
         "gpus": n,
         "torch": torch.__version__,
         "nccl": ".".join(map(str, torch.cuda.nccl.version())),
@@ -229,8 +236,9 @@ def main():
             row = {"op": op, "bytes": size}
             nin = inp.clone()
             nout = nin if op == "all_reduce" else torch.empty(out_n, device="cuda")
-            row["nccl_graph_us"] = timer.graph_us(lambda: nccl_call(op, nout, nin), size)
-            if not a.no_eager:
+            if not a.check_only:
+                row["nccl_graph_us"] = timer.graph_us(lambda: nccl_call(op, nout, nin), size)
+            if not a.no_eager and not a.check_only:
                 row["nccl_eager_us"] = timer.eager_us(lambda: nccl_call(op, nout, nin), size)
             del nin, nout
             try:
@@ -266,12 +274,20 @@ def main():
                     # sums agree to rounding.
                     close = exact or (n > 2 and OP_CODE[op] in (1, 2) and
                                       bool(torch.allclose(zout, ref, rtol=1e-5, atol=1e-5)))
+                    # Every rank must hold the same bits (rank-order sums), whatever NCCL's order.
+                    v = zout.view(torch.int32)
+                    sig = [int(v.sum(dtype=torch.int64)), int(v[1::2].sum(dtype=torch.int64)),
+                           int(v[::7].sum(dtype=torch.int64))]
+                    if OP_CODE[op] == 2:
+                        store.set(f"sig/{op}/{size}/{p}/{rank}", json.dumps(sig))
+                        signatures.append(f"sig/{op}/{size}/{p}")
                     if not close:
                         wrong += 1
                         log(rank, f"WRONG {op} {size} B path {taken}: max diff "
                                   f"{float((zout - ref).abs().max().item())}")
-                    row[f"{key}_graph_us"] = timer.graph_us(lambda: zb_call(zb, op, zout, zin), size)
-                    if not a.no_eager:
+                    if not a.check_only:
+                        row[f"{key}_graph_us"] = timer.graph_us(lambda: zb_call(zb, op, zout, zin), size)
+                    if not a.no_eager and not a.check_only:
                         row[f"{key}_eager_us"] = timer.eager_us(lambda: zb_call(zb, op, zout, zin), size)
                     zb.check()
                 except (ZeroBufError, RuntimeError) as e:
@@ -293,6 +309,13 @@ def main():
     barrier()
     total_wrong = sum(int(store.get(f"wrong/{r}").decode()) for r in range(n))
     report["wrong_all_ranks"] = total_wrong
+    if rank == 0:
+        differ = [k for k in signatures if len({store.get(f"{k}/{r}").decode() for r in range(n)}) != 1]
+        report["allreduce_outputs_checked_same_on_every_rank"] = len(signatures)
+        report["allreduce_outputs_differing_between_ranks"] = differ
+        if differ:
+            log(rank, f"all-reduce outputs that differ between ranks: {differ[:5]}")
+            total_wrong += len(differ)
     if rank == 0:
         with open(a.out, "w") as f:
             json.dump(report, f, indent=1)

@@ -7,7 +7,9 @@
 #
 # Inputs (environment):
 #   OUT        where the JSON and logs go (default: ./zerobuf-bench-out)
-#   NRANKS     ranks, one per GPU (default: every GPU)
+#   NRANKS     ranks (default: every GPU, one each). More ranks than GPUs: ranks share GPUs round
+#              robin, each its own NCCL "host" (NCCL_HOSTID), and nothing is timed (the GPU
+#              time-slices between processes): a correctness check of the paths at that rank count
 #   MAX_BYTES  largest size (default 256 MiB); MIN_BYTES (default 8)
 #   PATHS      zero-buffer paths to measure (default auto,ll,direct)
 #   LARGE_HEAP window's large heap in bytes (default: enough for MAX_BYTES)
@@ -23,18 +25,22 @@ BUILD_ONLY=1 LIB_OUT="$lib" OUT="$out" "$here/zerobuf_gpu.sh" || exit 2
 command -v nvidia-smi >/dev/null || { echo "zerobuf_bench: no nvidia-smi" >&2; exit 77; }
 gpus=$(nvidia-smi -L | grep -c '^GPU')
 n="${NRANKS:-$gpus}"
-(( n >= 2 && n <= gpus )) || { echo "zerobuf_bench: needs 2..$gpus ranks, one per GPU (have $gpus GPUs)" >&2; exit 77; }
+(( gpus >= 1 && n >= 2 && n <= 8 )) || { echo "zerobuf_bench: needs 2..8 ranks and a GPU (have $gpus GPUs)" >&2; exit 77; }
+shared=0; (( n > gpus )) && shared=1
 max="${MAX_BYTES:-268435456}"
 # all-to-all holds input and output of MAX_BYTES each, and PyTorch's pool keeps what it freed
 # for reuse (fragmenting): room for twice that.
 heap="${LARGE_HEAP:-$(( 4 * max + 256 * 1048576 ))}"
-nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | head -n "$n" | tee "$out/gpu.txt"
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$out/gpu.txt"
 export NCCL_SOCKET_IFNAME=lo NCCL_IB_DISABLE=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 \
   NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
 pids=()
 for (( r = 0; r < n; r++ )); do
+  per_rank=()
+  (( shared )) && per_rank=(--device $(( r % gpus )) --check-only)
   # shellcheck disable=SC2086
-  timeout 540 python3 "$here/zerobuf_bench.py" --rank "$r" --nranks "$n" --lib "$lib" --max-bytes "$max" \
+  NCCL_HOSTID=$( (( shared )) && echo "zerobuf-rank-$r" || echo "zerobuf-host") \
+  timeout 540 python3 "$here/zerobuf_bench.py" --rank "$r" --nranks "$n" --lib "$lib" --max-bytes "$max" "${per_rank[@]}" \
     --min-bytes "${MIN_BYTES:-8}" --paths "${PATHS:-auto,ll,direct}" --large-heap "$heap" \
     --out "$out/zerobuf_bench.json" ${EXTRA:-} >"$out/rank$r.log" 2>&1 &
   pids+=($!)
