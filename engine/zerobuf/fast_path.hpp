@@ -16,6 +16,9 @@
 //              carry flag k, then copy into output block p (all-gather, all-to-all) or sum over
 //              every rank in rank order (all-reduce, reduce-scatter: every rank sums in the same
 //              order, so every rank holds the same bits)
+//   A receiver clears every line it has taken (a local store), so a line no call has written
+//   since is 0, never an epoch: after the 32-bit epoch wraps, a line left from 2^32 calls ago (a
+//   larger piece than any since) cannot pass for this call's.
 //   One kernel, no barrier, no fence. Why two parities are enough: a sender writes slot
 //   [k & 1] again only in call k + 2, which it starts after its call k + 1 ended, which needed
 //   my call k + 1 lines, which I sent only after my call k (and its reads of the slot) ended.
@@ -97,8 +100,11 @@ RAILCHECK_HD constexpr std::uint64_t ll_slot_offset(std::uint32_t parity, std::u
 RAILCHECK_HD constexpr std::uint64_t ll_area_bytes(std::uint32_t nranks, std::uint64_t slot_lines) {
   return 2ULL * nranks * slot_lines * sizeof(LlLine);
 }
-// The epoch after `epoch`: 0 is never used (a zeroed area must never look written).
-RAILCHECK_HD constexpr std::uint32_t ll_next_epoch(std::uint32_t epoch) { return epoch == 0xFFFFFFFFU ? 1 : epoch + 1; }
+// The epoch after `epoch`. 0 is never used (a cleared line must never look written), and the
+// parity alternates across the wrap too: 0xFFFFFFFF (odd) is followed by 2, not 1, or two calls
+// in a row would share the odd slots (found by the LL checker world: zerobuf_ll_epoch_wrap.toml,
+// a hang after 2^32 - 1 calls, hours of serving).
+RAILCHECK_HD constexpr std::uint32_t ll_next_epoch(std::uint32_t epoch) { return epoch == 0xFFFFFFFFU ? 2 : epoch + 1; }
 
 // ---- Direct ----
 constexpr std::uint32_t kMaxDirectBlocks = 256;

@@ -50,7 +50,9 @@ TEST_CASE("LL epochs alternate parity and never come back to 0 or repeat in a sl
           "[zerobuf][fast]") {
   CHECK(ll_next_epoch(0) == 1);
   CHECK(ll_next_epoch(1) == 2);
-  CHECK(ll_next_epoch(0xFFFFFFFFU) == 1);  // the zeroed area never looks written
+  CHECK(ll_next_epoch(0xFFFFFFFFU) == 2);  // never 0: a cleared line never looks written
+  // The parity alternates across the wrap too (zerobuf_ll_epoch_wrap.toml).
+  for (std::uint32_t e : {1U, 2U, 0xFFFFFFFEU, 0xFFFFFFFFU}) CHECK(ll_parity(ll_next_epoch(e)) != ll_parity(e));
   CHECK(ll_parity(1) != ll_parity(2));
   const LlLine half_written{7, 5, 8, 4};  // second half still from the call before
   CHECK_FALSE(ll_line_ready(half_written, 5));

@@ -145,6 +145,9 @@ __global__ void __launch_bounds__(kLlThreads) ll_kernel(const FastArgs a) {
         }
         w0 = l.data0;
         w1 = l.data1;
+        // Cleared once taken (fast_path.hpp): the sender writes this line again only two calls on,
+        // after this kernel has ended.
+        *const_cast<LlLine*>(slot + i) = LlLine{0, 0, 0, 0};
       }
       if (reduce) {
         // Rank order from rank 0 on every rank: every rank holds the same bits.
