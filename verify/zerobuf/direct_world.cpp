@@ -139,16 +139,6 @@ std::vector<DirectChoice> DirectWorld::choices() const {
   return out;
 }
 
-void DirectWorld::flag(std::string invariant, std::string message) {
-  if (!bad_access(invariant)) bad_.emplace_back(std::move(invariant), std::move(message));
-}
-
-std::optional<std::string> DirectWorld::bad_access(std::string_view invariant) const {
-  for (const auto& [name, message] : bad_)
-    if (name == invariant) return message;
-  return std::nullopt;
-}
-
 void DirectWorld::between(std::uint32_t r) {
   Rank& k = ranks_[r];
   const std::uint32_t n = m_.ranks;
@@ -160,13 +150,14 @@ void DirectWorld::between(std::uint32_t r) {
     for (std::uint32_t i = 0; i < output_words(op, m_.units, n); ++i) {
       const Unit& u = k.memory[first + i];
       if (u.call != k.call + 1)
-        flag("no-read-before-written",
-             fmt::format("rank {} consumed its {} output of call {} while unit {} still held {}", r, to_string(op),
-                         k.call, i, u.call == 0 ? "nothing" : fmt::format("call {}'s data", u.call - 1)));
+        bad_.record(
+            "no-read-before-written",
+            fmt::format("rank {} consumed its {} output of call {} while unit {} still held {}", r, to_string(op),
+                        k.call, i, u.call == 0 ? "nothing" : fmt::format("call {}'s data", u.call - 1)));
       got.push_back(u.value);
     }
     if (auto bad = output_mismatch(op, m_.units, r, n, k.call, got))
-      flag("direct-results-match-spec", "the application consumed " + *bad);
+      bad_.record("direct-results-match-spec", "the application consumed " + *bad);
     ++k.consumed;
     if (++k.call == m_.calls) {
       k.phase = FastPhase::Finished;
@@ -197,9 +188,9 @@ std::optional<std::size_t> DirectWorld::peer_unit(std::uint32_t r, std::uint32_t
                                         : (input ? slot.input_offset : slot.output_offset);
   const auto idx = unit_at(owner, base + unit * kUnit);
   if (!idx)
-    flag(input ? "no-read-before-written" : "no-overwrite-before-readers-done",
-         fmt::format("rank {} {} rank {}'s {} at {:#x}: not a buffer (an offset never published)", r, what, owner,
-                     input ? "input" : "output", base + unit * kUnit));
+    bad_.record(input ? "no-read-before-written" : "no-overwrite-before-readers-done",
+                fmt::format("rank {} {} rank {}'s {} at {:#x}: not a buffer (an offset never published)", r, what,
+                            owner, input ? "input" : "output", base + unit * kUnit));
   return idx;
 }
 
@@ -209,14 +200,15 @@ void DirectWorld::load(std::uint32_t r, std::uint32_t b, const DirectStep& s) {
   const Unit u = idx ? ranks_[s.peer].memory[*idx] : Unit{};
   const std::uint8_t want = static_cast<std::uint8_t>(k.call + 1);
   if (idx && u.call < want)
-    flag("no-read-before-written",
-         fmt::format("rank {} read unit {} of rank {}'s input for call {} while it held {}", r, s.src, s.peer, k.call,
-                     u.call == 0 ? "nothing" : fmt::format("call {}'s data", u.call - 1)));
+    bad_.record("no-read-before-written",
+                fmt::format("rank {} read unit {} of rank {}'s input for call {} while it held {}", r, s.src, s.peer,
+                            k.call, u.call == 0 ? "nothing" : fmt::format("call {}'s data", u.call - 1)));
   if (idx && u.call > want)
-    flag("no-overwrite-before-readers-done",
-         fmt::format("rank {}'s application overwrote its input with call {}'s data before rank {} read unit {} of it "
-                     "for call {}",
-                     s.peer, u.call - 1, r, s.src, k.call));
+    bad_.record(
+        "no-overwrite-before-readers-done",
+        fmt::format("rank {}'s application overwrote its input with call {}'s data before rank {} read unit {} of it "
+                    "for call {}",
+                    s.peer, u.call - 1, r, s.src, k.call));
   k.blocks[b].reg = s.kind == DirectStepKind::Copy ? u.value
                     : s.first                      ? add_in_rank_order(0, u.value)
                                                    : add_in_rank_order(k.blocks[b].reg, u.value);
@@ -228,14 +220,16 @@ void DirectWorld::store(std::uint32_t r, std::uint32_t b, std::uint32_t to, std:
   if (!idx) return;
   const Rank& t = ranks_[to];
   if (to != r && t.consumed < call)
-    flag("no-overwrite-before-readers-done",
-         fmt::format("rank {} wrote unit {} of rank {}'s output for call {} before rank {} had consumed call {}'s", r,
-                     dst, to, call, to, call - 1));
+    bad_.record(
+        "no-overwrite-before-readers-done",
+        fmt::format("rank {} wrote unit {} of rank {}'s output for call {} before rank {} had consumed call {}'s", r,
+                    dst, to, call, to, call - 1));
   if (to != r && t.consumed > call)
-    flag("no-overwrite-before-readers-done",
-         fmt::format("rank {} wrote unit {} of rank {}'s output for call {} after rank {} had returned and consumed "
-                     "it",
-                     r, dst, to, call, to));
+    bad_.record(
+        "no-overwrite-before-readers-done",
+        fmt::format("rank {} wrote unit {} of rank {}'s output for call {} after rank {} had returned and consumed "
+                    "it",
+                    r, dst, to, call, to));
   ranks_[to].memory[*idx] = Unit{value, static_cast<std::uint8_t>(call + 1)};
 }
 

@@ -23,10 +23,10 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
 
 #include "verify/zerobuf/direct_program.hpp"
+#include "verify/zerobuf/recorded_violations.hpp"
 
 namespace railcheck::verify::zerobuf {
 
@@ -98,7 +98,7 @@ class DirectWorld {
   const DirectModel& model() const { return m_; }
   const std::vector<Rank>& ranks() const { return ranks_; }
   std::uint32_t deaths() const { return deaths_; }
-  std::optional<std::string> bad_access(std::string_view invariant) const;
+  std::optional<std::string> bad_access(std::string_view invariant) const { return bad_.find(invariant); }
 
  private:
   FastOp op_of(std::uint32_t call) const { return m_.ops[call % m_.ops.size()]; }
@@ -112,12 +112,11 @@ class DirectWorld {
                                        std::uint32_t unit, const char* what);
   void load(std::uint32_t r, std::uint32_t b, const DirectStep& s);
   void store(std::uint32_t r, std::uint32_t b, std::uint32_t to, std::uint32_t dst, std::uint32_t value);
-  void flag(std::string invariant, std::string message);
 
   DirectModel m_;
   std::vector<Rank> ranks_;
   std::uint32_t deaths_ = 0;
-  std::vector<std::pair<std::string, std::string>> bad_;
+  RecordedViolations bad_;
 };
 
 }  // namespace railcheck::verify::zerobuf

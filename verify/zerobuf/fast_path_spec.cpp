@@ -2,29 +2,10 @@
 
 #include <fmt/format.h>
 
+#include "verify/check_spec.hpp"
+
 namespace railcheck::verify::zerobuf {
 namespace {
-
-void read_fast_ops(TomlTable& t, std::vector<FastOp>& ops) {
-  const toml::table* raw = t.raw();
-  const toml::node* n = raw == nullptr ? nullptr : raw->get("ops");
-  if (n == nullptr) return;
-  const toml::array* arr = n->as_array();
-  if (arr == nullptr || arr->empty()) {
-    t.fail_at(*n, "ops", "a non-empty array of collective names", describe_value(*n));
-    return;
-  }
-  ops.clear();
-  for (const auto& item : *arr) {
-    const auto* s = item.as_string();
-    const auto op = s == nullptr ? std::nullopt : parse_fast_op(s->get());
-    if (!op) {
-      t.fail_at(item, "ops", fast_op_names(), describe_value(item));
-      return;
-    }
-    ops.push_back(*op);
-  }
-}
 
 std::vector<std::string> op_names(const std::vector<FastOp>& ops) {
   std::vector<std::string> out;
@@ -33,16 +14,6 @@ std::vector<std::string> op_names(const std::vector<FastOp>& ops) {
 }
 
 }  // namespace
-
-std::optional<bool> read_flag(TomlTable& t, std::string_view key) {
-  auto v = t.numeric(key, "true or false", true);
-  if (!v) return std::nullopt;
-  if (*v != 0 && *v != 1) {
-    t.fail(key, "true or false", fmt::format("{}", *v));
-    return std::nullopt;
-  }
-  return *v == 1;
-}
 
 void read_ll(TomlTable t, LlModel& m) {
   t.allow_only({"ranks", "calls", "ops", "piece_bytes", "dead_ranks", "in_place", "first_epoch"});
@@ -66,7 +37,7 @@ void read_ll(TomlTable t, LlModel& m) {
       return;
     }
   if (!sizes.empty()) m.piece_bytes.assign(sizes.begin(), sizes.end());
-  read_fast_ops(t, m.ops);
+  read_op_list(t, m.ops, parse_fast_op, fast_op_names());
 }
 
 void read_direct(TomlTable t, DirectModel& m) {
@@ -78,7 +49,7 @@ void read_direct(TomlTable t, DirectModel& m) {
   m.buffers = t.whole<std::uint32_t>("buffers", {1, DirectWorld::kMaxBuffers}).value_or(m.buffers);
   m.dead_ranks = t.whole<std::uint32_t>("dead_ranks", {0, 1}).value_or(m.dead_ranks);
   m.in_place = read_flag(t, "in_place").value_or(m.in_place);
-  read_fast_ops(t, m.ops);
+  read_op_list(t, m.ops, parse_fast_op, fast_op_names());
 }
 
 nlohmann::json model_json(const LlModel& m) {

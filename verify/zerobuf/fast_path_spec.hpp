@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 #include "models/toml_reader.hpp"
 #include "verify/zerobuf/direct_world.hpp"
@@ -16,8 +17,29 @@
 
 namespace railcheck::verify::zerobuf {
 
-// A true / false key (TOML booleans, or 0 / 1).
-std::optional<bool> read_flag(TomlTable& t, std::string_view key);
+// `ops = [...]` read into `ops` by `parse` (name -> optional op); nothing when absent; an empty
+// array or an unknown name is an error that says what `expected` names.
+template <typename Op, typename Parse>
+void read_op_list(TomlTable& t, std::vector<Op>& ops, Parse parse, std::string_view expected) {
+  const toml::table* raw = t.raw();
+  const toml::node* n = raw == nullptr ? nullptr : raw->get("ops");
+  if (n == nullptr) return;
+  const toml::array* arr = n->as_array();
+  if (arr == nullptr || arr->empty()) {
+    t.fail_at(*n, "ops", "a non-empty array of collective names", describe_value(*n));
+    return;
+  }
+  ops.clear();
+  for (const auto& item : *arr) {
+    const auto* s = item.as_string();
+    const auto op = s == nullptr ? std::nullopt : parse(s->get());
+    if (!op) {
+      t.fail_at(item, "ops", expected, describe_value(item));
+      return;
+    }
+    ops.push_back(*op);
+  }
+}
 
 void read_ll(TomlTable t, LlModel& m);
 void read_direct(TomlTable t, DirectModel& m);

@@ -192,22 +192,12 @@ const std::vector<std::uint32_t>& LlWorld::out_of(std::uint32_t r) const {
   return in_place(ranks_[r].call) ? ranks_[r].input : ranks_[r].output;
 }
 
-void LlWorld::flag(std::string invariant, std::string message) {
-  if (!bad_access(invariant)) bad_.emplace_back(std::move(invariant), std::move(message));
-}
-
-std::optional<std::string> LlWorld::bad_access(std::string_view invariant) const {
-  for (const auto& [name, message] : bad_)
-    if (name == invariant) return message;
-  return std::nullopt;
-}
-
 void LlWorld::between(std::uint32_t r) {
   Rank& k = ranks_[r];
   const std::uint32_t n = m_.ranks;
   if (k.phase == FastPhase::After) {
     if (auto bad = output_mismatch(op_of(k.call), piece_words(k.call), r, n, k.call, out_of(r)))
-      flag("ll-output-matches-spec", "the application consumed " + *bad);
+      bad_.record("ll-output-matches-spec", "the application consumed " + *bad);
     if (++k.call == m_.calls) {
       k.phase = FastPhase::Finished;
       return;
@@ -257,7 +247,7 @@ void LlWorld::receive(std::uint32_t r, std::uint32_t p, std::uint32_t line) {
     if (v != want) {
       const auto c = token_call(v);
       const char* what = !c ? "not a sent value" : *c < k.call ? "stale" : *c > k.call ? "from a later call" : "torn";
-      flag(
+      bad_.record(
           "ll-accepts-call-data",
           fmt::format("rank {} took line {} from rank {} for call {} (epoch {}): half {} holds {} where {} belongs "
                       "({}; flags {} / {})",

@@ -31,10 +31,10 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
 
 #include "verify/zerobuf/fast_values.hpp"
+#include "verify/zerobuf/recorded_violations.hpp"
 
 namespace railcheck::verify::zerobuf {
 
@@ -100,7 +100,7 @@ class LlWorld {
   const std::vector<Rank>& ranks() const { return ranks_; }
   std::uint32_t deaths() const { return deaths_; }
   // The first violation seen on this path under `invariant`'s name (sticky).
-  std::optional<std::string> bad_access(std::string_view invariant) const;
+  std::optional<std::string> bad_access(std::string_view invariant) const { return bad_.find(invariant); }
 
  private:
   FastOp op_of(std::uint32_t call) const { return m_.ops[call % m_.ops.size()]; }
@@ -122,13 +122,12 @@ class LlWorld {
   void send(std::uint32_t r, std::uint32_t p, std::uint32_t line, std::uint32_t half);
   void receive(std::uint32_t r, std::uint32_t p, std::uint32_t line);
   void end_call_if_done(std::uint32_t r);
-  void flag(std::string invariant, std::string message);
 
   LlModel m_;
   std::uint32_t lines_ = 1;  // lines a slot holds: ll_lines of the largest piece (the area's size)
   std::vector<Rank> ranks_;
   std::uint32_t deaths_ = 0;
-  std::vector<std::pair<std::string, std::string>> bad_;
+  RecordedViolations bad_;
 };
 
 }  // namespace railcheck::verify::zerobuf

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/toml_reader.hpp"
+#include "verify/check_spec.hpp"
 #include "verify/zerobuf/direct_invariants.hpp"
 #include "verify/zerobuf/fast_path_spec.hpp"
 #include "verify/zerobuf/flag_invariants.hpp"
@@ -59,26 +60,8 @@ void read_flags(TomlTable t, FlagModel& m) {
   m.iterations = t.whole<std::uint32_t>("iterations", {1, 8}).value_or(m.iterations);
   m.dead_ranks = t.whole<std::uint32_t>("dead_ranks", {0, 1}).value_or(m.dead_ranks);
   m.in_place = read_flag(t, "in_place").value_or(m.in_place);
-  const toml::table* raw = t.raw();
-  const toml::node* n = raw == nullptr ? nullptr : raw->get("ops");
-  if (n == nullptr) return;
-  const toml::array* arr = n->as_array();
-  if (arr == nullptr || arr->empty()) {
-    t.fail_at(*n, "ops", "a non-empty array of collective names", describe_value(*n));
-    return;
-  }
-  m.ops.clear();
-  for (const auto& item : *arr) {
-    const auto* s = item.as_string();
-    const auto k = s == nullptr ? std::nullopt : railcheck::zerobuf::parse_coll_kind(s->get());
-    if (!k) {
-      t.fail_at(item, "ops",
-                "one of \"all-gather\", \"reduce-scatter\", \"all-reduce\", \"all-to-all\", \"dispatch\", \"combine\"",
-                describe_value(item));
-      return;
-    }
-    m.ops.push_back(*k);
-  }
+  read_op_list(t, m.ops, railcheck::zerobuf::parse_coll_kind,
+               "one of \"all-gather\", \"reduce-scatter\", \"all-reduce\", \"all-to-all\", \"dispatch\", \"combine\"");
 }
 
 void read_sma(TomlTable t, SmaModel& m) {

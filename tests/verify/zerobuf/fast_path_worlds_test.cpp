@@ -4,11 +4,13 @@
 // same violation, and the LL epoch's wrap is pinned as found.
 #include <catch2/catch.hpp>
 
-#include "verify/zerobuf/zerobuf_check.hpp"
+#include "tests/verify/zerobuf/zerobuf_check_support.hpp"
 
 using namespace railcheck;
 using namespace railcheck::verify;
 using namespace railcheck::verify::zerobuf;
+using railcheck::verify::zerobuf::test::check;
+using railcheck::verify::zerobuf::test::replays;
 
 namespace {
 
@@ -47,12 +49,6 @@ ZerobufSpec direct(std::uint32_t ranks, std::uint32_t calls, std::vector<FastOp>
 
 const std::vector<FastOp> kEveryOp = {FastOp::AllGather, FastOp::AllReduce, FastOp::ReduceScatter, FastOp::AllToAll};
 
-ZerobufOutcome check(const ZerobufSpec& s) {
-  auto r = check_zerobuf(s);
-  REQUIRE(r.ok());
-  return r.value();
-}
-
 void clean(const ZerobufSpec& s, std::uint64_t at_least) {
   const auto o = check(s);
   INFO(describe(s) << ": " << o.message.value_or("clean"));
@@ -67,12 +63,7 @@ void caught(const ZerobufSpec& s, const std::string& invariant) {
   const auto o = check(s);
   REQUIRE(o.invariant.has_value());
   CHECK(*o.invariant == invariant);
-  auto t = read_zerobuf_trace(write_zerobuf_trace(s, o), "test.json");
-  REQUIRE(t.ok());
-  auto r = replay_zerobuf(t.value());
-  REQUIRE(r.ok());
-  CHECK(r.value().invariant == o.invariant);
-  CHECK(r.value().steps_run == o.steps.size());
+  replays(s, o);
 }
 
 }  // namespace
