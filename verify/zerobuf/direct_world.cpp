@@ -15,11 +15,12 @@ using namespace railcheck::zerobuf;
 
 namespace {
 
-constexpr std::array<std::pair<DirectMutation, std::string_view>, 4> kDirectMutations = {{
+constexpr std::array<std::pair<DirectMutation, std::string_view>, 5> kDirectMutations = {{
     {DirectMutation::None, "none"},
     {DirectMutation::NoEndBarrier, "no-end-barrier"},
     {DirectMutation::StartWithoutOffsets, "start-without-offsets"},
     {DirectMutation::SharedSlotNoGe, "shared-slot-no-ge"},
+    {DirectMutation::TimeoutSkips, "timeout-skips"},
 }};
 
 // Each rank's buffers sit at other offsets of its window (offsets are not symmetric): buffer set
@@ -44,7 +45,9 @@ std::optional<DirectMutation> parse_direct_mutation(std::string_view s) {
   return std::nullopt;
 }
 
-std::string_view direct_mutation_names() { return "none, no-end-barrier, start-without-offsets, shared-slot-no-ge"; }
+std::string_view direct_mutation_names() {
+  return "none, no-end-barrier, start-without-offsets, shared-slot-no-ge, timeout-skips";
+}
 
 std::string describe(const DirectModel& m) {
   std::string ops;
@@ -275,6 +278,13 @@ void DirectWorld::apply(const DirectChoice& c) {
       ++deaths_;
       break;
     case DirectChoice::Kind::Timeout:
+      if (m_.mutation == DirectMutation::TimeoutSkips) {
+        // Nothing can step: every block left is at a wait. Each goes past it.
+        k.skipped_wait = true;
+        for (std::uint8_t b = 0; b < m_.blocks; ++b)
+          if (k.blocks[b].pc < k.blocks[b].program.size()) step(c.rank, b);
+        break;
+      }
       k.phase = FastPhase::Failed;
       for (const Block& blk : k.blocks)
         if (blk.pc < blk.program.size() && blk.program[blk.pc].kind == DirectStepKind::Wait) {
@@ -318,6 +328,7 @@ std::uint64_t DirectWorld::fingerprint() const {
     h.add(k.call);
     h.add(k.consumed);
     h.add(k.waited_peer.value_or(99));
+    h.add(k.skipped_wait);
     for (const auto& b : k.blocks) {
       h.add(b.pc);
       h.add(b.reg);

@@ -35,6 +35,7 @@ enum class DirectMutation : std::uint8_t {
   NoEndBarrier,         // a block returns after its data: no end epoch posted or waited for
   StartWithoutOffsets,  // the start publishes the epoch only: offsets as first published
   SharedSlotNoGe,       // waits want the epoch exactly (==), on the slot start and end share
+  TimeoutSkips,         // a timed-out wait carries on as if satisfied, no error
 };
 std::string_view to_string(DirectMutation m);
 std::optional<DirectMutation> parse_direct_mutation(std::string_view s);
@@ -94,6 +95,7 @@ class DirectWorld {
     std::vector<Slot> slots;   // [block][sender], written by the senders
     std::vector<Unit> memory;  // the buffer sets, unit by unit
     std::optional<std::uint32_t> waited_peer;
+    bool skipped_wait = false;  // TimeoutSkips: went past a wait never satisfied
   };
   const DirectModel& model() const { return m_; }
   const std::vector<Rank>& ranks() const { return ranks_; }

@@ -1,11 +1,11 @@
 #pragma once
 // The two liveness invariants the fast-path worlds share (ll_world.hpp, direct_world.hpp): a
-// World here has ranks() whose elements carry `phase` (FastPhase) and `waited_peer` (the peer a
-// Failed rank timed out on), and deaths().
+// World here has ranks() whose elements carry `phase` (FastPhase), `waited_peer` (the peer a
+// Failed rank timed out on) and `skipped_wait` (went past a timed-out wait), and deaths().
 //   no-deadlock          at an end state every rank finished, died or failed; with no death,
 //                        nobody failed (a timeout without a death is a hang the timeout hid)
 //   dead-peer-is-error   with a dead rank, every other rank ends finished or failed on a peer
-//                        that is dead or failed itself
+//                        that is dead or failed itself, and none went past a wait without an error
 #include <fmt/format.h>
 
 #include <cstdint>
@@ -42,7 +42,10 @@ Invariant<World> dead_peer_is_error_invariant() {
             if (!at_end || w.deaths() == 0) return std::nullopt;
             for (std::uint32_t r = 0; r < w.ranks().size(); ++r) {
               const auto& k = w.ranks()[r];
-              if (k.phase == FastPhase::Dead || k.phase == FastPhase::Finished) continue;
+              if (k.phase == FastPhase::Dead) continue;
+              if (k.skipped_wait)
+                return fmt::format("rank {} went past a wait its dead peer never satisfied, without an error", r);
+              if (k.phase == FastPhase::Finished) continue;
               if (k.phase != FastPhase::Failed) return fmt::format("rank {} neither finished nor failed", r);
               const auto p = k.waited_peer.value_or(r);
               const auto peer = w.ranks()[p].phase;

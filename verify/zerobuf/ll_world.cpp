@@ -14,13 +14,14 @@ using namespace railcheck::zerobuf;
 
 namespace {
 
-constexpr std::array<std::pair<LlMutation, std::string_view>, 6> kLlMutations = {{
+constexpr std::array<std::pair<LlMutation, std::string_view>, 7> kLlMutations = {{
     {LlMutation::None, "none"},
     {LlMutation::SingleBuffer, "single-buffer"},
     {LlMutation::OneFlagPerLine, "one-flag-per-line"},
     {LlMutation::GraphReplaysEpoch, "graph-replays-epoch"},
     {LlMutation::InPlaceSumBeforeSend, "in-place-sum-before-send"},
     {LlMutation::SlotLinesPerCall, "slot-lines-per-call"},
+    {LlMutation::TimeoutSkips, "timeout-skips"},
 }};
 
 bool has(std::uint32_t mask, std::uint32_t bit) { return ((mask >> bit) & 1U) != 0; }
@@ -43,7 +44,7 @@ std::optional<LlMutation> parse_ll_mutation(std::string_view s) {
 
 std::string_view ll_mutation_names() {
   return "none, single-buffer, one-flag-per-line, graph-replays-epoch, in-place-sum-before-send, "
-         "slot-lines-per-call";
+         "slot-lines-per-call, timeout-skips";
 }
 
 std::string describe(const LlModel& m) {
@@ -291,6 +292,12 @@ void LlWorld::apply(const LlChoice& c) {
       ++deaths_;
       break;
     case LlChoice::Kind::Timeout:
+      if (m_.mutation == LlMutation::TimeoutSkips) {
+        k.skipped_wait = true;
+        k.received = all_received(c.rank);
+        end_call_if_done(c.rank);
+        break;
+      }
       k.phase = FastPhase::Failed;
       for (std::uint32_t p = 0; p < m_.ranks && !k.waited_peer; ++p)
         for (std::uint32_t l = 0; l < lines_of(k.call); ++l)
@@ -346,6 +353,7 @@ std::uint64_t LlWorld::fingerprint() const {
     h.add(k.sent);
     h.add(k.received);
     h.add(k.waited_peer.value_or(99));
+    h.add(k.skipped_wait);
     for (const auto w : k.input) h.add(w);
     h.add(static_cast<std::uint64_t>(k.output.size()));
     for (const auto w : k.output) h.add(w);

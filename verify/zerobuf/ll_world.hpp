@@ -45,6 +45,7 @@ enum class LlMutation : std::uint8_t {
   GraphReplaysEpoch,     // the epoch is a kernel parameter captured once: every call reuses it
   InPlaceSumBeforeSend,  // in place, a line's sum may be written before the line is sent
   SlotLinesPerCall,      // slots laid out by the call's own line count, not the area's
+  TimeoutSkips,          // a timed-out spin carries on as if its lines had come, no error
 };
 std::string_view to_string(LlMutation m);
 std::optional<LlMutation> parse_ll_mutation(std::string_view s);
@@ -95,6 +96,7 @@ class LlWorld {
     std::vector<std::uint32_t> held;               // reducing ops: words taken from peer p, p x piece + i
     std::vector<railcheck::zerobuf::LlLine> area;  // this rank's LL area, written by the peers
     std::optional<std::uint32_t> waited_peer;      // Failed: the peer it timed out on
+    bool skipped_wait = false;                     // TimeoutSkips: went past lines that never came
   };
   const LlModel& model() const { return m_; }
   const std::vector<Rank>& ranks() const { return ranks_; }

@@ -153,6 +153,9 @@ TEST_CASE("each direct mutation trips its invariant and the counterexample repla
       direct(2, 2, {FastOp::AllReduce}, 2, 0, DirectMutation::NoEndBarrier, {"no-overwrite-before-readers-done"});
   reuse.direct.buffers = 1;
   caught(reuse, "no-overwrite-before-readers-done");
+  // ... and consume a sum a peer has not stored yet.
+  caught(direct(2, 2, {FastOp::AllReduce}, 2, 0, DirectMutation::NoEndBarrier, {"direct-results-match-spec"}),
+         "direct-results-match-spec");
   caught(direct(2, 2, {FastOp::AllReduce}, 2, 0, DirectMutation::StartWithoutOffsets, {"no-read-before-written"}),
          "no-read-before-written");
   caught(direct(2, 1, {FastOp::AllReduce}, 2, 0, DirectMutation::SharedSlotNoGe, {"no-deadlock"}), "no-deadlock");
