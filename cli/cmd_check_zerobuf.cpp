@@ -1,5 +1,6 @@
 // railcheck check / replay for the zero-buffer worlds (verify/zerobuf): a model file whose
-// `world` is "zerobuf-flags" or "zerobuf-sma", and the traces their counterexamples leave.
+// `world` is "zerobuf-flags", "zerobuf-sma", "zerobuf-ll" or "zerobuf-direct", and the traces their
+// counterexamples leave.
 #include <fmt/format.h>
 
 #include <ctime>
@@ -27,7 +28,7 @@ bool names_zerobuf(const std::string& path) {
 bool is_zerobuf_model_file(const std::string& path) { return names_zerobuf(path); }
 
 void list_zerobuf_invariants() {
-  for (const auto k : {WorldKind::Flags, WorldKind::Sma}) {
+  for (const auto k : kZerobufWorlds) {
     fmt::print("\n{} world (world = \"{}\"):\n", world_name(k), world_name(k));
     for (const auto& line : invariant_lines(k)) fmt::print("{}\n", line);
   }
@@ -76,7 +77,7 @@ int cmd_check_zerobuf(const CheckOptions& o) {
     fmt::print(stderr, "railcheck check: --max-states 0 explores nothing; give at least 1\n");
     return kExitBadInput;
   }
-  const std::string name = spec.world == WorldKind::Flags ? spec.flags.name : spec.sma.name;
+  const std::string& name = model_name(spec);
   fmt::print("railcheck check {} ({}): {}\n", name, world_name(spec.world), describe(spec));
   fmt::print("search: {}, up to {} states, depth {}; invariants: {}\n",
              spec.limits.mode == SearchMode::Dfs   ? "dfs"

@@ -4,12 +4,14 @@
 // trace replays to the same violation.
 #include <catch2/catch.hpp>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "cli/commands.hpp"
 #include "support/test_files.hpp"
+#include "tests/cli/railcheck_exe.hpp"
 
 using namespace railcheck::cli;
 
@@ -26,7 +28,8 @@ nlohmann::json read_json(const std::string& path) {
 }  // namespace
 
 TEST_CASE("railcheck check: the shipped zero-buffer models exhaust their bounds clean (exit 0)", "[cli][zerobuf]") {
-  for (const char* name : {"zerobuf_flags_2ranks", "zerobuf_flags_3ranks", "zerobuf_sma"}) {
+  for (const char* name : {"zerobuf_flags_2ranks", "zerobuf_flags_3ranks", "zerobuf_sma", "zerobuf_ll_2ranks",
+                           "zerobuf_ll_3ranks", "zerobuf_direct_2ranks", "zerobuf_direct_3ranks"}) {
     INFO(name);
     CheckOptions o;
     o.file = model_path(name);
@@ -40,8 +43,16 @@ TEST_CASE("railcheck check: the shipped zero-buffer models exhaust their bounds 
 }
 
 TEST_CASE("railcheck check: a zero-buffer mutation exits 1 with a trace that replay reproduces", "[cli][zerobuf]") {
-  for (const auto& [name, invariant] : {std::pair{"zerobuf_flags_boolean", "no-flag-aba"},
-                                        std::pair{"zerobuf_sma_early_event", "no-reuse-under-foreign-event"}}) {
+  for (const auto& [name, invariant] :
+       {std::pair{"zerobuf_flags_boolean", "no-flag-aba"},
+        std::pair{"zerobuf_sma_early_event", "no-reuse-under-foreign-event"},
+        std::pair{"zerobuf_ll_single_buffer", "no-deadlock"}, std::pair{"zerobuf_ll_one_flag", "ll-accepts-call-data"},
+        std::pair{"zerobuf_ll_graph_epoch", "ll-accepts-call-data"},
+        std::pair{"zerobuf_ll_in_place_order", "ll-accepts-call-data"},
+        std::pair{"zerobuf_ll_epoch_wrap", "no-deadlock"}, std::pair{"zerobuf_ll_slot_lines", "no-deadlock"},
+        std::pair{"zerobuf_direct_no_end_barrier", "no-read-before-written"},
+        std::pair{"zerobuf_direct_no_offsets", "no-read-before-written"},
+        std::pair{"zerobuf_direct_no_ge", "no-deadlock"}}) {
     INFO(name);
     CheckOptions o;
     o.file = model_path(name);
@@ -102,4 +113,16 @@ TEST_CASE("railcheck check: zero-buffer bad input exits 2, a cut-short search 3"
   r.trace = write_temp("zerobuf-test", "bad3.trace.json",
                        R"({"world": "zerobuf-sma", "model": {}, "invariant": 5, "steps": []})");
   CHECK(cmd_replay(r) == kExitBadInput);
+}
+
+TEST_CASE("railcheck check --list-invariants lists the fast-path worlds' invariants", "[cli][zerobuf]") {
+  const auto dir = railcheck::test::fresh_dir("zerobuf-test", "list");
+  const auto ran = exe::run_railcheck(dir, "check --list-invariants");
+  std::filesystem::remove_all(dir);
+  REQUIRE(ran.code == kExitOk);
+  for (const char* line : {"zerobuf-ll world", "ll-accepts-call-data", "ll-output-matches-spec", "zerobuf-direct world",
+                           "direct-results-match-spec", "no-overwrite-before-readers-done"}) {
+    INFO(line);
+    CHECK(ran.out.find(line) != std::string::npos);
+  }
 }

@@ -7,23 +7,17 @@
 #include <nlohmann/json.hpp>
 
 #include "models/toml_reader.hpp"
+#include "verify/check_spec.hpp"
+#include "verify/zerobuf/direct_invariants.hpp"
+#include "verify/zerobuf/fast_path_spec.hpp"
 #include "verify/zerobuf/flag_invariants.hpp"
+#include "verify/zerobuf/ll_invariants.hpp"
 #include "verify/zerobuf/sma_invariants.hpp"
 
 namespace railcheck::verify::zerobuf {
 namespace {
 
 constexpr std::string_view kDocs = "see docs/zerobuf.md for the zero-buffer model files";
-
-std::optional<bool> flag_of(TomlTable& t, std::string_view key) {
-  auto v = t.numeric(key, "true or false", true);
-  if (!v) return std::nullopt;
-  if (*v != 0 && *v != 1) {
-    t.fail(key, "true or false", fmt::format("{}", *v));
-    return std::nullopt;
-  }
-  return *v == 1;
-}
 
 template <typename World>
 std::vector<std::string> names_of(const std::vector<Invariant<World>>& all) {
@@ -33,7 +27,31 @@ std::vector<std::string> names_of(const std::vector<Invariant<World>>& all) {
 }
 
 std::vector<std::string> invariant_names(WorldKind k) {
-  return k == WorldKind::Flags ? names_of(flag_invariants()) : names_of(sma_invariants());
+  switch (k) {
+    case WorldKind::Flags: return names_of(flag_invariants());
+    case WorldKind::Sma: return names_of(sma_invariants());
+    case WorldKind::Ll: return names_of(ll_invariants());
+    case WorldKind::Direct: return names_of(direct_invariants());
+  }
+  return {};
+}
+
+template <typename World>
+std::vector<std::string> lines_of(const std::vector<Invariant<World>>& all) {
+  std::vector<std::string> out;
+  for (const auto& inv : all) out.push_back(fmt::format("{:<34} {}", inv.name, inv.description));
+  return out;
+}
+
+// The model-file table each world reads its model from.
+std::string_view section_of(WorldKind k) {
+  switch (k) {
+    case WorldKind::Flags: return "flags";
+    case WorldKind::Sma: return "sma";
+    case WorldKind::Ll: return "ll";
+    case WorldKind::Direct: return "direct";
+  }
+  return "?";
 }
 
 void read_flags(TomlTable t, FlagModel& m) {
@@ -41,27 +59,9 @@ void read_flags(TomlTable t, FlagModel& m) {
   m.ranks = t.whole<std::uint32_t>("ranks", {1, FlagWorld::kMaxRanks}).value_or(m.ranks);
   m.iterations = t.whole<std::uint32_t>("iterations", {1, 8}).value_or(m.iterations);
   m.dead_ranks = t.whole<std::uint32_t>("dead_ranks", {0, 1}).value_or(m.dead_ranks);
-  m.in_place = flag_of(t, "in_place").value_or(m.in_place);
-  const toml::table* raw = t.raw();
-  const toml::node* n = raw == nullptr ? nullptr : raw->get("ops");
-  if (n == nullptr) return;
-  const toml::array* arr = n->as_array();
-  if (arr == nullptr || arr->empty()) {
-    t.fail_at(*n, "ops", "a non-empty array of collective names", describe_value(*n));
-    return;
-  }
-  m.ops.clear();
-  for (const auto& item : *arr) {
-    const auto* s = item.as_string();
-    const auto k = s == nullptr ? std::nullopt : railcheck::zerobuf::parse_coll_kind(s->get());
-    if (!k) {
-      t.fail_at(item, "ops",
-                "one of \"all-gather\", \"reduce-scatter\", \"all-reduce\", \"all-to-all\", \"dispatch\", \"combine\"",
-                describe_value(item));
-      return;
-    }
-    m.ops.push_back(*k);
-  }
+  m.in_place = read_flag(t, "in_place").value_or(m.in_place);
+  read_op_list(t, m.ops, railcheck::zerobuf::parse_coll_kind,
+               "one of \"all-gather\", \"reduce-scatter\", \"all-reduce\", \"all-to-all\", \"dispatch\", \"combine\"");
 }
 
 void read_sma(TomlTable t, SmaModel& m) {
@@ -69,8 +69,8 @@ void read_sma(TomlTable t, SmaModel& m) {
   m.streams = t.whole<std::uint32_t>("streams", {1, 3}).value_or(m.streams);
   m.ops = t.whole<std::uint32_t>("ops", {1, 16}).value_or(m.ops);
   m.live_max = t.whole<std::uint32_t>("live_max", {1, 6}).value_or(m.live_max);
-  m.capture = flag_of(t, "capture").value_or(m.capture);
-  m.borrow = flag_of(t, "borrow").value_or(m.borrow);
+  m.capture = read_flag(t, "capture").value_or(m.capture);
+  m.borrow = read_flag(t, "borrow").value_or(m.borrow);
 }
 
 void read_search(TomlTable t, SearchLimits& l) {
@@ -114,7 +114,9 @@ std::vector<std::string> read_invariants(TomlTable& root, WorldKind k) {
 }
 
 nlohmann::json model_json(const ZerobufSpec& s) {
-  nlohmann::json j{{"name", s.world == WorldKind::Flags ? s.flags.name : s.sma.name}};
+  if (s.world == WorldKind::Ll) return model_json(s.ll);
+  if (s.world == WorldKind::Direct) return model_json(s.direct);
+  nlohmann::json j{{"name", model_name(s)}};
   if (s.world == WorldKind::Flags) {
     std::vector<std::string> ops;
     for (const auto k : s.flags.ops) ops.emplace_back(railcheck::zerobuf::to_string(k));
@@ -184,7 +186,25 @@ Result<ZerobufReplay> replay(World w, const std::vector<Invariant<World>>& all, 
 
 }  // namespace
 
-std::string_view world_name(WorldKind k) { return k == WorldKind::Flags ? "zerobuf-flags" : "zerobuf-sma"; }
+std::string_view world_name(WorldKind k) {
+  switch (k) {
+    case WorldKind::Flags: return "zerobuf-flags";
+    case WorldKind::Sma: return "zerobuf-sma";
+    case WorldKind::Ll: return "zerobuf-ll";
+    case WorldKind::Direct: return "zerobuf-direct";
+  }
+  return "?";
+}
+
+const std::string& model_name(const ZerobufSpec& s) {
+  switch (s.world) {
+    case WorldKind::Flags: return s.flags.name;
+    case WorldKind::Sma: return s.sma.name;
+    case WorldKind::Ll: return s.ll.name;
+    case WorldKind::Direct: return s.direct.name;
+  }
+  return s.flags.name;
+}
 
 bool names_zerobuf_world(std::string_view text) {
   for (const char* key : {"world = \"zerobuf-", "world=\"zerobuf-", "\"world\": \"zerobuf-", "\"world\":\"zerobuf-"})
@@ -193,22 +213,31 @@ bool names_zerobuf_world(std::string_view text) {
 }
 
 std::vector<std::string> invariant_lines(WorldKind k) {
-  std::vector<std::string> out;
-  if (k == WorldKind::Flags)
-    for (const auto& inv : flag_invariants()) out.push_back(fmt::format("{:<34} {}", inv.name, inv.description));
-  else
-    for (const auto& inv : sma_invariants()) out.push_back(fmt::format("{:<34} {}", inv.name, inv.description));
-  return out;
+  switch (k) {
+    case WorldKind::Flags: return lines_of(flag_invariants());
+    case WorldKind::Sma: return lines_of(sma_invariants());
+    case WorldKind::Ll: return lines_of(ll_invariants());
+    case WorldKind::Direct: return lines_of(direct_invariants());
+  }
+  return {};
 }
 
-std::string describe(const ZerobufSpec& s) { return s.world == WorldKind::Flags ? describe(s.flags) : describe(s.sma); }
+std::string describe(const ZerobufSpec& s) {
+  switch (s.world) {
+    case WorldKind::Flags: return describe(s.flags);
+    case WorldKind::Sma: return describe(s.sma);
+    case WorldKind::Ll: return describe(s.ll);
+    case WorldKind::Direct: return describe(s.direct);
+  }
+  return "?";
+}
 
 Result<ZerobufSpec> load_zerobuf_spec_string(std::string_view text, const std::string& file) {
   auto doc = parse_toml(text, file, kDocs);
   if (!doc) return doc.error();
   TomlReader reader(file);
   TomlTable root(reader, &doc.value(), "");
-  root.allow_only({"name", "world", "mutation", "invariants", "flags", "sma", "search"});
+  root.allow_only({"name", "world", "mutation", "invariants", "flags", "sma", "ll", "direct", "search"});
   ZerobufSpec spec;
   spec.limits.max_depth = 2000;
   const std::string name = root.text("name").value_or(std::filesystem::path(file).stem().string());
@@ -221,20 +250,30 @@ Result<ZerobufSpec> load_zerobuf_spec_string(std::string_view text, const std::s
     spec.world = WorldKind::Sma;
     spec.sma.name = name;
     read_sma(root.table("sma"), spec.sma);
+  } else if (world == "zerobuf-ll") {
+    spec.world = WorldKind::Ll;
+    spec.ll.name = name;
+    read_ll(root.table("ll"), spec.ll);
+  } else if (world == "zerobuf-direct") {
+    spec.world = WorldKind::Direct;
+    spec.direct.name = name;
+    read_direct(root.table("direct"), spec.direct);
   } else {
-    root.fail("world", "\"zerobuf-flags\" or \"zerobuf-sma\"", fmt::format("\"{}\"", world));
+    root.fail("world", "\"zerobuf-flags\", \"zerobuf-sma\", \"zerobuf-ll\" or \"zerobuf-direct\"",
+              fmt::format("\"{}\"", world));
   }
   if (auto mut = root.text("mutation")) {
-    if (spec.world == WorldKind::Flags) {
-      if (auto m = parse_flag_mutation(*mut))
-        spec.flags.mutation = *m;
+    const auto take = [&](auto parsed, auto& field, std::string_view names) {
+      if (parsed)
+        field = *parsed;
       else
-        root.fail("mutation", fmt::format("one of {}", flag_mutation_names()), fmt::format("\"{}\"", *mut));
-    } else {
-      if (auto m = parse_sma_mutation(*mut))
-        spec.sma.mutation = *m;
-      else
-        root.fail("mutation", fmt::format("one of {}", sma_mutation_names()), fmt::format("\"{}\"", *mut));
+        root.fail("mutation", fmt::format("one of {}", names), fmt::format("\"{}\"", *mut));
+    };
+    switch (spec.world) {
+      case WorldKind::Flags: take(parse_flag_mutation(*mut), spec.flags.mutation, flag_mutation_names()); break;
+      case WorldKind::Sma: take(parse_sma_mutation(*mut), spec.sma.mutation, sma_mutation_names()); break;
+      case WorldKind::Ll: take(parse_ll_mutation(*mut), spec.ll.mutation, ll_mutation_names()); break;
+      case WorldKind::Direct: take(parse_direct_mutation(*mut), spec.direct.mutation, direct_mutation_names()); break;
     }
   }
   read_search(root.table("search"), spec.limits);
@@ -250,8 +289,13 @@ Result<ZerobufSpec> load_zerobuf_spec_file(const std::string& path) {
 }
 
 Result<ZerobufOutcome> check_zerobuf(const ZerobufSpec& spec, const std::function<void(const SearchStats&)>& progress) {
-  if (spec.world == WorldKind::Flags) return run(FlagWorld(spec.flags), flag_invariants(), spec, progress);
-  return run(SmaWorld(spec.sma), sma_invariants(), spec, progress);
+  switch (spec.world) {
+    case WorldKind::Flags: return run(FlagWorld(spec.flags), flag_invariants(), spec, progress);
+    case WorldKind::Sma: return run(SmaWorld(spec.sma), sma_invariants(), spec, progress);
+    case WorldKind::Ll: return run(LlWorld(spec.ll), ll_invariants(), spec, progress);
+    case WorldKind::Direct: return run(DirectWorld(spec.direct), direct_invariants(), spec, progress);
+  }
+  return Error{"unknown zero-buffer world", "railcheck check --list-invariants"};
 }
 
 std::string write_zerobuf_trace(const ZerobufSpec& spec, const ZerobufOutcome& o) {
@@ -280,7 +324,10 @@ Result<ZerobufTrace> read_zerobuf_trace(std::string_view text, const std::string
                                  m.contains("name") ? m["name"].dump() : "\"trace\"",
                                  m.contains("mutation") ? m["mutation"].dump() : "\"none\"");
   if (j.contains("invariants")) toml += fmt::format("invariants = {}\n", j["invariants"].dump());
-  toml += j["world"] == "zerobuf-flags" ? "[flags]\n" : "[sma]\n";
+  std::string section = "sma";
+  for (const auto k : kZerobufWorlds)
+    if (j["world"] == world_name(k)) section = section_of(k);
+  toml += fmt::format("[{}]\n", section);
   for (const auto& [k, v] : m.items())
     if (k != "name" && k != "mutation") toml += fmt::format("{} = {}\n", k, v.dump());
   auto spec = load_zerobuf_spec_string(toml, file);
@@ -296,10 +343,19 @@ Result<ZerobufTrace> read_zerobuf_trace(std::string_view text, const std::string
 }
 
 Result<ZerobufReplay> replay_zerobuf(const ZerobufTrace& t) {
-  if (t.spec.world == WorldKind::Flags)
-    return replay(FlagWorld(t.spec.flags), flag_invariants(), t,
-                  [](std::string_view s) { return parse_flag_choice(s); });
-  return replay(SmaWorld(t.spec.sma), sma_invariants(), t, [](std::string_view s) { return parse_sma_choice(s); });
+  switch (t.spec.world) {
+    case WorldKind::Flags:
+      return replay(FlagWorld(t.spec.flags), flag_invariants(), t,
+                    [](std::string_view s) { return parse_flag_choice(s); });
+    case WorldKind::Sma:
+      return replay(SmaWorld(t.spec.sma), sma_invariants(), t, [](std::string_view s) { return parse_sma_choice(s); });
+    case WorldKind::Ll:
+      return replay(LlWorld(t.spec.ll), ll_invariants(), t, [](std::string_view s) { return parse_ll_choice(s); });
+    case WorldKind::Direct:
+      return replay(DirectWorld(t.spec.direct), direct_invariants(), t,
+                    [](std::string_view s) { return parse_direct_choice(s); });
+  }
+  return Error{"unknown zero-buffer world", "a trace written by railcheck check"};
 }
 
 }  // namespace railcheck::verify::zerobuf

@@ -3,11 +3,13 @@
 // counterexample that replays to the same violation.
 #include <catch2/catch.hpp>
 
-#include "verify/zerobuf/zerobuf_check.hpp"
+#include "tests/verify/zerobuf/zerobuf_check_support.hpp"
 
 using namespace railcheck;
 using namespace railcheck::verify;
 using namespace railcheck::verify::zerobuf;
+using railcheck::verify::zerobuf::test::check;
+using railcheck::verify::zerobuf::test::replays;
 using railcheck::zerobuf::CollKind;
 
 namespace {
@@ -35,22 +37,6 @@ ZerobufSpec sma(SmaMutation m, std::vector<std::string> invariants = {}, std::ui
   s.invariants = std::move(invariants);
   s.limits.mode = SearchMode::Bfs;
   return s;
-}
-
-ZerobufOutcome check(const ZerobufSpec& s) {
-  auto r = check_zerobuf(s);
-  REQUIRE(r.ok());
-  return r.value();
-}
-
-// The counterexample, written as a trace and read back, replays to the same invariant.
-void replays(const ZerobufSpec& s, const ZerobufOutcome& o) {
-  auto t = read_zerobuf_trace(write_zerobuf_trace(s, o), "test.json");
-  REQUIRE(t.ok());
-  auto r = replay_zerobuf(t.value());
-  REQUIRE(r.ok());
-  CHECK(r.value().invariant == o.invariant);
-  CHECK(r.value().steps_run == o.steps.size());
 }
 
 }  // namespace
