@@ -32,7 +32,7 @@ FabricConnection::State::~State() {
 }
 
 Result<std::unique_ptr<FabricConnection::State>> FabricConnection::open_state(const FabricOptions& o, bool sender,
-                                                                             bool peer_advertises_probes) {
+                                                                              bool peer_advertises_probes) {
   const ConnRole role = sender ? ConnRole::Sender : ConnRole::Receiver;
   if (o.rails == 0) return Error{"a FabricConnection needs at least one rail", "set rails >= 1"};
   auto st = std::make_unique<State>();

@@ -128,6 +128,7 @@ struct FabricConnection::State {
   // Kernel-answered rail-liveness probes (tcp_rail_probe.hpp); null where the rails are not TCP.
   std::unique_ptr<fabric::TcpRailProbes> probes;
   std::vector<fabric::ProbeAnswer> probe_answers;  // scratch for poll_probes
+  std::uint32_t probe_polls = 0;                   // poll_probes calls (when a receiver drains its listeners)
   // The first FailoverStarted the engine traced: when, and its trigger (ConnectionStats).
   std::optional<std::chrono::steady_clock::time_point> first_failover_at;
   std::string first_failover_why;

@@ -39,8 +39,8 @@ void FabricConnection::State::open_probes(HaConnectionConfig& cfg, bool sender, 
   for (std::uint32_t r = 0; r < cfg.paths.size(); ++r) {
     auto port = probes->listen(r, cfg.paths[r].local);
     if (!port) {
-      fmt::print(stderr, "railcheck fabric: rail {}: {}; advertising no probe port, the peer's detector stays off\n",
-                 r, port.error().what);
+      fmt::print(stderr, "railcheck fabric: rail {}: {}; advertising no probe port, the peer's detector stays off\n", r,
+                 port.error().what);
       probes.reset();
       return;
     }
@@ -62,8 +62,14 @@ void FabricConnection::State::probe(const ProbeRail& p) {
   probes->send(p.path.value, p.nonce);
 }
 
+// A receiver empties its probe listeners' accept queues every this many progress() calls: one
+// accept(2) per rail, rare enough to cost nothing per message.
+constexpr std::uint32_t kDrainListenersEvery = 4096;
+
 void FabricConnection::State::poll_probes() {
-  if (!probes || probes->idle()) return;
+  if (!probes) return;
+  if (engine->role() == ConnRole::Receiver && ++probe_polls % kDrainListenersEvery == 0) probes->drain_listeners();
+  if (probes->idle()) return;
   probe_answers.clear();
   probes->collect(probe_answers);
   if (probe_answers.empty()) return;

@@ -3,7 +3,6 @@
 #include <arpa/inet.h>
 #include <fmt/format.h>
 #include <netinet/tcp.h>
-#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -63,7 +62,8 @@ TcpRailProbes::~TcpRailProbes() {
 Result<std::uint16_t> TcpRailProbes::listen(std::uint32_t rail, const QpEndpoint& local) {
   Rail& r = rails_.at(rail);
   assert(r.listen_fd < 0 && "one listener per rail");
-  if (!carries_probe_port(local)) return Error{"the rail's endpoint is not an IPv4 address: no kernel-answered probe", ""};
+  if (!carries_probe_port(local))
+    return Error{"the rail's endpoint is not an IPv4 address: no kernel-answered probe", ""};
   const int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) return Error{fmt::format("probe listener: socket: {}", std::strerror(errno)), ""};
   sockaddr_in at = ipv4_of(local, 0);
@@ -122,8 +122,8 @@ void TcpRailProbes::send(std::uint32_t rail, std::uint64_t nonce) {
 
 void TcpRailProbes::collect(std::vector<ProbeAnswer>& out) {
   if (outstanding_ == 0) return;
-  std::vector<pollfd> fds;
-  fds.reserve(outstanding_);
+  std::vector<pollfd>& fds = pollfds_;
+  fds.clear();
   for (const Rail& r : rails_)
     for (const Out& o : r.out) fds.push_back(pollfd{o.fd, POLLOUT, 0});
   if (poll(fds.data(), fds.size(), 0) <= 0) return;
@@ -144,6 +144,16 @@ void TcpRailProbes::collect(std::vector<ProbeAnswer>& out) {
         ++r.counts.answered;
       }
       close_probe(r, j);
+    }
+  }
+}
+
+void TcpRailProbes::drain_listeners() {
+  for (Rail& r : rails_) {
+    if (r.listen_fd < 0) continue;
+    for (int fd; (fd = accept4(r.listen_fd, nullptr, nullptr, SOCK_CLOEXEC)) >= 0;) {
+      ++r.counts.strays;
+      reset_close(fd);
     }
   }
 }

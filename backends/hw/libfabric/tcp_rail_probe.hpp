@@ -23,6 +23,7 @@
 // (measured on 6.18: 40-52 ms per 1-byte probe every 5 ms), which would raise the probe timeout
 // above the detection budget and cannot be switched off from the sender's side.
 #include <netinet/in.h>
+#include <poll.h>
 
 #include <cstdint>
 #include <deque>
@@ -51,6 +52,7 @@ struct ProbeAnswer {
 struct RailProbeCounts {
   std::uint64_t sent = 0;
   std::uint64_t answered = 0;
+  std::uint64_t strays = 0;  // connections that carried data to a listener, closed unread
 };
 
 // The probe sockets of one connection, one slot per rail. Not thread-safe (FabricConnection's
@@ -83,6 +85,10 @@ class TcpRailProbes {
   // `for_good`, the rail is never probed again (cut_rail: a dead link answers nothing).
   void forget(std::uint32_t rail, bool for_good);
   bool idle() const { return outstanding_ == 0; }
+  // Receiver: accepts and closes whatever reached a listener's accept queue. A probe never
+  // does (it carries no data); a stray client that sends something would, and a full queue
+  // would make the kernel drop the SYNs of real probes.
+  void drain_listeners();
 
   RailProbeCounts counts(std::uint32_t rail) const { return rails_.at(rail).counts; }
 
@@ -103,6 +109,7 @@ class TcpRailProbes {
   void close_probe(Rail& r, std::size_t i);
 
   std::vector<Rail> rails_;
+  std::vector<pollfd> pollfds_;  // collect()'s scratch
   std::size_t max_out_;
   std::size_t outstanding_ = 0;
 };

@@ -16,8 +16,8 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdio>
 #include <map>
@@ -194,8 +194,8 @@ int send_side(const conform::NetnsSide& a, const LabPlan& plan, int handle_fd, i
   }
   const ConnectionStats st = conn.stats();
   std::ostringstream line;
-  line << "longest_step_ns " << longest_step_ns << " realtime " << realtime << " failovers " << st.failovers << " liveness " << st.liveness
-       << " failover_ns "
+  line << "longest_step_ns " << longest_step_ns << " realtime " << realtime << " failovers " << st.failovers
+       << " liveness " << st.liveness << " failover_ns "
        << (st.first_failover_at ? stamp(*st.first_failover_at) : -1LL);
   for (std::size_t r = 0; r < st.rails.size(); ++r)
     line << " probes" << r << " " << st.rails[r].probes_sent << " answered" << r << " " << st.rails[r].probes_answered;
@@ -286,9 +286,10 @@ bool provider_usable_in_lab(const conform::NetnsLab& lab) {
 
 }  // namespace
 
-TEST_CASE("liveness lab: rail 0's link going down is found by the kernel-answered probe and the first replayed "
-          "message lands on the standby within 100 ms",
-          "[netns][liveness]") {
+TEST_CASE(
+    "liveness lab: rail 0's link going down is found by the kernel-answered probe and the first replayed "
+    "message lands on the standby within 100 ms",
+    "[netns][liveness]") {
   auto lab = lab_or_skip();
   if (!lab || !provider_usable_in_lab(*lab)) return;
   const HaTunables t;
@@ -305,12 +306,13 @@ TEST_CASE("liveness lab: rail 0's link going down is found by the kernel-answere
   const double to_replayed = millis_between(cut, replayed);
   const bool realtime = run.sender.at("realtime") == 1 && run.receiver.at("realtime") == 1;
   // Printed for docs/failover.md ("The detector on real transports").
-  std::printf("liveness lab, link down (%s): detection %.1f ms, first replayed delivery %.1f ms after the cut "
-              "(%.1f ms after detection); probes rail 0 %lld sent %lld answered; longest step %.1f ms (sender), "
-              "%.1f ms (receiver)\n",
-              realtime ? "SCHED_FIFO sides" : "normal priority", to_detect, to_replayed, to_replayed - to_detect,
-              run.sender.at("probes0"), run.sender.at("answered0"), run.sender.at("longest_step_ns") / 1e6,
-              run.receiver.at("longest_step_ns") / 1e6);
+  std::printf(
+      "liveness lab, link down (%s): detection %.1f ms, first replayed delivery %.1f ms after the cut "
+      "(%.1f ms after detection); probes rail 0 %lld sent %lld answered; longest step %.1f ms (sender), "
+      "%.1f ms (receiver)\n",
+      realtime ? "SCHED_FIFO sides" : "normal priority", to_detect, to_replayed, to_replayed - to_detect,
+      run.sender.at("probes0"), run.sender.at("answered0"), run.sender.at("longest_step_ns") / 1e6,
+      run.receiver.at("longest_step_ns") / 1e6);
   CHECK(run.sender.at("liveness") == 1);
   CHECK(run.sender.at("failovers") == 1);
   CHECK(run.receiver.at("active") == 1);
@@ -334,9 +336,10 @@ TEST_CASE("liveness lab: rail 0's link going down is found by the kernel-answere
   }
 }
 
-TEST_CASE("liveness lab: the receiving process stopped for 200 ms causes no failover because its kernel answers the "
-          "probes",
-          "[netns][liveness]") {
+TEST_CASE(
+    "liveness lab: the receiving process stopped for 200 ms causes no failover because its kernel answers the "
+    "probes",
+    "[netns][liveness]") {
   auto lab = lab_or_skip();
   if (!lab || !provider_usable_in_lab(*lab)) return;
   const LabRun run = run_lab(*lab, plan_for(Fault::StopReceiver), std::chrono::milliseconds(200));

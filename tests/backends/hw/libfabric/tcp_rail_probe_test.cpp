@@ -4,6 +4,7 @@
 #include "backends/hw/libfabric/tcp_rail_probe.hpp"
 
 #include <arpa/inet.h>
+#include <rdma/fabric.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -12,8 +13,6 @@
 #include <chrono>
 #include <cstring>
 #include <thread>
-
-#include <rdma/fabric.h>
 
 #include "backends/hw/libfabric/endpoint_address.hpp"
 
@@ -177,4 +176,26 @@ TEST_CASE("tcp rail probe: forget drops what is out and for good stops probing t
   CHECK_FALSE(prober.can_probe(0));
   prober.send(0, 4);
   CHECK(prober.idle());
+}
+
+TEST_CASE("tcp rail probe: a stray connection that sends data is drained from the listener", "[tcp_probe]") {
+  const QpEndpoint local = loopback_endpoint();
+  TcpRailProbes listener(1, 4);
+  auto port = listener.listen(0, local);
+  REQUIRE(port.ok());
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(port.value());
+  inet_pton(AF_INET, "127.0.0.1", &to.sin_addr);
+  REQUIRE(connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof(to)) == 0);
+  REQUIRE(write(fd, "x", 1) == 1);  // data: TCP_DEFER_ACCEPT queues it for accept
+  std::uint64_t strays = 0;
+  for (int i = 0; i < 200 && strays == 0; ++i) {
+    listener.drain_listeners();
+    strays = listener.counts(0).strays;
+    if (strays == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  CHECK(strays == 1);
+  close(fd);
 }
