@@ -38,6 +38,11 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr const char* kProvider = "tcp;ofi_rxm";
+#ifdef RAILCHECK_SANITIZE
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
 
 // steady_clock is CLOCK_MONOTONIC: one clock for every process on the host, namespaces or not,
 // so the two sides' instants compare directly.
@@ -305,6 +310,9 @@ TEST_CASE(
   const double to_detect = millis_between(cut, detected);
   const double to_replayed = millis_between(cut, replayed);
   const bool realtime = run.sender.at("realtime") == 1 && run.receiver.at("realtime") == 1;
+  // The sanitizer trees slow every call into the engine several times over: they check the
+  // behaviour (the detector decides, delivery resumes), not the millisecond target.
+  const bool timed = realtime && !kSanitized;
   // Printed for docs/failover.md ("The detector on real transports").
   std::printf(
       "liveness lab, link down (%s): detection %.1f ms, first replayed delivery %.1f ms after the cut "
@@ -321,7 +329,7 @@ TEST_CASE(
   CHECK(run.sender.at("probes0") >= t.liveness_misses);
   CHECK(to_detect >= 0);
   CHECK(to_replayed > to_detect);
-  if (realtime) {
+  if (timed) {
     // A silent rail is dead (misses + 1) probe timeouts after its last sign of life
     // (rail_liveness.hpp); the timeout sits at its floor on a veth whose round trip is ~0.1 ms.
     // 30 ms more: the sender's last data completion may come up to a few ms after the cut, and
@@ -331,7 +339,8 @@ TEST_CASE(
   } else {
     // Normal priority on a loaded machine: each side may wait 100 ms for a core, several times.
     // Still far inside the soft RTO that found this failure before the detector (1074 ms).
-    WARN("the lab's sides could not run SCHED_FIFO: only the generous bounds are checked");
+    WARN((kSanitized ? "a sanitizer build" : "the lab's sides could not run SCHED_FIFO")
+         << ": only the generous bounds are checked");
     CHECK(to_replayed < to_millis(t.initial_soft_rto()) / 2);
   }
 }
