@@ -211,6 +211,10 @@ struct FabricConnection::State {
   // Answers that arrived become ProbeAnswered events.
   void poll_probes();
 
+  // A sender's standby just became ready: make the provider connect it now, not during a
+  // failover (fabric_standby_warmup.cpp).
+  void warm_standby(PathIndex path);
+
   // ---- fault injection ----
   void cut(PathIndex path);
 };
