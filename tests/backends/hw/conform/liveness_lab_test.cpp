@@ -107,8 +107,8 @@ std::string read_line(int fd, int wait_ms) {
 // can beat that, and the lab would measure the build, not the transport. NCCL's proxy thread
 // polls on a core of its own; the nearest a test gets to that is SCHED_FIFO with a 20 us nap per
 // loop, which leaves the rest of the machine running (no RT throttling) and keeps the scheduler's
-// share of a side's stall under a millisecond (0.6 ms measured). What stalls remain (fi_cq_read
-// calls of 9-10 ms, the standby's lazy connection) are the provider's: docs/failover.md. Without
+// share of a side's stall under a millisecond (0.6 ms measured). The stalls that remain (fi_cq_read
+// calls of 9-10 ms) are the provider's: docs/failover.md, "Real transports". Without
 // the privilege the lab runs at normal priority and asserts only the generous bounds.
 constexpr auto kProxyNap = std::chrono::microseconds(20);
 
