@@ -6,7 +6,9 @@
 //   qpn bits 23..16   address kind: 1 = IPv4 (FI_SOCKADDR_IN), 2 = name (FI_ADDR_STR, shm),
 //                     3 = EFA (FI_ADDR_EFA)
 //   kind 1  gid[0..3] IPv4 address in network order, gid[4..15] zero; lid = port (number);
-//           qpn bits 15..0 = 0, psn = 0
+//           qpn bits 15..0 = 0; psn = the rail's liveness probe port, a TCP port on the same
+//           address (tcp_rail_probe.hpp), 0 = none (backends before issue 28 send 0, and
+//           decode_endpoint ignores it)
 //   kind 2  gid = the name's bytes, NUL-padded (at most 16 bytes, no terminator needed at
 //           16); lid = the name's length; qpn bits 15..0 = 0, psn = 0
 //   kind 3  gid = the EFA raw GID, qpn bits 15..0 = EFA QP number, lid = qkey bits 15..0,

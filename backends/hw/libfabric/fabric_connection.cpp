@@ -31,7 +31,8 @@ FabricConnection::State::~State() {
   rails.clear();
 }
 
-Result<std::unique_ptr<FabricConnection::State>> FabricConnection::open_state(const FabricOptions& o, bool sender) {
+Result<std::unique_ptr<FabricConnection::State>> FabricConnection::open_state(const FabricOptions& o, bool sender,
+                                                                              bool peer_advertises_probes) {
   const ConnRole role = sender ? ConnRole::Sender : ConnRole::Receiver;
   if (o.rails == 0) return Error{"a FabricConnection needs at least one rail", "set rails >= 1"};
   auto st = std::make_unique<State>();
@@ -44,11 +45,6 @@ Result<std::unique_ptr<FabricConnection::State>> FabricConnection::open_state(co
   HaConnectionConfig cfg;
   cfg.role = role;
   cfg.tunables = o.tunables;
-  // This backend does not execute ProbeRail yet (docs/failover.md, "Real transports"): on
-  // tcp;ofi_rxm an fi_read is answered by the peer's provider in the peer's process, so a
-  // stopped peer would look like a dead rail. Detection here stays with the completion errors
-  // and the soft RTO.
-  cfg.tunables.liveness = false;
   for (std::uint32_t r = 0; r < o.rails; ++r) {
     const std::string node = r < o.rail_addresses.size() ? o.rail_addresses[r] : std::string{};
     auto rail = FabricRail::open(o.provider, node, kCqDepth);
@@ -62,6 +58,8 @@ Result<std::unique_ptr<FabricConnection::State>> FabricConnection::open_state(co
     slot.rail = std::move(rail).value();
     st->rails.push_back(std::move(slot));
   }
+  // ProbeRail is a kernel-answered TCP probe, never an fi_read (fabric_rail_probes.cpp says why).
+  st->open_probes(cfg, sender, peer_advertises_probes);
   for (std::uint32_t r = 0; r < st->rails.size(); ++r)
     for (std::size_t i = 0; i < kControlRecvsPerRail; ++i) st->post_control_recv(r);
   // On hardware a broken engine rule fails this connection with the rule as its reason; it
@@ -76,7 +74,7 @@ FabricConnection::~FabricConnection() = default;
 
 Result<std::unique_ptr<FabricConnection>> FabricConnection::listen(const FabricOptions& options,
                                                                    std::vector<std::uint8_t>& handle_out) {
-  auto st = open_state(options, false);
+  auto st = open_state(options, false, false);
   if (!st) return st.error();
   std::unique_ptr<FabricConnection> c(new FabricConnection(std::move(st).value()));
   Actions acts;
@@ -89,7 +87,9 @@ Result<std::unique_ptr<FabricConnection>> FabricConnection::listen(const FabricO
 
 Result<std::unique_ptr<FabricConnection>> FabricConnection::connect(const FabricOptions& options,
                                                                     std::span<const std::uint8_t> handle) {
-  auto st = open_state(options, true);
+  // The engine decodes the handle again in connect(); here only rail 0's probe port is read.
+  const auto peeked = decode_handle(handle);
+  auto st = open_state(options, true, peeked && fabric::probe_port_of(peeked->handle.primary) != 0);
   if (!st) return st.error();
   std::unique_ptr<FabricConnection> c(new FabricConnection(std::move(st).value()));
   State& s = *c->s_;
@@ -106,6 +106,9 @@ Result<std::unique_ptr<FabricConnection>> FabricConnection::connect(const Fabric
 
 void FabricConnection::progress() {
   s_->poll_rails();
+  // Answers before timers: a caller that was descheduled past a probe timeout finds the answers
+  // its kernel already holds before the detector counts the probes as misses.
+  s_->poll_probes();
   s_->fire_timers();
   s_->drain();
   s_->acknowledge_delivery();
@@ -195,10 +198,17 @@ ConnectionStats FabricConnection::stats() const {
   st.failovers = s_->engine->failovers();
   st.replayed = s_->replayed;
   st.active_rail = s_->engine->active_path().value;
+  st.first_failover_at = s_->first_failover_at;
+  st.first_failover_why = s_->first_failover_why;
+  st.liveness = s_->engine->role() == ConnRole::Sender && s_->engine->liveness().enabled();
   for (std::uint32_t i = 0; i < s_->rails.size(); ++i) {
     const RailSlot& r = s_->rails[i];
     RailStats rs = r.stats;
     rs.eagain = r.pending.deferred();
+    if (s_->probes) {
+      rs.probes_sent = s_->probes->counts(i).sent;
+      rs.probes_answered = s_->probes->counts(i).answered;
+    }
     rs.ready = i < s_->engine->path_count() && s_->engine->path(PathIndex{i}).health == PathHealth::Ready;
     st.rails.push_back(rs);
   }

@@ -7,6 +7,7 @@
 //
 // Threading: not thread-safe. One caller at a time (the NCCL plugin holds its comm's mutex).
 // Nothing blocks: listen/connect return at once, the handshake advances inside progress().
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -53,6 +54,8 @@ struct RailStats {
   std::uint64_t completions = 0;
   std::uint64_t flushed = 0;  // WRs reported as WR_FLUSH_ERR when the path went to ERR
   std::uint64_t eagain = 0;   // posts that returned -FI_EAGAIN and waited in the pending queue
+  std::uint64_t probes_sent = 0;      // rail-liveness probes (tcp_rail_probe.hpp)
+  std::uint64_t probes_answered = 0;  // ... answered by the peer's kernel
   bool cut = false;           // cut_rail() silenced the endpoint (a dead link)
   bool ready = false;         // the engine's path health is Ready (phase 2 done for a standby)
 };
@@ -68,6 +71,11 @@ struct ConnectionStats {
   std::uint32_t failovers = 0;
   std::uint64_t replayed = 0;  // WRs re-posted on a new path (TraceKind::Replayed counts)
   std::uint32_t active_rail = 0;
+  // The first failover this side started (steady_clock, comparable across processes on one
+  // host) and its trigger as the engine traced it ("rail liveness: ...", "soft RTO: ...").
+  std::optional<std::chrono::steady_clock::time_point> first_failover_at;
+  std::string first_failover_why;
+  bool liveness = false;  // the rail-liveness detector runs (sender, and the peer can be probed)
   std::vector<RailStats> rails;
 };
 
@@ -134,7 +142,8 @@ class FabricConnection {
 
  private:
   struct State;
-  static Result<std::unique_ptr<State>> open_state(const FabricOptions& options, bool sender);
+  static Result<std::unique_ptr<State>> open_state(const FabricOptions& options, bool sender,
+                                                   bool peer_advertises_probes);
   explicit FabricConnection(std::unique_ptr<State> state);
   std::unique_ptr<State> s_;
 };

@@ -1,7 +1,8 @@
 #pragma once
 // PRIVATE to backends/hw/libfabric: what a FabricConnection holds. Its methods live by job in
 // fabric_executor.cpp (the action executor), fabric_connection.cpp (construction, the user's
-// two-sided calls) and fabric_write_imm.cpp (the one-sided write API).
+// two-sided calls), fabric_write_imm.cpp (the one-sided write API) and fabric_rail_probes.cpp
+// (the rail-liveness probes, ProbeRail).
 #include <rdma/fabric.h>
 
 #include <chrono>
@@ -22,6 +23,7 @@
 #include "backends/hw/libfabric/fabric_rail.hpp"
 #include "backends/hw/libfabric/pending_queue.hpp"
 #include "backends/hw/libfabric/rc_completion_order.hpp"
+#include "backends/hw/libfabric/tcp_rail_probe.hpp"
 #include "engine/failover/ha_connection.hpp"
 
 namespace railcheck {
@@ -123,6 +125,13 @@ struct FabricConnection::State {
   bool delivery_acks = false;
   std::uint64_t ack_sent = 0;
   std::vector<CompletionEvent> released;  // scratch for RcCompletionOrder
+  // Kernel-answered rail-liveness probes (tcp_rail_probe.hpp); null where the rails are not TCP.
+  std::unique_ptr<fabric::TcpRailProbes> probes;
+  std::vector<fabric::ProbeAnswer> probe_answers;  // scratch for poll_probes
+  std::uint32_t probe_polls = 0;                   // poll_probes calls (when a receiver drains its listeners)
+  // The first FailoverStarted the engine traced: when, and its trigger (ConnectionStats).
+  std::optional<std::chrono::steady_clock::time_point> first_failover_at;
+  std::string first_failover_why;
 
   ~State();
 
@@ -191,6 +200,20 @@ struct FabricConnection::State {
   void poll_rails();
 
   void fire_timers();
+
+  // ---- rail-liveness probes (fabric_rail_probes.cpp) ----
+  // Before the engine exists: the receiver listens for probes on every rail and advertises the
+  // ports in its endpoints; the sender keeps the detector on only if the peer advertised one.
+  void open_probes(HaConnectionConfig& cfg, bool sender, bool peer_advertises_probes);
+  // ModifyQp RTR on a sender's path: the peer's endpoint names the probe port of that rail.
+  void learn_probe_peer(PathIndex path, const QpEndpoint& remote);
+  void probe(const ProbeRail& p);
+  // Answers that arrived become ProbeAnswered events.
+  void poll_probes();
+
+  // A sender's standby just became ready: make the provider connect it now, not during a
+  // failover (fabric_standby_warmup.cpp).
+  void warm_standby(PathIndex path);
 
   // ---- fault injection ----
   void cut(PathIndex path);

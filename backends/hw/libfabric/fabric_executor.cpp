@@ -7,6 +7,7 @@
 //   PostSend        fi_senddata (imm = message sequence number, FI_REMOTE_CQ_DATA)
 //   PostRecv        fi_recv (untagged, FI_ORDER_SAS: receives match in posted order like RC)
 //   PostWrite       fi_writedata / fi_write
+//   ProbeRail       a kernel-answered TCP probe on the rail's address pair (fabric_rail_probes.cpp)
 //   ModifyQp        RTR: fi_av_insert of the peer; ERR: stop using the rail and report every
 //                   outstanding WR as WR_FLUSH_ERR (posted receives are fi_cancel'ed); later
 //                   completions from that rail generation are dropped; RESET: a new generation
@@ -72,6 +73,8 @@ void FabricConnection::State::execute(Actions& actions) {
       post_data(p->path, p->wr, std::nullopt);
     } else if (auto* p = std::get_if<PostWrite>(&a)) {
       post_data(p->path, p->wr, std::make_pair(p->remote_addr, p->rkey));
+    } else if (auto* p = std::get_if<ProbeRail>(&a)) {
+      probe(*p);
     } else if (auto* m = std::get_if<ModifyQp>(&a)) {
       modify(*m);
     } else if (auto* r = std::get_if<RegisterMr>(&a)) {
@@ -93,6 +96,11 @@ void FabricConnection::State::execute(Actions& actions) {
       (void)f;
     } else if (auto* t = std::get_if<Trace>(&a)) {
       if (t->note.kind == TraceKind::Replayed) replayed += t->note.count;
+      if (t->note.kind == TraceKind::StandbyReady) warm_standby(t->note.path);
+      if (t->note.kind == TraceKind::FailoverStarted && !first_failover_at) {
+        first_failover_at = std::chrono::steady_clock::now();
+        first_failover_why = t->note.detail;
+      }
       if (trace_to_stderr)
         fmt::print(stderr, "[railcheck fabric {} {:.3f} ms] {} path {} count {} {}\n",
                    engine->role() == ConnRole::Sender ? "send" : "recv", to_millis(now()), to_string(t->note.kind),
@@ -256,6 +264,7 @@ void FabricConnection::State::modify(const ModifyQp& m) {
         if (auto ok = slot.rail->insert_peer(*m.remote); !ok) {
           slot.err = true;  // posts to it flush; the engine sees errors and decides
         }
+        learn_probe_peer(m.path, *m.remote);
       }
       break;
     case QpState::Err: flush(m.path); break;
@@ -268,6 +277,7 @@ void FabricConnection::State::flush(PathIndex path) {
   slot.err = true;
   ++slot.generation;
   slot.stats.flushed += slot.outstanding.size();
+  if (probes) probes->forget(path.value, false);
   flush_in_order(slot, path, WcStatus::WrFlushErr);
   for (auto& [wr, op] : slot.outstanding) {
     op->stale = true;
@@ -439,6 +449,7 @@ void FabricConnection::State::cut(PathIndex path) {
   RailSlot& slot = rails[path.value];
   slot.cut = true;
   slot.stats.cut = true;
+  if (probes) probes->forget(path.value, true);
   slot.pending.clear();
   // As on an RC QP whose link died: the oldest WR fails with RETRY_EXC_ERR, the rest flush.
   flush_in_order(slot, path, WcStatus::RetryExcErr);
