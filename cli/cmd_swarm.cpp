@@ -143,6 +143,7 @@ int run_many(const SwarmOptions& o, const swarm::SwarmConfig& cfg) {
   plan.seconds = o.seconds;
   plan.seeds = o.seeds ? o.seeds : o.seconds ? std::nullopt : std::optional<std::uint64_t>(1000);
   plan.jobs = o.jobs.value_or(std::max(1U, std::thread::hardware_concurrency()));
+  plan.seeds_per_process = o.seeds_per_process.value_or(swarm::kSeedsPerProcess);
   fmt::print("swarm: first seed {}{}, {} worker(s), {}\n", plan.first_seed, fresh ? " (fresh)" : "", plan.jobs,
              plan.seeds ? fmt::format("{} seeds", *plan.seeds) : fmt::format("for {} s", *plan.seconds));
   std::fflush(stdout);

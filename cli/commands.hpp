@@ -153,6 +153,7 @@ struct SwarmOptions {
   std::optional<double> seconds;            // --for: wall-time budget
   std::optional<std::uint64_t> first_seed;  // default: a fresh one, printed
   std::optional<unsigned> jobs;             // default: every local core
+  std::optional<unsigned> seeds_per_process;  // default: swarm::kSeedsPerProcess
   std::optional<std::uint64_t> seed;        // replay one seed
   std::optional<std::uint64_t> shrink;      // shrink one failing seed
   std::string out;                          // --shrink / --seed: write the scenario here

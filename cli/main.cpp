@@ -14,6 +14,7 @@
 
 #include "cli/allocator.hpp"
 #include "cli/commands.hpp"
+#include "swarm/swarm_pool.hpp"
 
 namespace {
 
@@ -165,6 +166,12 @@ int dispatch(int argc, char** argv) {
   swarm_cmd->add_option("--for", swarm.seconds, "Run for this many wall-clock seconds (no seed starts later)");
   swarm_cmd->add_option("--first-seed", swarm.first_seed, "First seed (default: a fresh one, printed)");
   swarm_cmd->add_option("-j,--jobs", swarm.jobs, "Worker processes (default: every local core)");
+  swarm_cmd
+      ->add_option("--seeds-per-process", swarm.seeds_per_process,
+                   fmt::format("Seeds a worker process runs before a fresh one takes over (default: {}; "
+                               "docs/swarm.md, Throughput)",
+                               railcheck::swarm::kSeedsPerProcess))
+      ->check(CLI::PositiveNumber);
   swarm_cmd->add_option("--seed", swarm.seed, "Replay this one seed and print its world and verdict");
   swarm_cmd->add_option("--shrink", swarm.shrink, "Shrink this failing seed to a small scenario file");
   swarm_cmd->add_option("--out", swarm.out,

@@ -51,11 +51,17 @@ std::optional<SeedResult> decode(const std::string& line) {
   return r;
 }
 
-[[noreturn]] void worker(unsigned k, const PoolPlan& plan, const SwarmConfig& cfg, int fd, Clock::time_point deadline) {
-  for (std::uint64_t i = 0;; ++i) {
-    const std::uint64_t index = k + i * plan.jobs;
-    if (plan.seeds && index >= *plan.seeds) break;
-    if (plan.seconds && Clock::now() >= deadline) break;
+// Exit status of a worker that ran its `seeds_per_process` seeds while its lane has more.
+constexpr int kBatchDone = 10;
+
+// Runs lane seeds from `index` on (every `jobs`-th) in this process, at most
+// `seeds_per_process` of them.
+[[noreturn]] void worker(std::uint64_t index, const PoolPlan& plan, const SwarmConfig& cfg, int fd,
+                         Clock::time_point deadline) {
+  for (unsigned ran = 0;; ++ran, index += plan.jobs) {
+    if (plan.seeds && index >= *plan.seeds) _exit(0);
+    if (plan.seconds && Clock::now() >= deadline) _exit(0);
+    if (ran == plan.seeds_per_process) _exit(kBatchDone);
     const std::string line = encode(run_seed(plan.first_seed + index, cfg));
     for (std::size_t off = 0; off < line.size();) {
       const ssize_t n = write(fd, line.data() + off, line.size() - off);
@@ -64,7 +70,6 @@ std::optional<SeedResult> decode(const std::string& line) {
       off += static_cast<std::size_t>(n);
     }
   }
-  _exit(0);
 }
 
 struct Worker {
@@ -74,6 +79,26 @@ struct Worker {
   std::uint64_t next_index = 0;  // index of the seed it runs now
 };
 
+// Forks lane k's next worker, from seed index `index` on.
+Result<bool> spawn(std::vector<Worker>& workers, std::size_t k, std::uint64_t index, const PoolPlan& plan,
+                   const SwarmConfig& cfg, Clock::time_point deadline) {
+  int fds[2];
+  if (pipe(fds) != 0) return Error{fmt::format("pipe: {}", std::strerror(errno)), "too many open files?"};
+  std::fflush(stdout);
+  std::fflush(stderr);
+  const pid_t pid = fork();
+  if (pid < 0) return Error{fmt::format("fork: {}", std::strerror(errno)), "fewer jobs (-j)"};
+  if (pid == 0) {
+    close(fds[0]);
+    for (const Worker& w : workers)
+      if (w.fd >= 0) close(w.fd);
+    worker(index, plan, cfg, fds[1], deadline);
+  }
+  close(fds[1]);
+  workers[k] = Worker{pid, fds[0], {}, index};
+  return true;
+}
+
 }  // namespace
 
 Result<bool> run_pool(const PoolPlan& plan, const SwarmConfig& cfg,
@@ -81,23 +106,13 @@ Result<bool> run_pool(const PoolPlan& plan, const SwarmConfig& cfg,
   const unsigned jobs = std::max(1U, plan.jobs);
   PoolPlan p = plan;
   p.jobs = jobs;
+  p.seeds_per_process = std::max(1U, plan.seeds_per_process);
   const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                            std::chrono::duration<double>(plan.seconds.value_or(0)));
-  std::fflush(stdout);
-  std::fflush(stderr);
   std::vector<Worker> workers(jobs);
   for (unsigned k = 0; k < jobs; ++k) {
-    int fds[2];
-    if (pipe(fds) != 0) return Error{fmt::format("pipe: {}", std::strerror(errno)), "too many open files?"};
-    const pid_t pid = fork();
-    if (pid < 0) return Error{fmt::format("fork: {}", std::strerror(errno)), "fewer jobs (-j)"};
-    if (pid == 0) {
-      close(fds[0]);
-      for (unsigned j = 0; j < k; ++j) close(workers[j].fd);
-      worker(k, p, cfg, fds[1], deadline);
-    }
-    close(fds[1]);
-    workers[k] = Worker{pid, fds[0], {}, k};
+    auto ok = spawn(workers, k, k, p, cfg, deadline);
+    if (!ok) return ok;
   }
 
   std::size_t open = jobs;
@@ -114,7 +129,8 @@ Result<bool> run_pool(const PoolPlan& plan, const SwarmConfig& cfg,
     if (ready < 0 && errno != EINTR) return Error{fmt::format("poll: {}", std::strerror(errno)), ""};
     for (std::size_t i = 0; i < fds.size() && ready > 0; ++i) {
       if (fds[i].revents == 0) continue;
-      Worker& w = workers[who[i]];
+      const std::size_t k = who[i];
+      Worker& w = workers[k];
       char chunk[4096];
       const ssize_t n = read(w.fd, chunk, sizeof chunk);
       if (n > 0) {
@@ -131,19 +147,27 @@ Result<bool> run_pool(const PoolPlan& plan, const SwarmConfig& cfg,
       if (n < 0 && errno == EINTR) continue;
       close(w.fd);
       w.fd = -1;
-      --open;
       int status = 0;
       while (waitpid(w.pid, &status, 0) < 0 && errno == EINTR) {
       }
-      if (WIFEXITED(status) && WEXITSTATUS(status) == 0) continue;
-      // The worker died inside a seed: that seed is the finding.
-      SeedResult r;
-      r.seed = p.first_seed + w.next_index;
-      r.finding = Finding{FindingKind::Crash, Nanos{0}, 0,
-                          WIFSIGNALED(status) ? fmt::format("the run crashed (signal {}: {})", WTERMSIG(status),
-                                                            strsignal(WTERMSIG(status)))
-                                              : fmt::format("the worker exited with status {}", WEXITSTATUS(status))};
-      on_result(r);
+      std::uint64_t next = w.next_index;
+      if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+        --open;  // the lane is done
+        continue;
+      }
+      if (!WIFEXITED(status) || WEXITSTATUS(status) != kBatchDone) {
+        // The worker died inside a seed: that seed is the finding, and the lane goes on after it.
+        SeedResult r;
+        r.seed = p.first_seed + next;
+        r.finding = Finding{FindingKind::Crash, Nanos{0}, 0,
+                            WIFSIGNALED(status) ? fmt::format("the run crashed (signal {}: {})", WTERMSIG(status),
+                                                              strsignal(WTERMSIG(status)))
+                                                : fmt::format("the worker exited with status {}", WEXITSTATUS(status))};
+        on_result(r);
+        next += jobs;
+      }
+      auto ok = spawn(workers, k, next, p, cfg, deadline);
+      if (!ok) return ok;
     }
   }
   return true;

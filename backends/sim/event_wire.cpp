@@ -139,9 +139,9 @@ void EventWire::run_due(std::uint32_t rank) {
       me.landed.pop_front();
       handle_landed(l);
     } else if (!me.timers.empty() && me.timers.top().at <= sim_clock() + kClockSlack) {
-      const std::uint32_t id = me.timers.top().packet;
+      const Flight f = me.timers.top().flight;
       me.timers.pop();
-      handle_timer(id);
+      handle_timer(f);
     } else if (!me.rechecks.empty()) {
       const std::uint32_t id = me.rechecks.front();
       me.rechecks.pop_front();
@@ -179,15 +179,47 @@ void EventWire::launch_data(std::uint32_t conn, Side from, std::uint32_t path, s
 void EventWire::launch_control(std::uint32_t conn, Side from, std::uint32_t path, const ControlMessage& m) {
   const std::uint32_t id = take_slot(controls_, free_controls_);
   controls_[id] = ControlPacket{conn, from, path, m};
-  const SimConnection& c = w_.connections()[conn];
-  put(c.rank(from), Flight{Cargo::Control, id}, c.rank(from), c.rank(other(from)), c.path_rail[path], kControlBytes);
+  send_control(id, false);
+}
+
+void EventWire::send_control(std::uint32_t id, bool delayed) {
+  const ControlPacket& cp = controls_[id];
+  const SimConnection& c = w_.connections()[cp.conn];
+  const std::uint32_t src = c.rank(cp.from);
+  const std::uint32_t dst = c.rank(other(cp.from));
+  const std::uint32_t rail = c.path_rail[cp.path];
+  if (!delayed) {
+    if (const Nanos spike = spike_delay(w_, src, dst, rail); spike > Nanos{0}) {
+      ranks_[src].timers.push(Timer{sim_clock() + to_seconds(spike), timer_order_++, Flight{Cargo::Control, id}});
+      return;
+    }
+  }
+  put(src, Flight{Cargo::Control, id}, src, dst, rail, kControlBytes);
 }
 
 void EventWire::launch_probe(std::uint32_t conn, Side from, std::uint32_t path, std::uint64_t nonce) {
   const std::uint32_t id = take_slot(probes_, free_probes_);
   probes_[id] = ProbePacket{conn, from, path, nonce};
-  const SimConnection& c = w_.connections()[conn];
-  put(c.rank(from), Flight{Cargo::ProbeOut, id}, c.rank(from), c.rank(other(from)), c.path_rail[path], kProbeBytes);
+  send_probe(Flight{Cargo::ProbeOut, id}, false);
+}
+
+void EventWire::send_probe(Flight f, bool delayed) {
+  const ProbePacket& pp = probes_[f.id];
+  const SimConnection& c = w_.connections()[pp.conn];
+  const std::uint32_t home = c.rank(pp.from);
+  const std::uint32_t peer = c.rank(other(pp.from));
+  const std::uint32_t rail = c.path_rail[pp.path];
+  const bool out = f.cargo == Cargo::ProbeOut;
+  const std::uint32_t src = out ? home : peer;
+  const std::uint32_t dst = out ? peer : home;
+  if (!delayed) {
+    if (const Nanos spike = spike_delay(w_, src, dst, rail); spike > Nanos{0}) {
+      ranks_[home].timers.push(Timer{sim_clock() + to_seconds(spike), timer_order_++, f});
+      return;
+    }
+  }
+  // Both puts are the prober's: its actor drives the answer too, from the peer's NIC.
+  put(home, f, src, dst, rail, kProbeBytes);
 }
 
 void EventWire::probe_landed(const Landed& l) {
@@ -200,7 +232,7 @@ void EventWire::probe_landed(const Landed& l) {
   const bool ok = l.ok && !lost_one_way(w_, out ? home : peer, rail);
   if (ok && out) {
     // The peer's NIC answers from its registered word; its process plays no part.
-    return put(home, Flight{Cargo::ProbeBack, l.flight.id}, peer, home, rail, kProbeBytes);
+    return send_probe(Flight{Cargo::ProbeBack, l.flight.id}, false);
   }
   free_probes_.push_back(l.flight.id);
   if (!ok) return;
@@ -221,7 +253,7 @@ void EventWire::put(std::uint32_t rank, Flight f, std::uint32_t src, std::uint32
 }
 
 void EventWire::arm(std::uint32_t packet, double at) {
-  ranks_[owner(packets_[packet])].timers.push(Timer{at, timer_order_++, packet});
+  ranks_[owner(packets_[packet])].timers.push(Timer{at, timer_order_++, Flight{Cargo::Data, packet}});
 }
 
 void EventWire::release(std::uint32_t packet) {
@@ -245,7 +277,10 @@ void EventWire::handle_landed(const Landed& l) {
                                 Event{ControlReceived{ControlChannel::on(PathIndex{cp.path}), std::move(cp.message)}}});
 }
 
-void EventWire::handle_timer(std::uint32_t packet) {
+void EventWire::handle_timer(Flight f) {
+  if (f.cargo == Cargo::Control) return send_control(f.id, true);
+  if (f.cargo == Cargo::ProbeOut || f.cargo == Cargo::ProbeBack) return send_probe(f, true);
+  const std::uint32_t packet = f.id;
   switch (packets_[packet].stage) {
     case PacketStage::Jitter: return start_transfer(packet);
     case PacketStage::AckFlight: return ack_back(packet);
@@ -270,10 +305,13 @@ void EventWire::start_attempt(std::uint32_t packet) {
   p.attempt = sim_clock();
   ++w_.counters().data_packets;
   const SimConnection& c = w_.connections()[p.conn];
-  const Nanos jitter = jitter_delay(w_, c.rank(p.from), c.rank(other(p.from)), c.path_rail[p.path]);
-  if (jitter > Nanos{0}) {
+  const std::uint32_t src = c.rank(p.from);
+  const std::uint32_t dst = c.rank(other(p.from));
+  const std::uint32_t rail = c.path_rail[p.path];
+  const Nanos delay = spike_delay(w_, src, dst, rail) + jitter_delay(w_, src, dst, rail);
+  if (delay > Nanos{0}) {
     p.stage = PacketStage::Jitter;
-    return arm(packet, p.attempt + to_seconds(jitter));
+    return arm(packet, p.attempt + to_seconds(delay));
   }
   start_transfer(packet);
 }
@@ -316,7 +354,11 @@ void EventWire::land(std::uint32_t packet) {
   const SimConnection& c = w_.connections()[p.conn];
   p.outcome = out;
   p.stage = PacketStage::AckFlight;
-  arm(packet, sim_clock() + w_.platform().one_way_latency(c.rank(other(p.from)), c.rank(p.from), c.path_rail[p.path]));
+  const std::uint32_t src = c.rank(other(p.from));
+  const std::uint32_t dst = c.rank(p.from);
+  const std::uint32_t rail = c.path_rail[p.path];
+  arm(packet,
+      sim_clock() + w_.platform().one_way_latency(src, dst, rail) + to_seconds(spike_delay(w_, src, dst, rail)));
 }
 
 void EventWire::ack_back(std::uint32_t packet) {

@@ -28,7 +28,7 @@ namespace railcheck::sim {
 
 // Where a data packet is in its life. Every stage waits for exactly one thing.
 enum class PacketStage : std::uint8_t {
-  Jitter,      // a timer: the jitter delay before the transfer
+  Jitter,      // a timer: a delay spike's extra and the jitter before the transfer
   Transfer,    // a put in flight
   AwaitPsn,    // landed; in the responder QP's waiters until it expects this PSN
   AckFlight,   // a timer: the ACK (or RNR NAK, or nothing) on its way back
@@ -108,10 +108,12 @@ class EventWire {
     Flight flight;
     bool ok = true;
   };
+  // A data packet's next step, or a control message or probe held back by a delay spike
+  // (spike_delay) before its put.
   struct Timer {
     double at = 0;
     std::uint64_t order = 0;  // FIFO among timers due at the same instant
-    std::uint32_t packet = 0;
+    Flight flight;
     bool operator>(const Timer& o) const { return at != o.at ? at > o.at : order > o.order; }
   };
   struct RankWire {
@@ -135,12 +137,16 @@ class EventWire {
   SimQp& responder(const Packet& p);
   void put(std::uint32_t rank, Flight f, std::uint32_t src, std::uint32_t dst, std::uint32_t rail, std::uint64_t bytes);
   void arm(std::uint32_t packet, double at);
+  // Starts a control message's or a probe's put (on its way out or back) now, or after the
+  // delay spike in force on its path.
+  void send_control(std::uint32_t id, bool delayed);
+  void send_probe(Flight f, bool delayed);
   void release(std::uint32_t packet);
   // Records what a wait or test on the rank's comms returned.
   void absorb(std::uint32_t rank, ssize_t done, bool failed);
   void handle_landed(const Landed& l);
   void probe_landed(const Landed& l);
-  void handle_timer(std::uint32_t packet);
+  void handle_timer(Flight f);
   void recheck(std::uint32_t packet);
 
   // The packet state machine; each step mirrors a part of wire.cpp's carry_data.

@@ -17,7 +17,8 @@ namespace sg4 = simgrid::s4u;
 namespace railcheck::sim {
 namespace {
 
-// Turns links off and on, and changes their latency, at the scenario's instants.
+// Turns links off and on at the scenario's instants. Delay spikes leave the links alone: each
+// message waits out the spike in force when it leaves (wire.hpp, spike_delay).
 void fault_injector(SimWorld* w) {
   const FaultProfile& faults = w->scenario().faults;
   struct Step {
@@ -28,12 +29,6 @@ void fault_injector(SimWorld* w) {
   for (const LinkChange& ch : expand_link_changes(faults)) {
     auto* link = w->platform().nic_link(ch.link.rank, ch.link.rail);
     steps.push_back({ch.at, [link, up = ch.up] { up ? link->turn_on() : link->turn_off(); }});
-  }
-  for (const LinkJitter& j : faults.jitters) {
-    auto* link = w->platform().nic_link(j.link.rank, j.link.rail);
-    const double base = link->get_latency();
-    steps.push_back({j.at, [link, base, extra = j.extra] { link->set_latency(base + to_seconds(extra)); }});
-    steps.push_back({j.until, [link, base] { link->set_latency(base); }});
   }
   std::stable_sort(steps.begin(), steps.end(), [](const Step& a, const Step& b) { return a.at < b.at; });
   for (const Step& s : steps) {
@@ -118,7 +113,7 @@ RunOutput run_scenario(const Scenario& sc, std::uint64_t seed, const ProgressFn&
   for (std::uint32_t r = 0; r < sc.topology.ranks; ++r)
     sg4::Actor::create("rank" + std::to_string(r), world.platform().nic_host(r, 0), RankDriver(world, r));
   start_incast_flows(world);
-  if (!sc.faults.empty())
+  if (!expand_link_changes(sc.faults).empty())
     sg4::Actor::create("faults", world.platform().nic_host(0, 0), fault_injector, &world)->daemonize();
 
   const auto t0 = std::chrono::steady_clock::now();

@@ -52,8 +52,8 @@ void carry_data(SimWorld* wp, std::uint32_t conn, Side from, std::uint32_t path,
     ++w.counters().data_packets;
     bool arrived = true;
     try {
-      const Nanos jitter = jitter_delay(w, src, dst, rail);
-      if (jitter > Nanos{0}) sg4::this_actor::sleep_for(to_seconds(jitter));
+      const Nanos delay = spike_delay(w, src, dst, rail) + jitter_delay(w, src, dst, rail);
+      if (delay > Nanos{0}) sg4::this_actor::sleep_for(to_seconds(delay));
       transfer(w, src, dst, rail, bytes > 0 ? bytes : 1);
       arrived = !lost_one_way(w, src, rail);
     } catch (const simgrid::NetworkFailureException&) {
@@ -67,7 +67,8 @@ void carry_data(SimWorld* wp, std::uint32_t conn, Side from, std::uint32_t path,
       if (!wait_on(R, S, gen, [&] { return !R.accepts_packets() || R.expected_psn >= psn; })) return;
       out = land_packet(w, conn, from, path, psn, wr);
       // The ACK (or RNR NAK) travels back over the same two links.
-      sg4::this_actor::sleep_for(w.platform().one_way_latency(dst, src, rail));
+      sg4::this_actor::sleep_for(w.platform().one_way_latency(dst, src, rail) +
+                                 to_seconds(spike_delay(w, dst, src, rail)));
       if (!w.platform().route_up(src, dst, rail) || lost_one_way(w, dst, rail)) out = PacketOutcome::Lost;
     }
     if (S.generation != gen) return;
@@ -117,6 +118,8 @@ void carry_control(SimWorld* wp, std::uint32_t conn, Side from, std::uint32_t pa
   SimConnection& c = w.connections()[conn];
   const Side to = other(from);
   const std::uint32_t rail = c.path_rail[path];
+  if (const Nanos spike = spike_delay(w, c.rank(from), c.rank(to), rail); spike > Nanos{0})
+    sg4::this_actor::sleep_for(to_seconds(spike));
   try {
     transfer(w, c.rank(from), c.rank(to), rail, kControlBytes);
   } catch (const simgrid::NetworkFailureException&) {
@@ -139,11 +142,16 @@ void carry_probe(SimWorld* wp, std::uint32_t conn, Side from, std::uint32_t path
   const std::uint32_t src = c.rank(from);
   const std::uint32_t dst = c.rank(other(from));
   const std::uint32_t rail = c.path_rail[path];
+  const auto spike = [&w](std::uint32_t a, std::uint32_t b, std::uint32_t k) {
+    if (const Nanos d = spike_delay(w, a, b, k); d > Nanos{0}) sg4::this_actor::sleep_for(to_seconds(d));
+  };
   try {
+    spike(src, dst, rail);
     transfer(w, src, dst, rail, kProbeBytes);
     if (lost_one_way(w, src, rail)) return;
     // A put is routed from the putting actor's host: answer from the peer's NIC.
     sg4::this_actor::set_host(w.platform().nic_host(dst, rail));
+    spike(dst, src, rail);
     transfer(w, dst, src, rail, kProbeBytes);
     if (lost_one_way(w, dst, rail)) return;
   } catch (const simgrid::NetworkFailureException&) {
@@ -159,6 +167,10 @@ void incast_flow(SimWorld* wp, std::uint32_t src, std::uint32_t dst, std::uint32
   SimWorld& w = *wp;
   const auto chunk = static_cast<std::uint64_t>(w.scenario().topology.nic.link_gbps * 1e9 / 8 * 1e-3);
   while (w.now() < until && !w.stopping()) {
+    // Each chunk waits out a delay spike as the packets do: that paces the flow as the extra
+    // link latency it replaces did.
+    if (const Nanos spike = spike_delay(w, src, dst, rail); spike > Nanos{0})
+      sg4::this_actor::sleep_for(to_seconds(spike));
     try {
       transfer(w, src, dst, rail, chunk > 0 ? chunk : 1);
     } catch (const simgrid::NetworkFailureException&) {
@@ -228,6 +240,13 @@ Nanos jitter_delay(SimWorld& w, std::uint32_t a, std::uint32_t b, std::uint32_t 
   }
   if (spread <= Nanos{0}) return Nanos{0};
   return Nanos{static_cast<std::int64_t>(w.rng().below(static_cast<std::uint64_t>(spread.count())))};
+}
+
+Nanos spike_delay(const SimWorld& w, std::uint32_t a, std::uint32_t b, std::uint32_t rail) {
+  const FaultProfile& f = w.scenario().faults;
+  if (f.jitters.empty()) return Nanos{0};
+  const Nanos now = w.now();
+  return extra_latency(f, LinkRef{a, rail}, now) + extra_latency(f, LinkRef{b, rail}, now);
 }
 
 void start_permanent_receiver(sg4::Host* host, sg4::Mailbox* mbox) {

@@ -28,8 +28,16 @@ PacketOutcome land_packet(SimWorld& w, std::uint32_t conn, Side from, std::uint3
                           const WorkRequest& wr);
 
 // Per-packet random extra delay from jitter profiles active on either end of the path (draws
-// from the run's generator when a spread is active).
+// from the run's generator when a spread is active). Only data packets draw it.
 Nanos jitter_delay(SimWorld& w, std::uint32_t a, std::uint32_t b, std::uint32_t rail);
+
+// The fixed extra latency (`extra`) of the delay spikes in force now on either NIC link of the
+// path a -> b on `rail`: everything that leaves now over that path (a packet, its ACK, a control
+// message, a probe, an incast chunk) waits this long before it goes on the wire, as behind a full
+// switch queue. It is decided per message when it leaves, never by changing a link's latency:
+// SimGrid 3.32 adjusts every transfer on a link whose latency changes, and never completes one
+// that is in its latency phase when the latency drops back (swarm seed 2776, docs/swarm.md).
+Nanos spike_delay(const SimWorld& w, std::uint32_t a, std::uint32_t b, std::uint32_t rail);
 
 // A daemon actor on `host` that is the permanent receiver of `mbox`: a put to `mbox` then starts
 // at once, from the putting actor's host to `host`, like a host-to-host Comm::sendto, but is not
