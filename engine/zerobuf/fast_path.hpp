@@ -108,6 +108,7 @@ RAILCHECK_HD constexpr std::uint32_t ll_next_epoch(std::uint32_t epoch) { return
 
 // ---- Direct ----
 constexpr std::uint32_t kMaxDirectBlocks = 256;
+constexpr std::uint64_t kDirectUnitBytes = 16;  // what one thread moves at a time (uint4 / float4)
 
 struct BarrierSlot {
   std::uint64_t input_offset;

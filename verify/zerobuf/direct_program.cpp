@@ -8,9 +8,8 @@ using namespace railcheck::zerobuf;
 
 namespace {
 
-constexpr std::uint64_t kUnit = 16;
 
-std::uint32_t unit_of(std::uint64_t byte_offset) { return static_cast<std::uint32_t>(byte_offset / kUnit); }
+std::uint32_t unit_of(std::uint64_t byte_offset) { return static_cast<std::uint32_t>(byte_offset / railcheck::zerobuf::kDirectUnitBytes); }
 
 void barrier(std::vector<DirectStep>& out, DirectPhase phase, std::uint32_t me, std::uint32_t n, std::uint64_t epoch) {
   for (std::uint32_t i = 1; i < n; ++i) {
@@ -44,7 +43,7 @@ DirectStep data_step(DirectStepKind kind) {
 std::vector<DirectStep> build_direct_program(FastOp op, std::uint32_t units, std::uint32_t me, std::uint32_t n,
                                              std::uint32_t block, std::uint32_t blocks, std::uint64_t call) {
   std::vector<DirectStep> out;
-  const std::uint64_t bytes = units * kUnit;
+  const std::uint64_t bytes = units * railcheck::zerobuf::kDirectUnitBytes;
   barrier(out, DirectPhase::Start, me, n, direct_start_epoch(call));
   // The units of a span this block takes, grid-stride.
   const auto mine = [&](Span span, auto&& each) {

@@ -26,7 +26,8 @@ constexpr std::array<std::pair<DirectMutation, std::string_view>, 5> kDirectMuta
 // Each rank's buffers sit at other offsets of its window (offsets are not symmetric): buffer set
 // s of rank r has its input at kBase + r x kRankStride + s x kSetUnits units and its output
 // kBufferUnits units further.
-constexpr std::uint64_t kUnit = 16, kBase = 0x10000, kRankStride = 0x300;
+constexpr std::uint64_t kUnit = railcheck::zerobuf::kDirectUnitBytes;  // shorthand in this file only
+constexpr std::uint64_t kBase = 0x10000, kRankStride = 0x300;
 constexpr std::uint32_t kBufferUnits = 16, kSetUnits = 2 * kBufferUnits;
 
 std::uint64_t base_of(std::uint32_t r) { return kBase + r * kRankStride; }
