@@ -10,7 +10,7 @@ caller's object), and printed per message, with the calls per message of the fun
 count things (polls, allocations, locks, engine events).
 
   python3 bench/small_message_profile.py [BUILD_DIR] [--reuse]   (default build-plan; minutes)
---reuse analyses the profiles already in /tmp/railcheck_small_msg.
+--reuse analyses the profiles already in $RAILCHECK_PROFILE_DIR (default /tmp/railcheck_small_msg).
 Not built by CMake; needs valgrind.
 """
 import collections
@@ -20,7 +20,8 @@ import shutil
 import subprocess
 import sys
 
-OUT = "/tmp/railcheck_small_msg"
+# RAILCHECK_PROFILE_DIR keeps two checkouts profiling on one machine apart.
+OUT = os.environ.get("RAILCHECK_PROFILE_DIR", "/tmp/railcheck_small_msg")
 
 # Per (provider, size) run, the part numbers of the plain/bare run and of the engine/plugin run
 # (parts are cut at every FabricRail::open; see the benches for how many rails each side opens).
@@ -172,6 +173,20 @@ def counted_calls(calls, fn_ob):
     return res
 
 
+ALLOC = re.compile(r"^operator new|^malloc$")
+
+
+def alloc_callers(calls, fn_ob):
+    """Heap allocations per direct caller of ours (operator new / malloc called from outside the
+    allocator and the C/C++ runtimes), so a per-message count says where each one comes from."""
+    res = collections.Counter()
+    for (a, b), n in calls.items():
+        aob = fn_ob.get(a) or ""
+        if ALLOC.search(b) and not any(x in aob for x in ("jemalloc", "libstdc", "libc", "libfabric")):
+            res[a] += n
+    return res
+
+
 def run(build, bench, args, tag):
     os.makedirs(OUT, exist_ok=True)
     cmd = ["valgrind", "--tool=callgrind", "--trace-children=yes", "--dump-before=railcheck::fabric::FabricRail::open*",
@@ -211,17 +226,23 @@ def report(spec, tag, labels):
             s, o, e, c = diff(part_file(tag + "q", part), part_file(tag + "f", part))
             n = nf - nq
             cols.append((name, {k: v / n for k, v in attribute(s, o, e).items()},
-                         {k: v / n for k, v in counted_calls(c, o).items()}, sum(s.values()) / n))
+                         {k: v / n for k, v in counted_calls(c, o).items()}, sum(s.values()) / n,
+                         {k: v / n for k, v in alloc_callers(c, o).items()}))
         print(f"\n## {tag} {prov} 64 B: instructions per message (full - quick, {nf - nq} messages)")
-        keys = sorted({k for _, b, _, _ in cols for k in b}, key=lambda k: -max(b.get(k, 0) for _, b, _, _ in cols))
-        print("| part | " + " | ".join(n for n, _, _, _ in cols) + " |")
+        keys = sorted({k for _, b, _, _, _ in cols for k in b}, key=lambda k: -max(b.get(k, 0) for _, b, _, _, _ in cols))
+        print("| part | " + " | ".join(n for n, _, _, _, _ in cols) + " |")
         for k in keys:
-            print(f"| {k} | " + " | ".join(f"{b.get(k, 0):.0f}" for _, b, _, _ in cols) + " |")
-        print("| **total** | " + " | ".join(f"{t:.0f}" for _, _, _, t in cols) + " |")
+            print(f"| {k} | " + " | ".join(f"{b.get(k, 0):.0f}" for _, b, _, _, _ in cols) + " |")
+        print("| **total** | " + " | ".join(f"{t:.0f}" for _, _, _, t, _ in cols) + " |")
         print("\ncalls per message:")
-        keys = sorted({k for _, _, cc, _ in cols for k in cc})
+        keys = sorted({k for _, _, cc, _, _ in cols for k in cc})
         for k in keys:
-            print(f"| {k} | " + " | ".join(f"{cc.get(k, 0):.2f}" for _, _, cc, _ in cols) + " |")
+            print(f"| {k} | " + " | ".join(f"{cc.get(k, 0):.2f}" for _, _, cc, _, _ in cols) + " |")
+        print("\nheap allocations per message, by caller (>= 0.01):")
+        keys = sorted({k for *_, a in cols for k in a}, key=lambda k: -max(a.get(k, 0) for *_, a in cols))
+        for k in keys:
+            if max(a.get(k, 0) for *_, a in cols) >= 0.01:
+                print(f"| {k[:110]} | " + " | ".join(f"{a.get(k, 0):.2f}" for *_, a in cols) + " |")
 
 
 def main():

@@ -2,6 +2,11 @@
 // Everything the engine asks the outside world to do. Drivers execute these in order: the
 // order within one batch is part of the protocol (seed §16.1: ERR before drain before switch
 // before replay).
+//
+// Every engine entry point appends to an Actions buffer the driver owns and never clears it: a
+// driver on the data path keeps one buffer and clear()s it between events, so a small message
+// costs no vector growth per event (issue 32); tests may pass a fresh one or a running log.
+#include <boost/container/small_vector.hpp>
 #include <cstdint>
 #include <optional>
 #include <variant>
@@ -68,11 +73,15 @@ struct SendControl {
 
 // Results for the user of the connection.
 enum class RequestOutcome : std::uint8_t { Done, Failed };
+// Bytes per buffer of a finished request, held inline up to NCCL's grouped-receive limit
+// (NCCL_NET_MAX_REQUESTS, 8): every request completes through one, and a heap block per
+// completion was one of a small message's allocations (issue 32).
+using RequestSizes = boost::container::small_vector<std::uint32_t, 8>;
 struct CompleteRequest {
   RequestId request{};
   RequestOutcome outcome = RequestOutcome::Done;
-  std::vector<std::uint32_t> sizes;  // bytes per buffer (one entry for a send)
-  std::optional<Error> error;        // set when outcome == Failed
+  RequestSizes sizes;          // bytes per buffer (one entry for a send)
+  std::optional<Error> error;  // set when outcome == Failed
 };
 struct ConnectionReady {};
 struct ConnectionFailed {

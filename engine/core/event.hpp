@@ -4,7 +4,6 @@
 #include <cstdint>
 #include <optional>
 #include <variant>
-#include <vector>
 
 #include "engine/core/control_message.hpp"
 #include "engine/core/ids.hpp"
@@ -48,11 +47,13 @@ struct UserIsend {
   Sge data{};
   std::uint64_t tag = 0;
 };
-// A grouped receive: buffers[i] receives the message tagged tags[i] (seed §16.3).
+// A grouped receive: buffers[i] receives the message tagged tags[i] (seed §16.3). One buffer
+// is held inline, as in a WorkRequest: NCCL's p2p receives one at a time, and two heap blocks
+// per irecv were a small message's allocations (issue 32).
 struct UserIrecv {
   RequestId request{};
-  std::vector<Sge> buffers;
-  std::vector<std::uint64_t> tags;
+  InlineOne<Sge> buffers;
+  InlineOne<std::uint64_t> tags;
 };
 
 using Event =

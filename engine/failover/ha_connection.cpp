@@ -240,8 +240,11 @@ void HaConnection::on_recv_success(Nanos now, InflightWr& w, const CompletionEve
 }
 
 void HaConnection::complete_finished(Actions& out) {
-  for (auto& f : table_.pop_finished())
-    out.push_back(CompleteRequest{f.request, RequestOutcome::Done, std::move(f.sizes), std::nullopt});
+  table_.pop_finished([&](RequestId request, std::span<const InflightWr> parts) {
+    auto& done =
+        std::get<CompleteRequest>(out.emplace_back(CompleteRequest{request, RequestOutcome::Done, {}, std::nullopt}));
+    for (const InflightWr& p : parts) done.sizes.push_back(p.byte_len);
+  });
 }
 
 // ---- soft RTO: one timer, armed for the oldest outstanding posting ----

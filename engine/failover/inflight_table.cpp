@@ -54,30 +54,12 @@ const InflightWr* InflightTable::oldest_outstanding() const {
   return best;
 }
 
-std::vector<InflightTable::FinishedRequest> InflightTable::pop_finished() {
-  std::vector<FinishedRequest> out;
-  while (!empty()) {
-    // A request is finished when all its parts (which are contiguous) have success CQEs.
-    const auto live = entries();
-    const RequestId req = live.front().request;
-    std::size_t n = 0;
-    bool all_done = true;
-    while (n < live.size() && live[n].request == req) {
-      all_done = all_done && live[n].has_success_cqe && !live[n].posted_on;
-      ++n;
-    }
-    if (!all_done) break;
-    FinishedRequest f{req, {}};
-    for (std::size_t i = 0; i < n; ++i) f.sizes.push_back(live[i].byte_len);
-    head_ += n;
-    out.push_back(std::move(f));
-  }
+void InflightTable::compact() {
   if (head_ > 0 && head_ * 2 >= entries_.size()) {
     entries_.erase(entries_.begin(), entries_.begin() + static_cast<std::ptrdiff_t>(head_));
     base_ += head_;
     head_ = 0;
   }
-  return out;
 }
 
 std::vector<RequestId> InflightTable::drain_all() {

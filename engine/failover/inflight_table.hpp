@@ -49,13 +49,29 @@ class InflightTable {
   // The oldest outstanding posting (for the soft RTO), if any.
   const InflightWr* oldest_outstanding() const;
 
-  // Remove completed entries from the head while they are done; returns the requests whose
-  // every part has now completed, with their per-part sizes, in posting order.
-  struct FinishedRequest {
-    RequestId request;
-    std::vector<std::uint32_t> sizes;
-  };
-  std::vector<FinishedRequest> pop_finished();
+  // Remove completed entries from the head while they are done, calling
+  // on_finished(request, parts) for each request whose every part has now completed, in posting
+  // order; `parts` are its entries, valid during the call only, which must not touch the table.
+  // A visitor, not a returned vector: this runs on every completion, and a vector per call plus
+  // one per request's sizes were two heap allocations per small message (issue 32).
+  template <typename OnFinished>
+  void pop_finished(OnFinished&& on_finished) {
+    while (!empty()) {
+      // A request is finished when all its parts (which are contiguous) have success CQEs.
+      const auto live = entries();
+      const RequestId req = live.front().request;
+      std::size_t n = 0;
+      bool all_done = true;
+      while (n < live.size() && live[n].request == req) {
+        all_done = all_done && live[n].has_success_cqe && !live[n].posted_on;
+        ++n;
+      }
+      if (!all_done) break;
+      head_ += n;
+      on_finished(req, std::span<const InflightWr>(live.data(), n));
+    }
+    compact();
+  }
   // Remove everything (connection failure); returns the request ids, in order, once each.
   std::vector<RequestId> drain_all();
   // The entries, in order (the WrId index is derived from them).
@@ -73,6 +89,8 @@ class InflightTable {
   // counter, so a posting almost always lands at the end.
   std::vector<std::pair<WrId, std::size_t>> by_wr_;
   std::vector<std::pair<WrId, std::size_t>>::iterator index_of(WrId id);
+  // Drop the dead prefix once it is half the vector.
+  void compact();
 };
 
 }  // namespace railcheck

@@ -9,7 +9,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
-#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -109,7 +108,12 @@ struct FabricConnection::State {
   // No timer is due before this (a cancelled timer may leave it early: fire_timers looks again).
   Nanos next_deadline{0};
   std::map<RequestId, RequestResult> results;
-  std::deque<Event> deferred;  // events the driver owes the engine (flushes, failed posts)
+  // Events the driver owes the engine (completions RC order let through, flushes, failed
+  // posts), handed over by drain() in order. A vector that drain() empties with clear(), and one
+  // Actions buffer for every event: both keep their capacity, so a small message costs no heap
+  // block here (a deque allocates and frees a block every few events; issue 32).
+  std::vector<Event> deferred;
+  Actions actions;
   std::vector<RailCompletion> batch;
   std::uint64_t next_request = 0;
   std::uint64_t next_mr = 0;
@@ -138,10 +142,14 @@ struct FabricConnection::State {
   Nanos now() const;
 
   // ---- engine I/O ----
+  // An event from outside the engine (a user call, a control message, a timer): handed straight
+  // to the engine when nothing is owed before it, else queued behind what is.
   void feed(const Event& ev);
   // Hands the engine every event the driver owes it, in order. Never re-entered: an action that
   // produces an event (a flush, a refused post) queues it behind the batch being executed.
   void drain();
+  // One event through the engine and its actions executed, in `actions`; only while `feeding`.
+  void handle_one(const Event& ev);
 
   void execute(Actions& actions);
 

@@ -18,6 +18,7 @@
 #include <rdma/fi_errno.h>
 
 #include <algorithm>
+#include <cassert>
 #include <iterator>
 
 #include "backends/hw/libfabric/control_codec.hpp"
@@ -48,21 +49,34 @@ Nanos FabricConnection::State::now() const {
 
 // ---- engine I/O ----
 void FabricConnection::State::feed(const Event& ev) {
-  deferred.push_back(ev);
-  drain();
+  if (feeding || !deferred.empty()) {
+    deferred.push_back(ev);
+    drain();
+    return;
+  }
+  feeding = true;
+  handle_one(ev);  // no copy: nothing is owed before it
+  feeding = false;
+  drain();  // what its actions owe the engine
 }
 
 void FabricConnection::State::drain() {
   if (feeding) return;
   feeding = true;
-  while (!deferred.empty()) {
-    Event e = std::move(deferred.front());
-    deferred.pop_front();
-    Actions acts;
-    engine->handle(now(), e, acts);
-    execute(acts);
+  // By index: the actions of one event may append more (their flushes), which come after it.
+  for (std::size_t i = 0; i < deferred.size(); ++i) {
+    const Event e = std::move(deferred[i]);
+    handle_one(e);
   }
+  deferred.clear();
   feeding = false;
+}
+
+void FabricConnection::State::handle_one(const Event& ev) {
+  assert(feeding && "one event at a time: `actions` is the batch being executed");
+  actions.clear();
+  engine->handle(now(), ev, actions);
+  execute(actions);
 }
 
 void FabricConnection::State::execute(Actions& actions) {

@@ -7,25 +7,26 @@
 #include <sys/types.h>
 
 #include <cstddef>
-#include <deque>
-#include <functional>
 #include <utility>
+#include <vector>
+
+#include "backends/hw/libfabric/inline_callable.hpp"
 
 namespace railcheck::fabric {
 
 class PendingQueue {
  public:
   struct Post {
-    std::function<ssize_t()> attempt;       // the fi_* call; returns 0, -FI_EAGAIN or an error
-    std::function<void(ssize_t)> on_error;  // a final error other than -FI_EAGAIN
+    InlineCallable<ssize_t(), 64> attempt;       // the fi_* call; returns 0, -FI_EAGAIN or an error
+    InlineCallable<void(ssize_t), 32> on_error;  // a final error other than -FI_EAGAIN
   };
 
-  // Returns true when the post went to the provider at once. The callables become a Post (two
-  // std::functions, an allocation each for a lambda of more than two pointers) only when they must
-  // wait: the common case, an empty queue and a provider that takes the post, costs none.
+  // Returns true when the post went to the provider at once. The callables become a Post only
+  // when they must wait; a Post is held inline in a vector that keeps its capacity, so a post
+  // that waits costs no allocation either (issue 32).
   template <typename Attempt, typename OnError>
   bool submit(Attempt&& attempt, OnError&& on_error) {
-    if (queue_.empty()) {
+    if (empty()) {
       const ssize_t rc = attempt();
       if (rc == 0) return true;
       if (rc != -FI_EAGAIN) {
@@ -40,24 +41,40 @@ class PendingQueue {
 
   // Retries from the front until the provider says -FI_EAGAIN again. Returns how many left.
   std::size_t retry() {
-    while (!queue_.empty()) {
-      const ssize_t rc = queue_.front().attempt();
+    while (!empty()) {
+      Post& front = queue_[head_];
+      const ssize_t rc = front.attempt();
       if (rc == -FI_EAGAIN) break;
-      Post p = std::move(queue_.front());
-      queue_.pop_front();
+      Post p = front;  // on_error may submit: the queue may grow under `front`
+      ++head_;
       if (rc < 0) p.on_error(rc);
     }
-    return queue_.size();
+    compact();
+    return size();
   }
 
-  void clear() { queue_.clear(); }
-  std::size_t size() const { return queue_.size(); }
-  bool empty() const { return queue_.empty(); }
+  void clear() {
+    queue_.clear();
+    head_ = 0;
+  }
+  std::size_t size() const { return queue_.size() - head_; }
+  bool empty() const { return size() == 0; }
   // Posts that ever had to wait (RailStats::eagain).
   std::size_t deferred() const { return deferred_; }
 
  private:
-  std::deque<Post> queue_;
+  // Drops the posts already handed over once they are half the vector (amortised O(1) each).
+  void compact() {
+    if (head_ == queue_.size()) {
+      clear();
+    } else if (head_ * 2 >= queue_.size()) {
+      queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(head_));
+      head_ = 0;
+    }
+  }
+
+  std::vector<Post> queue_;  // queue_[head_..] wait, oldest first
+  std::size_t head_ = 0;
   std::size_t deferred_ = 0;
 };
 
