@@ -1,6 +1,20 @@
 // The engine's data path allocates nothing per message once warm (issue 32): a driver that keeps
 // one Actions buffer pays no heap block for an isend, an irecv or their completions. Counted by
 // replacing the global operator new for this test binary; it counts only while a test asks.
+//
+// Not in the sanitizer builds: ASan and TSan bring their own operator new, and a replacement here
+// mixes the two allocators in this binary (ASan reports alloc-dealloc-mismatch at exit and every
+// test of the binary fails). The count is checked in the plain build, which CI runs first.
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define RAILCHECK_SANITIZED_ALLOCATOR 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define RAILCHECK_SANITIZED_ALLOCATOR 1
+#endif
+
+#if !defined(RAILCHECK_SANITIZED_ALLOCATOR)
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <new>
@@ -83,3 +97,5 @@ TEST_CASE("a warm connection's isend irecv and completions allocate nothing in t
   CHECK(rx.inflight() == 0);
   CHECK(rx.delivered() == next - 1000);
 }
+
+#endif  // !RAILCHECK_SANITIZED_ALLOCATOR
