@@ -161,9 +161,11 @@ int dispatch(int argc, char** argv) {
   railcheck::cli::SwarmOptions swarm;
   auto* swarm_cmd = app.add_subcommand(
       "swarm",
-      "Seeded simulation testing: random worlds and compound faults, invariants on every event (docs/swarm.md). "
-      "Under mpirun (several machines: mpirun -np N --host a,b railcheck swarm ...) rank r of N runs seeds "
-      "first + r + k*N with its own workers, and rank 0 prints every rank's findings and one summary");
+      "Seeded simulation testing: random worlds and compound faults, invariants on every event (docs/swarm.md)");
+  swarm_cmd->footer(
+      "Several machines: started by mpirun (mpirun -np N --host a,b railcheck swarm --seeds ...), rank r of N "
+      "runs seeds first + r + k*N on its own -j workers; rank 0 prints every rank's FINDING lines and one summary "
+      "of them all, and every rank exits 1 if any found something (docs/swarm.md, Campaign).");
   swarm_cmd->add_option("--seeds", swarm.seeds,
                         "Seeds to run (default: 1000, or as many as --for allows); under mpirun, over all the ranks");
   swarm_cmd->add_option("--for", swarm.seconds, "Run for this many wall-clock seconds (no seed starts later)");
