@@ -7,6 +7,7 @@
 // come, the other ranks' after the gather, and one summary naming exactly the seeds that ran.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <random>
@@ -47,13 +48,25 @@ std::string header(const swarm::PoolPlan& plan, std::uint64_t first, bool fresh,
       first, fresh ? " (fresh)" : "", at.ranks, first, at.ranks, plan.jobs, amount);
 }
 
+// The postcondition of the split: every seed ran once, and without --for exactly first ..
+// first + total - 1. A miss is our bug (the pool or the split), not a finding.
+std::optional<std::string> split_error(const swarm::SwarmTally& t, std::uint64_t first,
+                                       const std::optional<std::uint64_t>& total, bool timed) {
+  if (auto twice = swarm::repeated_seed(t.seeds))
+    return fmt::format("seed {} ran twice (the split is wrong: an internal error)", *twice);
+  if (!total || timed || *total == 0) return std::nullopt;
+  const auto [lo, hi] = std::minmax_element(t.seeds.begin(), t.seeds.end());
+  if (t.runs == *total && t.seeds.size() == *total && *lo == first && *hi == first + *total - 1) return std::nullopt;
+  return fmt::format("the campaign ran {} seeds ({}), not the {} of {}..{} (an internal error)", t.runs,
+                     swarm::seeds_text(t.seeds), *total, first, first + *total - 1);
+}
+
 // What every rank computes alike from the gathered reports: the merged tally, or the ranks'
 // errors.
 struct Merged {
   swarm::SwarmTally tally;
   std::uint64_t workers = 0;
   std::vector<std::string> errors;          // "rank 1: ..."
-  bool split_broken = false;                // some seed ran on two ranks: our bug, not the user's
   std::vector<std::string> others_finding;  // "swarm: FINDING on rank 1: ...", ranks 1.. in order
 };
 
@@ -71,11 +84,6 @@ Merged merge_reports(const std::vector<std::vector<std::uint64_t>>& by_rank) {
         m.others_finding.push_back(fmt::format("swarm: FINDING on rank {}: {}\n", r, line));
     m.tally.merge(report->tally);
     m.workers += report->jobs;
-  }
-  // The split gives each seed to one rank; a seed twice would be a wrong split, not a finding.
-  if (auto twice = swarm::repeated_seed(m.tally.seeds)) {
-    m.errors.push_back(fmt::format("seed {} ran on two ranks (the split is wrong: an internal error)", *twice));
-    m.split_broken = true;
   }
   return m;
 }
@@ -152,6 +160,10 @@ int run_swarm_campaign(const SwarmOptions& o, const swarm::SwarmConfig& cfg) {
       fmt::print(stderr, "railcheck: {}\n", ran.error().message());
       return kExitBadInput;
     }
+    if (auto broken = split_error(t, first, total, o.seconds.has_value())) {
+      fmt::print(stderr, "railcheck: {}\n", *broken);
+      return kExitInternal;
+    }
     return summarize(t, first, elapsed(), fmt::format("{} worker(s)", plan.jobs));
   }
 
@@ -165,7 +177,11 @@ int run_swarm_campaign(const SwarmOptions& o, const swarm::SwarmConfig& cfg) {
   if (!m.errors.empty()) {
     if (at.speaker())
       for (const std::string& e : m.errors) fmt::print(stderr, "railcheck: {}\n", e);
-    return m.split_broken ? kExitInternal : kExitBadInput;
+    return kExitBadInput;
+  }
+  if (auto broken = split_error(m.tally, first, total, o.seconds.has_value())) {
+    if (at.speaker()) fmt::print(stderr, "railcheck: {}\n", *broken);
+    return kExitInternal;
   }
   if (!at.speaker()) return m.tally.findings > 0 ? kExitViolation : kExitOk;
   // Rank 0 printed its own findings as they came; the others' come now, in rank order.
