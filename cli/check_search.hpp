@@ -22,6 +22,7 @@
 #include "backends/sim/sweep/mpi_sweep.hpp"
 #include "cli/cli_output.hpp"
 #include "cli/commands.hpp"
+#include "cli/mpi_ranks.hpp"
 #include "engine/core/result.hpp"
 #include "verify/check_spec.hpp"
 #include "verify/distributed_bfs.hpp"
@@ -52,10 +53,6 @@ inline std::optional<std::string> apply_search_options(const CheckOptions& o, ve
   if (o.threads) l.threads = *o.threads;
   return std::nullopt;
 }
-
-// The ranks of `mpirun -np N railcheck check` (cli/cmd_check_mpi.cpp): MPI_COMM_WORLD, or why
-// this build cannot give it.
-Result<std::unique_ptr<verify::RankExchange>> open_mpi_ranks();
 
 // One world's job for run_check.
 template <typename World>

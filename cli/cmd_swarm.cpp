@@ -1,68 +1,21 @@
-// railcheck swarm: many seeds on every core (swarm_pool), one seed replayed (--seed), one
-// failing seed shrunk to a scenario file (--shrink). docs/swarm.md.
+// railcheck swarm: many seeds on every core and every mpirun rank (cmd_swarm_campaign.cpp), one
+// seed replayed (--seed), one failing seed shrunk to a scenario file (--shrink). docs/swarm.md.
 #include <fmt/format.h>
 
-#include <array>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
-#include <random>
-#include <thread>
 
+#include "backends/sim/sweep/mpi_sweep.hpp"
 #include "cli/commands.hpp"
+#include "cli/swarm_campaign.hpp"
 #include "swarm/scenario_toml.hpp"
-#include "swarm/swarm_pool.hpp"
 #include "swarm/swarm_shrink.hpp"
 
 namespace railcheck::cli {
 namespace {
 
 using swarm::SeedResult;
-
-constexpr std::array<std::string_view, 5> kPhaseNames = {"idle", "draining", "await-probe-delay", "await-peer",
-                                                         "failed"};
-constexpr std::array<std::string_view, 5> kTriggerNames = {"error-completion", "soft-rto", "peer-notice",
-                                                           "control-timeout", "rail-dead"};
-
-// What the seeds so far covered, and how fast.
-struct SwarmTally {
-  std::uint64_t runs = 0;
-  std::uint64_t findings = 0;
-  std::uint64_t failed_cleanly = 0;
-  std::array<std::uint64_t, swarm::kFaultKinds> enabled{};
-  std::array<std::uint64_t, swarm::kFaultKinds> drawn{};
-  std::array<std::uint64_t, 5> phases{};
-  std::array<std::uint64_t, 5> triggers{};
-  std::uint32_t largest = 0;
-  double sim_seconds = 0;
-
-  void add(const SeedResult& r) {
-    ++runs;
-    if (r.finding) ++findings;
-    if (r.connection_failed) ++failed_cleanly;
-    for (std::size_t k = 0; k < swarm::kFaultKinds; ++k) {
-      enabled[k] += (r.enabled >> k) & 1U;
-      drawn[k] += (r.drawn >> k) & 1U;
-    }
-    for (std::size_t i = 0; i < 5; ++i) {
-      phases[i] += (r.phases >> i) & 1U;
-      triggers[i] += (r.triggers >> i) & 1U;
-    }
-    largest = std::max(largest, r.ranks);
-    sim_seconds += to_seconds(r.sim_end);
-  }
-};
-
-std::string coverage_text(const SwarmTally& t) {
-  std::string out = "fault kinds (seeds that drew one):";
-  for (std::size_t k = 0; k < swarm::kFaultKinds; ++k)
-    out += fmt::format(" {} {}", swarm::to_string(static_cast<swarm::FaultKind>(k)), t.drawn[k]);
-  out += "\nfailover phases reached (seeds):";
-  for (std::size_t i = 0; i < kPhaseNames.size(); ++i) out += fmt::format(" {} {}", kPhaseNames[i], t.phases[i]);
-  out += "\nfailover triggers (seeds):";
-  for (std::size_t i = 0; i < kTriggerNames.size(); ++i) out += fmt::format(" {} {}", kTriggerNames[i], t.triggers[i]);
-  return out + "\n";
-}
 
 std::string world_text(const Scenario& sc) {
   const Topology& t = sc.topology;
@@ -136,53 +89,6 @@ int shrink_one(std::uint64_t seed, const swarm::SwarmConfig& cfg, const SwarmOpt
   return kExitViolation;
 }
 
-int run_many(const SwarmOptions& o, const swarm::SwarmConfig& cfg) {
-  swarm::PoolPlan plan;
-  const bool fresh = !o.first_seed;
-  plan.first_seed = o.first_seed.value_or(std::random_device{}() | (std::uint64_t{std::random_device{}()} << 32));
-  plan.seconds = o.seconds;
-  plan.seeds = o.seeds ? o.seeds : o.seconds ? std::nullopt : std::optional<std::uint64_t>(1000);
-  plan.jobs = o.jobs.value_or(std::max(1U, std::thread::hardware_concurrency()));
-  plan.seeds_per_process = o.seeds_per_process.value_or(swarm::kSeedsPerProcess);
-  fmt::print("swarm: first seed {}{}, {} worker(s), {}\n", plan.first_seed, fresh ? " (fresh)" : "", plan.jobs,
-             plan.seeds ? fmt::format("{} seeds", *plan.seeds) : fmt::format("for {} s", *plan.seconds));
-  std::fflush(stdout);
-
-  SwarmTally t;
-  const auto t0 = std::chrono::steady_clock::now();
-  auto elapsed = [t0] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
-  double last_progress = 0;
-  auto ran = swarm::run_pool(
-      plan, cfg,
-      [&](const SeedResult& r) {
-        t.add(r);
-        if (r.finding) fmt::print("swarm: FINDING after {:.1f} s: {}\n", elapsed(), swarm::finding_line(r, cfg));
-        std::fflush(stdout);
-      },
-      [&] {
-        if (elapsed() - last_progress < 2) return;
-        last_progress = elapsed();
-        fmt::print(stderr, "swarm: {} seeds, {:.1f} seeds/s, {} finding(s), {} with a clean connection failure\n",
-                   t.runs, static_cast<double>(t.runs) / last_progress, t.findings, t.failed_cleanly);
-      });
-  if (!ran) {
-    fmt::print(stderr, "railcheck: {}\n", ran.error().message());
-    return kExitBadInput;
-  }
-  const double wall = elapsed();
-  fmt::print(
-      "swarm: {} seeds from {} in {:.1f} s on {} worker(s): {:.1f} seeds/s; {} finding(s); {} seed(s) had a "
-      "connection fail cleanly; largest world {} ranks; {:.0f} simulated s\n",
-      t.runs, plan.first_seed, wall, plan.jobs, static_cast<double>(t.runs) / std::max(wall, 1e-9), t.findings,
-      t.failed_cleanly, t.largest, t.sim_seconds);
-  fmt::print("{}", coverage_text(t));
-  if (t.findings > 0) {
-    fmt::print(stderr, "railcheck: {} seed(s) found a violation; each FINDING line above replays it\n", t.findings);
-    return kExitViolation;
-  }
-  return kExitOk;
-}
-
 }  // namespace
 
 int cmd_swarm(const SwarmOptions& o) {
@@ -208,9 +114,15 @@ int cmd_swarm(const SwarmOptions& o) {
     fmt::print(stderr, "railcheck: --seed replays a seed and --shrink shrinks one: give one of them\n");
     return kExitBadInput;
   }
+  // Checked before MPI starts, alike on every rank: each exits at once and none waits for another.
+  if ((o.seed || o.shrink) && sweep::started_by_mpirun()) {
+    fmt::print(stderr, "railcheck: {} works on one seed in one process: run it without mpirun\n",
+               o.seed ? "--seed" : "--shrink");
+    return kExitBadInput;
+  }
   if (o.seed) return replay_one(*o.seed, cfg, o.out);
   if (o.shrink) return shrink_one(*o.shrink, cfg, o);
-  return run_many(o, cfg);
+  return run_swarm_campaign(o, cfg);
 }
 
 }  // namespace railcheck::cli

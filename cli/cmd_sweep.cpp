@@ -1,8 +1,6 @@
 #include <fmt/format.h>
 
-#include <cstdlib>
 #include <filesystem>
-#include <thread>
 
 #include "backends/sim/sweep/mpi_sweep.hpp"
 #include "backends/sim/sweep/sweep_run.hpp"
@@ -10,14 +8,6 @@
 
 namespace railcheck::cli {
 namespace {
-
-// Cores each rank may use: the node's cores shared by the ranks mpirun put on it.
-unsigned default_jobs(bool under_mpi) {
-  unsigned cores = std::max(1U, std::thread::hardware_concurrency());
-  if (const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE"); under_mpi && local != nullptr)
-    cores = std::max(1U, cores / std::max(1U, static_cast<unsigned>(std::strtoul(local, nullptr, 10))));
-  return cores;
-}
 
 int summarize(const std::string& name, const sweep::SweepTally& t, const std::string& where, const std::string& out_dir,
               const std::string& logs) {
@@ -46,7 +36,7 @@ int cmd_sweep(const SweepOptions& o) {
   sweep::SweepConfig cfg;
   cfg.out_dir = o.out.empty() ? "sweep-results/" + spec->name : o.out;
   const bool under_mpi = sweep::started_by_mpirun();
-  cfg.jobs = o.jobs.value_or(default_jobs(under_mpi));
+  cfg.jobs = o.jobs.value_or(sweep::cores_per_rank());
   cfg.resume = o.resume;
   if (!o.shard.empty()) {
     auto shard = sweep::parse_shard(o.shard);

@@ -162,10 +162,16 @@ int dispatch(int argc, char** argv) {
   auto* swarm_cmd = app.add_subcommand(
       "swarm",
       "Seeded simulation testing: random worlds and compound faults, invariants on every event (docs/swarm.md)");
-  swarm_cmd->add_option("--seeds", swarm.seeds, "Seeds to run (default: 1000, or as many as --for allows)");
+  swarm_cmd->footer(
+      "Several machines: started by mpirun (mpirun -np N --host a,b railcheck swarm --seeds ...), rank r of N "
+      "runs seeds first + r + k*N on its own -j workers; rank 0 prints every rank's FINDING lines and one summary "
+      "of them all, and every rank exits 1 if any found something (docs/swarm.md, Campaign).");
+  swarm_cmd->add_option("--seeds", swarm.seeds,
+                        "Seeds to run (default: 1000, or as many as --for allows); under mpirun, over all the ranks");
   swarm_cmd->add_option("--for", swarm.seconds, "Run for this many wall-clock seconds (no seed starts later)");
   swarm_cmd->add_option("--first-seed", swarm.first_seed, "First seed (default: a fresh one, printed)");
-  swarm_cmd->add_option("-j,--jobs", swarm.jobs, "Worker processes (default: every local core)");
+  swarm_cmd->add_option("-j,--jobs", swarm.jobs,
+                        "Worker processes (default: every local core; under mpirun, each rank's share of its node's)");
   swarm_cmd
       ->add_option("--seeds-per-process", swarm.seeds_per_process,
                    fmt::format("Seeds a worker process runs before a fresh one takes over (default: {}; "

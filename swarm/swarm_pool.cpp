@@ -62,7 +62,7 @@ constexpr int kBatchDone = 10;
     if (plan.seeds && index >= *plan.seeds) _exit(0);
     if (plan.seconds && Clock::now() >= deadline) _exit(0);
     if (ran == plan.seeds_per_process) _exit(kBatchDone);
-    const std::string line = encode(run_seed(plan.first_seed + index, cfg));
+    const std::string line = encode(run_seed(seed_at(plan, index), cfg));
     for (std::size_t off = 0; off < line.size();) {
       const ssize_t n = write(fd, line.data() + off, line.size() - off);
       if (n < 0 && errno == EINTR) continue;
@@ -106,6 +106,7 @@ Result<bool> run_pool(const PoolPlan& plan, const SwarmConfig& cfg,
   const unsigned jobs = std::max(1U, plan.jobs);
   PoolPlan p = plan;
   p.jobs = jobs;
+  p.stride = std::max<std::uint64_t>(1, plan.stride);
   p.seeds_per_process = std::max(1U, plan.seeds_per_process);
   const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                            std::chrono::duration<double>(plan.seconds.value_or(0)));
@@ -137,7 +138,7 @@ Result<bool> run_pool(const PoolPlan& plan, const SwarmConfig& cfg,
         w.buffer.append(chunk, static_cast<std::size_t>(n));
         for (auto nl = w.buffer.find('\n'); nl != std::string::npos; nl = w.buffer.find('\n')) {
           if (auto r = decode(w.buffer.substr(0, nl))) {
-            w.next_index = r->seed - p.first_seed + jobs;
+            w.next_index = (r->seed - p.first_seed) / p.stride + jobs;
             on_result(*r);
           }
           w.buffer.erase(0, nl + 1);
@@ -158,7 +159,7 @@ Result<bool> run_pool(const PoolPlan& plan, const SwarmConfig& cfg,
       if (!WIFEXITED(status) || WEXITSTATUS(status) != kBatchDone) {
         // The worker died inside a seed: that seed is the finding, and the lane goes on after it.
         SeedResult r;
-        r.seed = p.first_seed + next;
+        r.seed = seed_at(p, next);
         r.finding = Finding{FindingKind::Crash, Nanos{0}, 0,
                             WIFSIGNALED(status) ? fmt::format("the run crashed (signal {}: {})", WTERMSIG(status),
                                                               strsignal(WTERMSIG(status)))

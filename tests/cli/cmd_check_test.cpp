@@ -167,19 +167,13 @@ TEST_CASE("mpirun -np 2 railcheck check: the one-process verdict, figures and co
   fs::remove_all(dir);
   fs::create_directories(dir);
   std::ofstream(dir / "small.toml") << kSmallModel;
-  // In a container as root, one host with more ranks than slots, loopback TCP only (as the sweep's
-  // mpirun test); OpenMPI's own allocations would read as leaks under the sanitizer build.
-  const std::string mpirun =
-      "env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 "
-      "OMPI_MCA_btl=self,tcp OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo ASAN_OPTIONS=detect_leaks=0 "
-      "/usr/bin/mpirun -np 2 --oversubscribe --allow-run-as-root";
   for (const char* policy : {"naive", "resync"}) {
     INFO("policy " << policy);
     const auto one = exe::run_railcheck(
         dir, fmt::format("check small.toml --mode bfs --policy {} --json one.json --trace one-cx.json", policy));
     const auto two = exe::run_railcheck(
         dir, fmt::format("check small.toml --mode bfs --policy {} --json two.json --trace two-cx.json", policy), "",
-        mpirun);
+        exe::kMpirunTwoRanks);
     INFO("one process: " << one.out << one.err << "\nmpirun -np 2: " << two.out << two.err);
     if (two.err.find("built without MPI") != std::string::npos) {
       WARN("skipped: this railcheck was built without MPI");

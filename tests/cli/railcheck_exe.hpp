@@ -23,6 +23,14 @@ inline std::string slurp(const std::filesystem::path& p) {
   return s.str();
 }
 
+// `mpirun -np 2` as the tests start it: in a container as root, one host with more ranks than
+// slots, loopback TCP only; OpenMPI's own allocations would read as leaks under the sanitizer
+// build.
+inline const std::string kMpirunTwoRanks =
+    "env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 "
+    "OMPI_MCA_btl=self,tcp OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo ASAN_OPTIONS=detect_leaks=0 "
+    "/usr/bin/mpirun -np 2 --oversubscribe --allow-run-as-root";
+
 // `railcheck <args>` run in `dir` under a 60 s limit (a hang is exit 124) and `limits` (shell
 // ulimits, ignored under ASan, which reserves terabytes of address space), started by `launcher`
 // when given (`mpirun -np 2`); stdout and stderr go to dir/out.txt and dir/err.txt.

@@ -2,11 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "backends/sim/sweep/result_log.hpp"
 
@@ -18,6 +20,13 @@ namespace railcheck::sweep {
 
 bool started_by_mpirun() {
   return std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr || std::getenv("PMIX_RANK") != nullptr;
+}
+
+unsigned cores_per_rank() {
+  unsigned cores = std::max(1U, std::thread::hardware_concurrency());
+  if (const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE"); started_by_mpirun() && local != nullptr)
+    cores = std::max(1U, cores / std::max(1U, static_cast<unsigned>(std::strtoul(local, nullptr, 10))));
+  return cores;
 }
 
 #ifndef RAILCHECK_HAVE_MPI

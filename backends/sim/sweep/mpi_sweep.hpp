@@ -11,6 +11,9 @@ namespace railcheck::sweep {
 
 // OpenMPI's mpirun sets OMPI_COMM_WORLD_SIZE; PMIx launchers (srun --mpi=pmix) set PMIX_RANK.
 bool started_by_mpirun();
+// Cores each rank may use: the node's cores shared by the ranks mpirun put on it
+// (OMPI_COMM_WORLD_LOCAL_SIZE); every core outside mpirun.
+unsigned cores_per_rank();
 // Whether this build links MPI (MPI_CXX_FOUND at configure time).
 bool mpi_built_in();
 

@@ -1,6 +1,9 @@
-// `mpirun -np N railcheck check ... --mode bfs`: the ranks of verify/distributed_bfs.hpp over MPI.
-// MPI is linked only where CMake found it (RAILCHECK_HAVE_MPI, as for `railcheck sweep`); a build
-// without it says so when started under mpirun.
+// The ranks of `mpirun -np N railcheck check ... --mode bfs` (verify/distributed_bfs.hpp) and of
+// `mpirun -np N railcheck swarm` over MPI. MPI is linked only where CMake found it
+// (RAILCHECK_HAVE_MPI, as for `railcheck sweep`); a build without it says so when started under
+// mpirun.
+#include "cli/mpi_ranks.hpp"
+
 #include <fmt/format.h>
 
 #include <climits>
@@ -8,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/check_search.hpp"
+#include "cli/commands.hpp"
 
 #ifdef RAILCHECK_HAVE_MPI
 #include <mpi.h>
@@ -80,7 +83,7 @@ class MpiRanks final : public verify::RankExchange {
   // carries; stop loudly rather than truncate.
   static int count_of(std::size_t n) {
     if (n > static_cast<std::size_t>(INT_MAX)) {
-      fmt::print(stderr, "railcheck check: {} values in one MPI exchange (at most {}); use more ranks\n", n, INT_MAX);
+      fmt::print(stderr, "railcheck: {} values in one MPI exchange (at most {}); use more ranks\n", n, INT_MAX);
       MPI_Abort(MPI_COMM_WORLD, kExitInternal);
     }
     return static_cast<int>(n);
