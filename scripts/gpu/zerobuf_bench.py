@@ -24,6 +24,7 @@ import torch
 import torch.distributed as dist
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from zerobuf_ops import Barrier, make_input, shapes  # noqa: E402
 from zerobuf_torch import ZeroBuf, ZeroBufError  # noqa: E402
 
 MiB = 1 << 20
@@ -34,32 +35,6 @@ PATH_NAME = {0: "program", 1: "ll", 2: "direct"}
 
 def log(rank, *a):
     print(f"[rank {rank} {time.strftime('%H:%M:%S')}]", *a, flush=True)
-
-
-class Barrier:
-    def __init__(self, store, n):
-        self.store, self.n, self.count = store, n, 0
-
-    def __call__(self, timeout_s=120):
-        self.count += 1
-        key = f"b/{self.count}"
-        self.store.add(key, 1)
-        deadline = time.time() + timeout_s
-        while self.store.add(key, 0) < self.n:
-            if time.time() > deadline:
-                raise RuntimeError(f"barrier {self.count}: a rank did not arrive in {timeout_s} s")
-            time.sleep(0.0002)
-
-
-def shapes(op, size, n):
-    e = size // 4
-    return {"all_gather": (e // n, e), "reduce_scatter": (e, e // n)}.get(op, (e, e))
-
-
-def make_input(op, size, rank, numel):
-    g = torch.Generator(device="cuda")
-    g.manual_seed((hash((op, size)) * 31 + rank) & 0x7FFFFFFF)
-    return torch.randn(numel, generator=g, device="cuda", dtype=torch.float32)
 
 
 def nccl_call(op, out, inp):

@@ -18,6 +18,7 @@ import torch
 import torch.distributed as dist
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from zerobuf_ops import Barrier, make_input, shapes  # noqa: E402
 from zerobuf_torch import ZeroBuf, ZeroBufError  # noqa: E402
 
 MiB = 1 << 20
@@ -28,20 +29,6 @@ def log(rank, *a):
     print(f"[rank {rank} {time.strftime('%H:%M:%S')}]", *a, flush=True)
 
 
-class Barrier:
-    def __init__(self, store, n):
-        self.store, self.n = store, n
-
-    def __call__(self, name, timeout_s=120):
-        key = f"barrier/{name}"
-        self.store.add(key, 1)
-        deadline = time.time() + timeout_s
-        while self.store.add(key, 0) < self.n:
-            if time.time() > deadline:
-                raise RuntimeError(f"barrier {name}: the other rank did not arrive in {timeout_s} s")
-            time.sleep(0.001)
-
-
 def free_bytes():
     torch.cuda.synchronize()
     return torch.cuda.mem_get_info()[0]
@@ -49,18 +36,6 @@ def free_bytes():
 
 def iters_for(nbytes):
     return 20 if nbytes <= MiB else (10 if nbytes <= 16 * MiB else 3)
-
-
-def shapes(op, size, n):
-    """(input elements, output elements) of float32 for a message of `size` bytes."""
-    e = size // 4
-    return {"all_gather": (e // n, e), "reduce_scatter": (e, e // n)}.get(op, (e, e))
-
-
-def make_input(op, size, rank, numel):
-    g = torch.Generator(device="cuda")
-    g.manual_seed(hash((op, size, rank)) & 0x7FFFFFFF)
-    return torch.randn(numel, generator=g, device="cuda", dtype=torch.float32)
 
 
 def nccl_op(op, out, inp):
