@@ -10,7 +10,7 @@
 namespace railcheck::swarm {
 namespace {
 
-constexpr std::array<FailoverTrigger, 5> kTriggers = {FailoverTrigger::ErrorCompletion, FailoverTrigger::SoftRto,
+constexpr std::array<FailoverTrigger, 5> kTriggerKinds = {FailoverTrigger::ErrorCompletion, FailoverTrigger::SoftRto,
                                                       FailoverTrigger::PeerNotice, FailoverTrigger::ControlTimeout,
                                                       FailoverTrigger::RailDead};
 
@@ -44,8 +44,8 @@ void SwarmChecker::after_actions(sim::SimWorld& w, std::uint32_t conn, sim::Side
     if (const auto* t = std::get_if<Trace>(&a)) {
       mix(static_cast<std::uint64_t>(t->note.kind) << 32 | t->note.count);
       if (t->note.kind == TraceKind::FailoverStarted)
-        for (std::size_t i = 0; i < kTriggers.size(); ++i)
-          if (t->note.detail.starts_with(to_string(kTriggers[i]))) triggers_ |= 1U << i;
+        for (std::size_t i = 0; i < kTriggerKinds.size(); ++i)
+          if (t->note.detail.starts_with(to_string(kTriggerKinds[i]))) triggers_ |= 1U << i;
     } else if (const auto* r = std::get_if<CompleteRequest>(&a)) {
       mix(static_cast<std::uint64_t>(r->outcome));
     }
