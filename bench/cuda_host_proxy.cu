@@ -67,8 +67,8 @@ int main(int argc, char** argv) {
                         {"proxy 1 write x 64 KiB", {iters, 1, 65536, 256, 1, 1}}};
   std::printf("%-36s %10s %10s %10s %12s %14s\n", "path", "median us", "p99 us", "mean us", "over floor",
               "over floor us");
-  std::printf("%-36s %10.2f %10.2f %10.2f %12s %14s\n", "floor: mapped-memory ping-pong", floor.median_us,
-              floor.p99_us, floor.mean_us, "-", "-");
+  std::printf("%-36s %10.2f %10.2f %10.2f %12s %14s\n", "floor: mapped-memory ping-pong", floor.median_us, floor.p99_us,
+              floor.mean_us, "-", "-");
   std::string rows_json;
   int rc = 0;
   for (const auto& r : rows) {

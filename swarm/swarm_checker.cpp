@@ -11,8 +11,8 @@ namespace railcheck::swarm {
 namespace {
 
 constexpr std::array<FailoverTrigger, 5> kTriggerKinds = {FailoverTrigger::ErrorCompletion, FailoverTrigger::SoftRto,
-                                                      FailoverTrigger::PeerNotice, FailoverTrigger::ControlTimeout,
-                                                      FailoverTrigger::RailDead};
+                                                          FailoverTrigger::PeerNotice, FailoverTrigger::ControlTimeout,
+                                                          FailoverTrigger::RailDead};
 
 const char* side_name(sim::Side s) { return s == sim::Side::Sender ? "sender" : "receiver"; }
 

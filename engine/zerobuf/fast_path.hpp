@@ -58,9 +58,7 @@ enum class FastPath : std::uint8_t {
 // The four collectives the fast paths run, numbered as CollKind's first four.
 enum class FastOp : std::uint8_t { AllGather = 0, ReduceScatter = 1, AllReduce = 2, AllToAll = 3 };
 
-RAILCHECK_HD constexpr bool fast_reduces(FastOp op) {
-  return op == FastOp::AllReduce || op == FastOp::ReduceScatter;
-}
+RAILCHECK_HD constexpr bool fast_reduces(FastOp op) { return op == FastOp::AllReduce || op == FastOp::ReduceScatter; }
 
 struct Span {
   std::uint64_t offset = 0;

@@ -28,9 +28,9 @@ nlohmann::json read_json(const std::string& path) {
 }  // namespace
 
 TEST_CASE("railcheck check: the shipped zero-buffer models exhaust their bounds clean (exit 0)", "[cli][zerobuf]") {
-  for (const char* name : {"zerobuf_flags_2ranks", "zerobuf_flags_3ranks", "zerobuf_sma", "zerobuf_ll_2ranks",
-                           "zerobuf_ll_3ranks", "zerobuf_ll_epoch_wrap", "zerobuf_direct_2ranks",
-                           "zerobuf_direct_3ranks"}) {
+  for (const char* name :
+       {"zerobuf_flags_2ranks", "zerobuf_flags_3ranks", "zerobuf_sma", "zerobuf_ll_2ranks", "zerobuf_ll_3ranks",
+        "zerobuf_ll_epoch_wrap", "zerobuf_direct_2ranks", "zerobuf_direct_3ranks"}) {
     INFO(name);
     CheckOptions o;
     o.file = model_path(name);

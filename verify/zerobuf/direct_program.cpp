@@ -8,8 +8,9 @@ using namespace railcheck::zerobuf;
 
 namespace {
 
-
-std::uint32_t unit_of(std::uint64_t byte_offset) { return static_cast<std::uint32_t>(byte_offset / railcheck::zerobuf::kDirectUnitBytes); }
+std::uint32_t unit_of(std::uint64_t byte_offset) {
+  return static_cast<std::uint32_t>(byte_offset / railcheck::zerobuf::kDirectUnitBytes);
+}
 
 void barrier(std::vector<DirectStep>& out, DirectPhase phase, std::uint32_t me, std::uint32_t n, std::uint64_t epoch) {
   for (std::uint32_t i = 1; i < n; ++i) {

@@ -3,7 +3,6 @@
 #include "engine/zerobuf/fast_path.hpp"
 
 #include <catch2/catch.hpp>
-
 #include <set>
 #include <vector>
 
@@ -11,8 +10,7 @@ using namespace railcheck::zerobuf;
 
 constexpr std::uint64_t KiB = 1024, MiB = 1024 * KiB;
 
-TEST_CASE("every op sends each peer its piece and receives each peer's piece where the op puts it",
-          "[zerobuf][fast]") {
+TEST_CASE("every op sends each peer its piece and receives each peer's piece where the op puts it", "[zerobuf][fast]") {
   // 3 ranks, 64 bytes as CollCall counts them.
   CHECK(piece_to(FastOp::AllGather, 64, 2).offset == 0);
   CHECK(piece_to(FastOp::AllReduce, 64, 2).bytes == 64);
@@ -101,7 +99,7 @@ TEST_CASE("a call takes LL while a rank pushes at most the limit and direct beyo
     CHECK(ll_max_piece(lim.ll_max_send_bytes, 8) % 4 == 0);
   }
   SECTION("sizes and alignments a path cannot take") {
-    CHECK(choose_path(FastOp::AllGather, 6, 2, true, lim) == FastPath::Program);  // not 4-byte words
+    CHECK(choose_path(FastOp::AllGather, 6, 2, true, lim) == FastPath::Program);         // not 4-byte words
     CHECK(choose_path(FastOp::AllGather, 4 * MiB, 2, false, lim) == FastPath::Program);  // unaligned, too big
     CHECK(choose_path(FastOp::AllGather, 4 * MiB + 4, 2, true, lim) == FastPath::Program);
     CHECK(choose_path(FastOp::AllGather, 0, 2, true, lim) == FastPath::Program);

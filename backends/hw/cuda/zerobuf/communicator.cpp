@@ -234,11 +234,11 @@ FastPath Communicator::path_for(CollKind kind, const void* input, const void* ou
 Error Communicator::fast_timeout_error(const TimeoutRecord& r) const {
   const auto op = to_string(static_cast<CollKind>(r.op));
   const auto path = path_name(static_cast<FastPath>(r.path));
-  return Error{fmt::format("zerobuf rank {}: {} ({} path) timed out after {:.3g} s waiting for rank {} (epoch {}, the "
-                           "slot holds {}): rank {} is dead or stuck",
-                           opt_.rank, op, path, static_cast<double>(r.waited_ns) / 1e9, r.peer, r.expected,
-                           r.observed, r.peer),
-               "tear the process group down on every rank (zbccl seed §8.2)"};
+  return Error{
+      fmt::format("zerobuf rank {}: {} ({} path) timed out after {:.3g} s waiting for rank {} (epoch {}, the "
+                  "slot holds {}): rank {} is dead or stuck",
+                  opt_.rank, op, path, static_cast<double>(r.waited_ns) / 1e9, r.peer, r.expected, r.observed, r.peer),
+      "tear the process group down on every rank (zbccl seed §8.2)"};
 }
 
 Result<bool> Communicator::run(CollKind kind, const void* input, void* output, std::uint64_t bytes,
@@ -255,8 +255,8 @@ Result<bool> Communicator::run(CollKind kind, const void* input, void* output, s
   return run_program(kind, in.value(), out.value(), bytes, stream);
 }
 
-Result<bool> Communicator::run_fast(FastPath path, FastOp op, std::uint64_t in, std::uint64_t out,
-                                    std::uint64_t bytes, cudaStream_t stream) {
+Result<bool> Communicator::run_fast(FastPath path, FastOp op, std::uint64_t in, std::uint64_t out, std::uint64_t bytes,
+                                    cudaStream_t stream) {
   FastArgs a;
   a.op = op;
   a.rank = opt_.rank;

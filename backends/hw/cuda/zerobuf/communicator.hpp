@@ -81,8 +81,8 @@ class Communicator {
   void settle_events();
   Result<bool> run_fast(railcheck::zerobuf::FastPath path, railcheck::zerobuf::FastOp op, std::uint64_t in,
                         std::uint64_t out, std::uint64_t bytes, cudaStream_t stream);
-  Result<bool> run_program(railcheck::zerobuf::CollKind kind, std::uint64_t in, std::uint64_t out,
-                           std::uint64_t bytes, cudaStream_t stream);
+  Result<bool> run_program(railcheck::zerobuf::CollKind kind, std::uint64_t in, std::uint64_t out, std::uint64_t bytes,
+                           cudaStream_t stream);
   Error fast_timeout_error(const TimeoutRecord& r) const;
 
   CommOptions opt_;

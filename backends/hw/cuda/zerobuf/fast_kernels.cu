@@ -103,7 +103,8 @@ __global__ void __launch_bounds__(kLlThreads) ll_kernel(const FastArgs a) {
   if (threadIdx.x == 0) failed_at_start = comm_failed(a);
   __syncthreads();
   if (failed_at_start) return;  // the whole block leaves together
-  const std::uint32_t epoch = railcheck::zerobuf::ll_next_epoch(*reinterpret_cast<volatile std::uint32_t*>(&a.state->ll_epoch));
+  const std::uint32_t epoch =
+      railcheck::zerobuf::ll_next_epoch(*reinterpret_cast<volatile std::uint32_t*>(&a.state->ll_epoch));
   const std::uint32_t parity = railcheck::zerobuf::ll_parity(epoch);
   const std::uint32_t n = a.nranks, me = a.rank;
   const std::uint64_t lines = railcheck::zerobuf::ll_lines(a.bytes), words = a.bytes / 4;
@@ -313,10 +314,11 @@ int direct_blocks(FastOp op, std::uint64_t bytes, std::uint32_t nranks, int max_
   const std::uint64_t work = op == FastOp::AllReduce ? bytes / nranks : bytes;
   const std::uint64_t per_block = static_cast<std::uint64_t>(kDirectThreads) * 16 * 4;
   const std::uint64_t want = (work + per_block - 1) / per_block;
-  const std::uint64_t most = static_cast<std::uint64_t>(
-      max_blocks < 1 ? 1 : (max_blocks > static_cast<int>(railcheck::zerobuf::kMaxDirectBlocks)
-                                ? static_cast<int>(railcheck::zerobuf::kMaxDirectBlocks)
-                                : max_blocks));
+  const std::uint64_t most =
+      static_cast<std::uint64_t>(max_blocks < 1 ? 1
+                                                : (max_blocks > static_cast<int>(railcheck::zerobuf::kMaxDirectBlocks)
+                                                       ? static_cast<int>(railcheck::zerobuf::kMaxDirectBlocks)
+                                                       : max_blocks));
   return static_cast<int>(want < 1 ? 1 : (want > most ? most : want));
 }
 

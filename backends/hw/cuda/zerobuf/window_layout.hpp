@@ -28,7 +28,7 @@ struct WindowLayout {
   // The fast paths' areas (all 0 when they are off); zeroed with the flag area at creation.
   std::uint64_t barrier_area_offset = 0;
   std::uint64_t ll_area_offset = 0;
-  std::uint64_t ll_slot_lines = 0;  // lines of one [parity][sender] slot: the largest LL piece
+  std::uint64_t ll_slot_lines = 0;     // lines of one [parity][sender] slot: the largest LL piece
   std::uint64_t front_used_bytes = 0;  // flag, barrier and LL areas: what creation zeroes
 };
 

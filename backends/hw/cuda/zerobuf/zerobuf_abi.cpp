@@ -74,9 +74,10 @@ int zb_init(int rank, int nranks, const char* root_address, uint64_t run_id, int
   std::uint64_t blocks = static_cast<std::uint64_t>(o.direct_max_blocks), fast = 1;
   if (!env_bytes("ZEROBUF_LL_MAX_BYTES", o.fast.ll_max_send_bytes) || !env_bytes("ZEROBUF_DIRECT_BLOCKS", blocks) ||
       !env_bytes("ZEROBUF_FAST", fast) || blocks == 0 || blocks > railcheck::zerobuf::kMaxDirectBlocks)
-    return fail(Error{"zerobuf: ZEROBUF_LL_MAX_BYTES, ZEROBUF_DIRECT_BLOCKS or ZEROBUF_FAST "
-                      "is not a plain number (or the blocks are not 1..256)",
-                      "unset them for the defaults (docs/zerobuf.md, Thresholds)"});
+    return fail(
+        Error{"zerobuf: ZEROBUF_LL_MAX_BYTES, ZEROBUF_DIRECT_BLOCKS or ZEROBUF_FAST "
+              "is not a plain number (or the blocks are not 1..256)",
+              "unset them for the defaults (docs/zerobuf.md, Thresholds)"});
   o.direct_max_blocks = static_cast<int>(blocks);
   o.fast.enabled = fast != 0;
   auto c = Communicator::create(o);
@@ -137,11 +138,16 @@ int zb_set_path(const char* path) {
   if (!g_comm) return no_comm("zb_set_path");
   const std::string p = path ? path : "";
   using railcheck::zerobuf::FastPath;
-  if (p == "auto") g_comm->force_path(false, FastPath::Program);
-  else if (p == "ll") g_comm->force_path(true, FastPath::Ll);
-  else if (p == "direct") g_comm->force_path(true, FastPath::Direct);
-  else if (p == "program") g_comm->force_path(true, FastPath::Program);
-  else return fail(Error{"zerobuf: zb_set_path(\"" + p + "\")", "one of auto, ll, direct, program"});
+  if (p == "auto")
+    g_comm->force_path(false, FastPath::Program);
+  else if (p == "ll")
+    g_comm->force_path(true, FastPath::Ll);
+  else if (p == "direct")
+    g_comm->force_path(true, FastPath::Direct);
+  else if (p == "program")
+    g_comm->force_path(true, FastPath::Program);
+  else
+    return fail(Error{"zerobuf: zb_set_path(\"" + p + "\")", "one of auto, ll, direct, program"});
   return 0;
 }
 
