@@ -24,7 +24,7 @@ import torch
 import torch.distributed as dist
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from zerobuf_ops import Barrier, make_input, shapes  # noqa: E402
+from zerobuf_ops import Barrier, make_input, nccl_call, shapes, zb_call  # noqa: E402
 from zerobuf_torch import ZeroBuf, ZeroBufError  # noqa: E402
 
 MiB = 1 << 20
@@ -35,28 +35,6 @@ PATH_NAME = {0: "program", 1: "ll", 2: "direct"}
 
 def log(rank, *a):
     print(f"[rank {rank} {time.strftime('%H:%M:%S')}]", *a, flush=True)
-
-
-def nccl_call(op, out, inp):
-    if op == "all_gather":
-        dist.all_gather_into_tensor(out, inp)
-    elif op == "reduce_scatter":
-        dist.reduce_scatter_tensor(out, inp)
-    elif op == "all_to_all":
-        dist.all_to_all_single(out, inp)
-    else:
-        dist.all_reduce(out)  # in place, as timed for zerobuf too
-
-
-def zb_call(zb, op, out, inp):
-    if op == "all_gather":
-        zb.all_gather(out, inp)
-    elif op == "reduce_scatter":
-        zb.reduce_scatter(out, inp)
-    elif op == "all_to_all":
-        zb.all_to_all(out, inp)
-    else:
-        zb.all_reduce(out)  # in place
 
 
 def plan(size):

@@ -18,7 +18,7 @@ import torch
 import torch.distributed as dist
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from zerobuf_ops import Barrier, make_input, shapes  # noqa: E402
+from zerobuf_ops import Barrier, make_input, nccl_call, shapes, zb_call  # noqa: E402
 from zerobuf_torch import ZeroBuf, ZeroBufError  # noqa: E402
 
 MiB = 1 << 20
@@ -36,39 +36,6 @@ def free_bytes():
 
 def iters_for(nbytes):
     return 20 if nbytes <= MiB else (10 if nbytes <= 16 * MiB else 3)
-
-
-def nccl_op(op, out, inp):
-    if op == "all_gather":
-        dist.all_gather_into_tensor(out, inp)
-    elif op == "reduce_scatter":
-        dist.reduce_scatter_tensor(out, inp)
-    elif op == "all_to_all":
-        dist.all_to_all_single(out, inp)
-    else:
-        out.copy_(inp)
-        dist.all_reduce(out)
-
-
-def nccl_timed(op, out, inp):
-    """NCCL's op as timed: all-reduce in place on `out` (no copy in the loop)."""
-    if op.startswith("all_reduce"):
-        dist.all_reduce(out)
-    else:
-        nccl_op(op, out, inp)
-
-
-def zb_op(zb, op, out, inp):
-    if op == "all_gather":
-        zb.all_gather(out, inp)
-    elif op == "reduce_scatter":
-        zb.reduce_scatter(out, inp)
-    elif op == "all_to_all":
-        zb.all_to_all(out, inp)
-    elif op == "all_reduce":
-        zb.all_reduce(out, inp)
-    else:
-        zb.all_reduce(out)
 
 
 def time_us(fn, iters, barrier, name):
@@ -138,14 +105,16 @@ def main():
             in_n, out_n = shapes(op, size, n)
             inp = make_input(op, size, rank, in_n)
             ref = torch.empty(out_n, device="cuda")
-            nccl_op(op, ref, inp)
+            if op.startswith("all_reduce"):
+                ref.copy_(inp)  # NCCL's all-reduce works in place
+            nccl_call(op, ref, inp)
             row = {"op": op, "bytes": size}
             zin = zout = None
             try:
                 with zb.pool():
                     zin = inp.clone()
                     zout = zin if op == "all_reduce_inplace" else torch.empty(out_n, device="cuda")
-                zb_op(zb, op, zout, zin)
+                zb_call(zb, op, zout, zin)
                 torch.cuda.synchronize()
                 zb.check()
                 exact = bool(torch.equal(zout, ref))
@@ -154,8 +123,8 @@ def main():
                            max_abs_diff=diff)
                 iters = iters_for(size)
                 scratch = torch.empty_like(ref)
-                row["nccl_us"] = time_us(lambda: nccl_timed(op, scratch, inp), iters, barrier, f"t-nccl-{op}-{size}")
-                row["zb_us"] = time_us(lambda: zb_op(zb, op, zout, zin), iters, barrier, f"t-zb-{op}-{size}")
+                row["nccl_us"] = time_us(lambda: nccl_call(op, scratch, inp), iters, barrier, f"t-nccl-{op}-{size}")
+                row["zb_us"] = time_us(lambda: zb_call(zb, op, zout, zin), iters, barrier, f"t-zb-{op}-{size}")
                 zb.check()
                 del scratch
             except (ZeroBufError, torch.OutOfMemoryError) as e:

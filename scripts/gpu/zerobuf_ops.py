@@ -36,3 +36,32 @@ def make_input(op, size, rank, numel):
     g = torch.Generator(device="cuda")
     g.manual_seed(zlib.crc32(f"{op}/{size}/{rank}".encode()) & 0x7FFFFFFF)
     return torch.randn(numel, generator=g, device="cuda", dtype=torch.float32)
+
+
+def nccl_call(op, out, inp):
+    """NCCL's collective through torch.distributed; all-reduce (either form) reduces `out` in
+    place, as the benchmarks time it (copy the input into `out` first for a reference result)."""
+    import torch.distributed as dist
+    if op == "all_gather":
+        dist.all_gather_into_tensor(out, inp)
+    elif op == "reduce_scatter":
+        dist.reduce_scatter_tensor(out, inp)
+    elif op == "all_to_all":
+        dist.all_to_all_single(out, inp)
+    else:
+        dist.all_reduce(out)
+
+
+def zb_call(zb, op, out, inp):
+    """The same collective through a zerobuf_torch.ZeroBuf: "all_reduce" from `inp` into `out`
+    (in place when they are one tensor), "all_reduce_inplace" on `out`."""
+    if op == "all_gather":
+        zb.all_gather(out, inp)
+    elif op == "reduce_scatter":
+        zb.reduce_scatter(out, inp)
+    elif op == "all_to_all":
+        zb.all_to_all(out, inp)
+    elif op == "all_reduce":
+        zb.all_reduce(out, inp)
+    else:
+        zb.all_reduce(out)
