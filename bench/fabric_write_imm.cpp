@@ -8,11 +8,15 @@
 //   latency:   one write at a time, post to its immediate landing at the target (mean)
 // Each run starts with 32 untimed writes (rxm connection setup, first page touches).
 // docs/benchmarks.md and docs/hardware.md record the table.
-//   build/bench/fabric_write_imm [--quick]
+//   build/bench/fabric_write_imm [--quick] [--provider P]... [--size BYTES]... [--path both|plain|engine]
+// The selection options run one case alone (e.g. under perf record); the ratio needs --path both.
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <rdma/fabric.h>
 #include <rdma/fi_errno.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <string>
@@ -22,7 +26,6 @@
 #include "backends/hw/libfabric/fabric_rail.hpp"
 #include "backends/hw/libfabric/provider_query.hpp"
 #include "bench/machine_line.hpp"
-#include "bench/quick_flag.hpp"
 
 using namespace railcheck;
 using Clock = std::chrono::steady_clock;
@@ -197,44 +200,94 @@ Figures run_engine(const std::string& prov, const Load& l, std::vector<std::uint
   return measure(l, seen, "write_imm refused", post, reap);
 }
 
+// The median of xs (the upper middle one for an even count: no averaging of two runs).
+double median(std::vector<double> xs) {
+  std::sort(xs.begin(), xs.end());
+  return xs[xs.size() / 2];
+}
+
+std::string size_label(std::size_t size) {
+  return size >= (1 << 20) ? fmt::format("{} MiB", size >> 20)
+         : size >= 1024    ? fmt::format("{} KiB", size >> 10)
+                           : fmt::format("{} B", size);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bool quick = bench::quick_flag(
-      argc, argv,
-      "WRITE_IMM through FabricConnection against a plain fi_writedata loop, shm and tcp;ofi_rxm, 64 B to 4 MiB.");
+  CLI::App app{
+      "WRITE_IMM through FabricConnection against a plain fi_writedata loop, shm and tcp;ofi_rxm, 64 B to 4 MiB.\n"
+      "With --repeat N the two paths run alternately N times per case; the table shows the medians and\n"
+      "each run's engine/plain rate ratio."};
+  bool quick = false;
+  std::vector<std::string> providers = {"shm", "tcp;ofi_rxm"};
+  std::vector<std::size_t> sizes;
+  std::string path = "both";
+  int repeat = 1;
+  app.add_flag("--quick", quick, "a tenth of the writes (a smoke run, or a profile's baseline)");
+  app.add_option("--provider", providers, "providers to run, in order")->check(CLI::IsMember({"shm", "tcp;ofi_rxm"}));
+  app.add_option("--size", sizes, "only these sizes (64, 65536, 4194304)")->check(CLI::IsMember({64, 65536, 4194304}));
+  app.add_option("--path", path, "both (the ratio), or one path alone (for a profile)")
+      ->check(CLI::IsMember({"both", "plain", "engine"}));
+  app.add_option("--repeat", repeat, "runs of each path per case, alternated (medians reported)")
+      ->check(CLI::Range(1, 100));
+  CLI11_PARSE(app, argc, argv);
+  const bool with_plain = path != "engine", with_engine = path != "plain";
   fmt::print("fabric_write_imm: {} | libfabric {}.{}\n", bench::machine_summary(), FI_MAJOR(fi_version()),
              FI_MINOR(fi_version()));
-  fmt::print("both sides in one process on loopback, one thread; rail 0 only; GB/s = 10^9 B/s\n\n");
+  fmt::print("both sides in one process on loopback, one thread; rail 0 only; GB/s = 10^9 B/s; {} run(s) a path, "
+             "alternated, medians\n\n",
+             repeat);
   const std::uint64_t q = quick ? 10 : 1;
-  const std::vector<Load> loads = {
-      {64, 20000 / q, 64, 2000 / q},
-      {64 << 10, 4000 / q, 32, 500 / q},
-      {4 << 20, 64 / q + 4, 8, 20 / q + 2},
+  // Each timed phase should last tens of milliseconds, or one descheduling decides the ratio:
+  // shm moves a 64 B write in ~0.4 us, so it gets ten times tcp;ofi_rxm's count (~18 us).
+  auto loads_for = [&](const std::string& prov) {
+    const std::uint64_t small = fabric::is_shm(prov) ? 10 : 1;
+    std::vector<Load> loads = {
+        {64, small * 20000 / q, 64, small * 2000 / q},
+        {64 << 10, 4000 / q, 32, 500 / q},
+        {4 << 20, 64 / q + 4, 8, 20 / q + 2},
+    };
+    if (!sizes.empty())
+      std::erase_if(loads, [&](const Load& l) { return std::find(sizes.begin(), sizes.end(), l.size) == sizes.end(); });
+    return loads;
   };
   fmt::print(
       "| provider | size | plain GB/s | engine GB/s | engine/plain | plain lat us | engine lat us | "
-      "engine/plain |\n|---|---|---|---|---|---|---|---|\n");
+      "engine/plain | rate ratio per run |\n|---|---|---|---|---|---|---|---|---|\n");
   int rc = 0;
-  for (const std::string prov : {"shm", "tcp;ofi_rxm"}) {
+  auto cell = [](bool has, double v, const char* spec) { return has ? fmt::format(fmt::runtime(spec), v) : "-"; };
+  for (const std::string& prov : providers) {
     if (auto ok = fabric::query_provider(prov, fabric::is_shm(prov) ? "" : "127.0.0.1"); !ok) {
       fmt::print("| {} | - | not usable here: {} |\n", prov, ok.error().message());
       continue;
     }
-    for (const Load& l : loads) {
+    for (const Load& l : loads_for(prov)) {
       std::vector<std::uint8_t> src(l.size, 0x5a), dst(l.size, 0);
-      const Figures plain = run_plain(prov, l, src, dst);
-      const Figures engine = run_engine(prov, l, src, dst);
-      const std::string label = l.size >= (1 << 20) ? fmt::format("{} MiB", l.size >> 20)
-                                : l.size >= 1024    ? fmt::format("{} KiB", l.size >> 10)
-                                                    : fmt::format("{} B", l.size);
-      if (!plain.error.empty() || !engine.error.empty()) {
-        fmt::print("| {} | {} | failed: {} {} |\n", prov, label, plain.error, engine.error);
+      std::vector<double> pg, eg, pl, el, ratios;
+      std::string error;
+      for (int run = 0; run < repeat && error.empty(); ++run) {
+        const Figures plain = with_plain ? run_plain(prov, l, src, dst) : Figures{};
+        const Figures engine = with_engine ? run_engine(prov, l, src, dst) : Figures{};
+        if (!plain.error.empty() || !engine.error.empty()) {
+          error = fmt::format("{} {}", plain.error, engine.error);
+          break;
+        }
+        pg.push_back(plain.gbps), pl.push_back(plain.lat_us);
+        eg.push_back(engine.gbps), el.push_back(engine.lat_us);
+        if (with_plain && with_engine) ratios.push_back(engine.gbps / plain.gbps);
+      }
+      if (!error.empty()) {
+        fmt::print("| {} | {} | failed: {} |\n", prov, size_label(l.size), error);
         rc = 1;
         continue;
       }
-      fmt::print("| {} | {} | {:.3f} | {:.3f} | {:.2f} | {:.1f} | {:.1f} | {:.2f} |\n", prov, label, plain.gbps,
-                 engine.gbps, engine.gbps / plain.gbps, plain.lat_us, engine.lat_us, engine.lat_us / plain.lat_us);
+      const double mpg = median(pg), meg = median(eg), mpl = median(pl), mel = median(el);
+      const bool both = with_plain && with_engine;
+      fmt::print("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", prov, size_label(l.size),
+                 cell(with_plain, mpg, "{:.3f}"), cell(with_engine, meg, "{:.3f}"), cell(both, meg / mpg, "{:.2f}"),
+                 cell(with_plain, mpl, "{:.1f}"), cell(with_engine, mel, "{:.1f}"), cell(both, mel / mpl, "{:.2f}"),
+                 both ? fmt::format("{:.2f}", fmt::join(ratios, " ")) : "-");
       std::fflush(stdout);
     }
   }

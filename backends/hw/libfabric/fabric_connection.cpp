@@ -105,13 +105,15 @@ Result<std::unique_ptr<FabricConnection>> FabricConnection::connect(const Fabric
 // ---- the user's calls ----
 
 void FabricConnection::progress() {
-  s_->poll_rails();
+  // One coarse clock read per call, for the idle-rail rule and the timers (coarse_clock.hpp).
+  const Nanos coarse_now = s_->coarse.since_epoch();
+  s_->poll_rails(coarse_now);
   // Answers before timers: a caller that was descheduled past a probe timeout finds the answers
   // its kernel already holds before the detector counts the probes as misses.
-  s_->poll_probes();
-  s_->fire_timers();
-  s_->drain();
-  s_->acknowledge_delivery();
+  if (s_->probes) s_->poll_probes();
+  s_->fire_timers(coarse_now);
+  if (!s_->deferred.empty()) s_->drain();
+  if (s_->delivery_acks) s_->acknowledge_delivery();
 }
 
 bool FabricConnection::ready() const { return s_->engine->comm_ready(); }

@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "backends/hw/libfabric/coarse_clock.hpp"
 #include "backends/hw/libfabric/context_slab.hpp"
 #include "backends/hw/libfabric/control_codec.hpp"
 #include "backends/hw/libfabric/fabric_connection.hpp"
@@ -86,14 +87,22 @@ struct RailSlot {
   RailStats stats;
   std::size_t writes_in_flight = 0;  // write_imm calls the provider holds on this rail
   // Polling a rail with nothing in flight and nothing in its last poll is an empty CQ read;
-  // such a rail is polled every kIdlePollEvery progress() calls (poll_rails).
+  // such a rail is polled every kIdlePollEvery progress() calls, and at least once per tick of
+  // the coarse clock (poll_rails).
   bool hot = true;
   std::uint32_t idle_polls_skipped = 0;
+  Nanos last_idle_poll{0};  // coarse clock
+  // A peer holds a key to memory on this rail (remote_key was asked for it): remote writes may
+  // be streaming in at any time, and on manual-progress providers (tcp;ofi_rxm, shm) the target's
+  // CQ read is what moves their bytes, so this rail is never skipped as idle. Skipping it cut
+  // tcp;ofi_rxm's 4 MiB write bandwidth to 0.61x the plain loop (issue 32).
+  bool writable_by_peer = false;
 };
 
 struct FabricConnection::State {
   FabricOptions options;
   std::chrono::steady_clock::time_point epoch = std::chrono::steady_clock::now();
+  fabric::CoarseClock coarse{epoch};  // progress()'s "is anything due?" clock
   // MRs before rails: they are closed before the domains they live on.
   std::vector<RailSlot> rails;
   std::unordered_map<const MemoryRegion*, std::unique_ptr<MemoryRegion>> mrs;
@@ -205,9 +214,9 @@ struct FabricConnection::State {
   Result<const RailMemory*> rail_memory(MemoryRegion* mr, PathIndex path);
 
   // ---- polling and timers ----
-  void poll_rails();
+  void poll_rails(Nanos coarse_now);
 
-  void fire_timers();
+  void fire_timers(Nanos coarse_now);
 
   // ---- rail-liveness probes (fabric_rail_probes.cpp) ----
   // Before the engine exists: the receiver listens for probes on every rail and advertises the

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
 
 #include "backends/hw/libfabric/endpoint_address.hpp"
 #include "backends/hw/libfabric/fabric_error.hpp"
@@ -142,15 +143,16 @@ Result<std::size_t> FabricRail::poll(std::span<RailCompletion> out) {
     const ssize_t e = fi_cq_readerr(cq_.get(), &err, 0);
     if (e == -FI_EAGAIN) return std::size_t{0};
     if (e < 0) return fail("fi_cq_readerr", e);
-    char buf[256] = {};
-    const char* text = fi_cq_strerror(cq_.get(), err.prov_errno, err.err_data, buf, sizeof(buf));
-    out[0] = RailCompletion{err.op_context, err.flags, err.len, err.data, err.err, text != nullptr ? text : ""};
+    const char* text = fi_cq_strerror(cq_.get(), err.prov_errno, err.err_data, error_text_.data(), error_text_.size());
+    if (text != nullptr && text != error_text_.data()) std::snprintf(error_text_.data(), error_text_.size(), "%s", text);
+    if (text == nullptr) error_text_[0] = '\0';
+    out[0] = RailCompletion{err.op_context, err.flags, err.len, err.data, err.err, error_text_.data()};
     return std::size_t{1};
   }
   if (n < 0) return fail("fi_cq_read", n);
   for (ssize_t i = 0; i < n; ++i) {
     const auto& c = batch_[static_cast<std::size_t>(i)];
-    out[static_cast<std::size_t>(i)] = RailCompletion{c.op_context, c.flags, c.len, c.data, 0, {}};
+    out[static_cast<std::size_t>(i)] = RailCompletion{c.op_context, c.flags, c.len, c.data, 0, ""};
   }
   return static_cast<std::size_t>(n);
 }

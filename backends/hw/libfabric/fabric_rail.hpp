@@ -8,6 +8,7 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_eq.h>
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -39,7 +40,9 @@ struct RailCompletion {
   std::size_t len = 0;
   std::uint64_t data = 0;  // remote CQ data when flags has FI_REMOTE_CQ_DATA
   int error = 0;           // positive fi_errno when the operation failed (fi_cq_readerr)
-  std::string error_text;  // fi_cq_strerror's provider-specific text
+  // fi_cq_strerror's provider-specific text ("" when none): owned by the rail, valid until its
+  // next poll. Not a std::string: a completion is copied per CQ entry on the data path (issue 32).
+  const char* error_text = "";
 };
 
 struct RailMemory {
@@ -107,6 +110,7 @@ class FabricRail {
   bool zero_length_as_byte_ = false;
   std::uint8_t zero_length_landing_ = 0;
   std::vector<fi_cq_data_entry> batch_;
+  std::array<char, 256> error_text_{};  // the last error completion's text (RailCompletion)
 };
 
 }  // namespace railcheck::fabric

@@ -11,6 +11,13 @@
 namespace railcheck {
 
 bool FabricConnection::State::on_write_event(const RailCompletion& c) {
+  // A remote write's immediate that consumed no posted receive carries no context of ours: the
+  // common case at a target, told apart before any context lookup.
+  if (c.context == nullptr) {
+    if ((c.flags & FI_REMOTE_CQ_DATA) == 0 || c.error != 0) return false;
+    landed_imms.push_back(static_cast<std::uint32_t>(c.data));
+    return true;
+  }
   if (WriteOp* w = writes.find(c.context)) {
     write_done.push_back(WriteCompletion{w->id, c.error == 0, {}});
     if (c.error != 0) write_done.back().error = fmt::format("{} ({})", fi_strerror(c.error), c.error_text);
@@ -95,21 +102,33 @@ void FabricConnection::State::finish_write(WriteOp* w) {
   writes.release(w);
 }
 
+// Into an empty `out` the lists are swapped, not copied: no per-entry move, and both vectors
+// keep their capacity, so a caller that clears its vector between calls allocates nothing.
 void FabricConnection::completed_writes(std::vector<WriteCompletion>& out) {
   progress();
-  out.insert(out.end(), std::make_move_iterator(s_->write_done.begin()), std::make_move_iterator(s_->write_done.end()));
+  if (out.empty()) {
+    out.swap(s_->write_done);
+  } else {
+    out.insert(out.end(), std::make_move_iterator(s_->write_done.begin()),
+               std::make_move_iterator(s_->write_done.end()));
+  }
   s_->write_done.clear();
 }
 
 void FabricConnection::landed_imms(std::vector<std::uint32_t>& out) {
   progress();
-  out.insert(out.end(), s_->landed_imms.begin(), s_->landed_imms.end());
+  if (out.empty()) {
+    out.swap(s_->landed_imms);
+  } else {
+    out.insert(out.end(), s_->landed_imms.begin(), s_->landed_imms.end());
+  }
   s_->landed_imms.clear();
 }
 
 Result<std::uint64_t> FabricConnection::remote_key(MemoryRegion* mr, PathIndex rail) {
   auto mem = s_->rail_memory(mr, rail);
   if (!mem) return Error{"remote_key: " + mem.error().what, mem.error().hint};
+  s_->rails[rail.value].writable_by_peer = true;
   return mem.value()->key;
 }
 

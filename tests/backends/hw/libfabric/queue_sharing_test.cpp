@@ -119,7 +119,7 @@ std::vector<Landing> measure(const std::vector<std::uint32_t>& depths, std::stri
       }
       for (std::size_t k = 0; k < n.value(); ++k) {
         if (batch[k].error != 0) {
-          failure = "write failed: " + batch[k].error_text;
+          failure = std::string("write failed: ") + batch[k].error_text;
           return false;
         }
         ++i.completed;

@@ -3,6 +3,9 @@
 // the same cases between two processes in `railcheck conform`).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <set>
+
 #include "backends/hw/conform/write_imm_case.hpp"
 #include "stream_fixture.hpp"
 #include "support/fabric_providers.hpp"
@@ -74,4 +77,53 @@ TEST_CASE("write_imm refuses a buffer outside its region and a rail without a pe
   CHECK_THAT(no_rail.error().what, Catch::Contains("rail 5 does not exist"));
   auto past = p.tx->remote_address(mr.value(), PathIndex{0}, 65);
   CHECK_FALSE(past.ok());
+}
+
+// completed_writes/landed_imms hand their lists over by swap when the caller's vector is empty
+// (issue 32: no per-entry move on the data path) and append otherwise: both must give every
+// completion exactly once, after what the caller already held.
+TEST_CASE("write_imm completions reach empty and non-empty caller vectors exactly once", "[fabric][imm]") {
+  for (const char* prov : kLoopbackProviders) {
+    DYNAMIC_SECTION(prov) {
+      if (!provider_here(prov)) continue;
+      auto p = open_pair(loopback_options(prov));
+      REQUIRE(pump([&] { p.tx->progress(), p.rx->progress(); }, [&] { return p.tx->ready() && p.rx->ready(); }));
+      std::vector<std::uint8_t> src(64 * 40, 0x11), dst(64 * 40, 0);
+      auto smr = p.tx->register_memory(src.data(), src.size());
+      auto dmr = p.rx->register_memory(dst.data(), dst.size());
+      REQUIRE((smr.ok() && dmr.ok()));
+      auto base = p.rx->remote_address(dmr.value(), PathIndex{0}, 0);
+      auto key = p.rx->remote_key(dmr.value(), PathIndex{0});
+      REQUIRE((base.ok() && key.ok()));
+      // `done` starts non-empty (the append path); `landed` starts empty (the swap path) and
+      // takes the append path once something landed.
+      std::vector<WriteCompletion> done = {WriteCompletion{~0ULL, true, {}}};
+      std::vector<std::uint32_t> landed;
+      std::set<std::uint64_t> ids;
+      for (std::uint32_t i = 0; i < 40; ++i) {
+        auto id = p.tx->write_imm(PathIndex{0}, src.data() + 64 * i, 64, smr.value(), base.value() + 64 * i,
+                                  key.value(), 1000 + i);
+        REQUIRE(id.ok());
+        ids.insert(id.value());
+        p.tx->completed_writes(done);
+        p.rx->landed_imms(landed);
+      }
+      REQUIRE(pump(
+          [&] {
+            p.tx->completed_writes(done);
+            p.rx->landed_imms(landed);
+          },
+          [&] { return done.size() == 41 && landed.size() == 40; }));
+      CHECK(done.front().id == ~0ULL);  // what the caller held stays first
+      std::set<std::uint64_t> seen;
+      for (std::size_t k = 1; k < done.size(); ++k) {
+        CHECK(done[k].ok);
+        seen.insert(done[k].id);
+      }
+      CHECK(seen == ids);
+      std::sort(landed.begin(), landed.end());
+      for (std::uint32_t i = 0; i < 40; ++i) CHECK(landed[i] == 1000 + i);
+      CHECK(std::all_of(dst.begin(), dst.end(), [](std::uint8_t b) { return b == 0x11; }));
+    }
+  }
 }
