@@ -2,6 +2,10 @@
 // GPU -> CPU -> GPU round trip through mapped pinned memory (seed: ~2 us one way over PCIe).
 // Built only where nvcc exists (target cuda_host_proxy_bench, backends/hw/cuda/CMakeLists.txt).
 // Usage: cuda_host_proxy_bench [iterations] [json-out]
+// Prints two tables: the round trips (median, p99, mean, over the floor), then where each row's
+// median goes (issue 32): the GPU's %globaltimer after publishing and after its wait before the
+// first flag poll, the polls a round trip took, and the proxy's own time from popping a transfer's
+// descriptor to raising its flag (host clock, from a second, traced run of the row).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -19,11 +23,15 @@ namespace {
 struct Summary {
   double median_us = 0, p99_us = 0, mean_us = 0;
 };
-Summary summarize(std::vector<std::uint64_t> ns) {
+// Drop the first 5%: first-touch of mapped pages and the proxy thread's wake-up.
+template <typename T>
+std::vector<T> steady(const std::vector<T>& v) {
+  return {v.begin() + static_cast<std::ptrdiff_t>(v.size() / 20), v.end()};
+}
+Summary summarize(const std::vector<std::uint64_t>& all) {
   Summary s;
+  std::vector<std::uint64_t> ns = steady(all);
   if (ns.empty()) return s;
-  // Drop the first 5%: first-touch of mapped pages and the proxy thread's wake-up.
-  ns.erase(ns.begin(), ns.begin() + static_cast<std::ptrdiff_t>(ns.size() / 20));
   std::sort(ns.begin(), ns.end());
   double sum = 0;
   for (auto v : ns) sum += static_cast<double>(v);
@@ -31,6 +39,30 @@ Summary summarize(std::vector<std::uint64_t> ns) {
   s.p99_us = static_cast<double>(ns[std::min(ns.size() - 1, ns.size() * 99 / 100)]) / 1e3;
   s.mean_us = sum / static_cast<double>(ns.size()) / 1e3;
   return s;
+}
+template <typename T, typename F>
+double median_of(const std::vector<T>& all, F f) {
+  std::vector<double> v;
+  for (const auto& x : steady(all)) v.push_back(f(x));
+  if (v.empty()) return 0;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+
+void print_phases(const char* name, const ProxyRun& run, const std::vector<std::uint32_t>& service_ns) {
+  using P = RoundTripPhases;
+  const auto phases = steady(run.phases);
+  const double one_poll =
+      static_cast<double>(std::count_if(phases.begin(), phases.end(), [](const P& p) { return p.polls == 1; })) /
+      static_cast<double>(std::max<std::size_t>(1, phases.size()));
+  const double publish = median_of(run.phases, [](const P& p) { return double(p.published_ns); });
+  const double wait = median_of(run.phases, [](const P& p) { return double(p.polling_from_ns - p.published_ns); });
+  const double poll = median_of(run.phases, [](const P& p) { return double(p.seen_ns - p.polling_from_ns); });
+  const double polls = median_of(run.phases, [](const P& p) { return double(p.polls); });
+  const std::string proxy =
+      service_ns.empty() ? "-" : std::to_string(int(median_of(service_ns, [](std::uint32_t v) { return double(v); })));
+  std::printf("%-36s %10.2f %10.2f %10.2f %7.0f %9.0f%% %12s\n", name, publish / 1e3, wait / 1e3, poll / 1e3, polls,
+              100 * one_poll, proxy.c_str());
 }
 }  // namespace
 
@@ -49,12 +81,12 @@ int main(int argc, char** argv) {
   std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
   std::printf("cuda_host_proxy_bench: %s, %u iterations per row, %s\n", prop.name, iters, date);
 
-  std::optional<std::string> err;
-  Summary floor = summarize(run_ping_pong(iters, &err));
-  if (err) {
-    std::printf("ping-pong failed: %s\n", err->c_str());
+  ProxyRun floor_run = run_ping_pong(iters);
+  if (floor_run.error) {
+    std::printf("ping-pong failed: %s\n", floor_run.error->c_str());
     return 1;
   }
+  Summary floor = summarize(floor_run.round_trip_ns);
   struct Row {
     const char* name;
     ProxyRunConfig cfg;
@@ -70,9 +102,11 @@ int main(int argc, char** argv) {
   std::printf("%-36s %10.2f %10.2f %10.2f %12s %14s\n", "floor: mapped-memory ping-pong", floor.median_us, floor.p99_us,
               floor.mean_us, "-", "-");
   std::string rows_json;
+  std::vector<ProxyRun> runs;
   int rc = 0;
   for (const auto& r : rows) {
-    ProxyRun run = run_proxy_round_trip(r.cfg);
+    runs.push_back(run_proxy_round_trip(r.cfg));
+    const ProxyRun& run = runs.back();
     if (run.error || run.stamp_errors) {
       std::printf("%-36s FAILED: %s, %u stamps missing\n", r.name, run.error.value_or("").c_str(), run.stamp_errors);
       rc = 1;
@@ -88,6 +122,22 @@ int main(int argc, char** argv) {
     rows_json += buf;
   }
   std::printf("issuer: in-process copy (test double, no NIC): the rows measure the GPU<->proxy path, not a network\n");
+
+  std::printf("\nphases (medians; GPU clock from the iteration's start, proxy clock for the last column)\n");
+  std::printf("%-36s %10s %10s %10s %7s %10s %12s\n", "path", "publish us", "wait us", "poll us", "polls", "1 poll",
+              "proxy ns");
+  print_phases("floor: mapped-memory ping-pong", floor_run, {});
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (runs[i].error) continue;
+    ProxyRunConfig traced = rows[i].cfg;
+    traced.trace_proxy = true;
+    ProxyRun t = run_proxy_round_trip(traced);
+    print_phases(rows[i].name, runs[i], t.error ? std::vector<std::uint32_t>{} : t.service_ns);
+  }
+  std::printf(
+      "publish: stamps, their fence and the slot stores (the ping store for the floor); wait: the fence before\n"
+      "the first flag poll; poll: the polls (each a PCIe read round trip); proxy: descriptor popped -> flag raised\n");
+
   if (!json.empty()) {
     std::ofstream out(json);
     out << "{\"gpu\":\"" << prop.name << "\",\"date\":\"" << date << "\",\"iterations\":" << iters

@@ -1,10 +1,8 @@
-#include "backends/hw/cuda/gpu_proxy_run.cuh"
-
 #include <atomic>
 #include <cstring>
 #include <thread>
 
-#include "backends/hw/cuda/proxy_kernels.cuh"
+#include "backends/hw/cuda/gpu_proxy_run.cuh"
 #include "backends/hw/cuda/shuffled_copy_issuer.hpp"
 
 namespace railcheck::hw::cuda {
@@ -38,6 +36,31 @@ T* dev_ptr(const Mapped& m, std::size_t byte_offset = 0) {
   return reinterpret_cast<T*>(static_cast<char*>(m.dev) + byte_offset);
 }
 
+// Per-iteration phases in device memory, copied back into `run` after the kernel.
+struct PhaseBuffer {
+  RoundTripPhases* dev = nullptr;
+  std::uint32_t n;
+  PhaseBuffer(std::uint32_t iterations, std::string& err) : n(iterations) {
+    if (auto e = cudaMalloc(&dev, sizeof(RoundTripPhases) * n); e != cudaSuccess) {
+      err = cuda_error("cudaMalloc", e);
+      dev = nullptr;
+    }
+  }
+  ~PhaseBuffer() {
+    if (dev) cudaFree(dev);
+  }
+  PhaseBuffer(const PhaseBuffer&) = delete;
+  PhaseBuffer& operator=(const PhaseBuffer&) = delete;
+  void copy_out(ProxyRun& run) const {
+    run.phases.resize(n);
+    if (auto e = cudaMemcpy(run.phases.data(), dev, sizeof(RoundTripPhases) * n, cudaMemcpyDeviceToHost);
+        e != cudaSuccess && !run.error)
+      run.error = cuda_error("cudaMemcpy", e);
+    run.round_trip_ns.clear();
+    for (const auto& p : run.phases) run.round_trip_ns.push_back(p.seen_ns);
+  }
+};
+
 }  // namespace
 
 int gpu_count(std::string* why) {
@@ -56,6 +79,7 @@ ProxyRun run_proxy_round_trip(const ProxyRunConfig& cfg) {
   const std::size_t data_bytes = std::size_t(cfg.writes_per_transfer) * cfg.bytes_per_write + 8;
   Mapped ring_mem(ring_bytes(cfg.ring_capacity), err), flags(64, err), src(data_bytes, err), dst(data_bytes, err),
       errors(64, err);
+  PhaseBuffer phases(cfg.iterations, err);
   if (!err.empty()) {
     run.error = err;
     return run;
@@ -65,19 +89,18 @@ ProxyRun run_proxy_round_trip(const ProxyRunConfig& cfg) {
                             cfg.max_hold);
   run.issuer = issuer.name();
   HostProxy proxy(ring, static_cast<std::uint64_t*>(flags.host), 8, issuer);
-  std::uint64_t* out_ns = nullptr;
-  if (auto e = cudaMalloc(&out_ns, sizeof(std::uint64_t) * cfg.iterations); e != cudaSuccess) {
-    run.error = cuda_error("cudaMalloc", e);
-    return run;
+  if (cfg.trace_proxy) {
+    run.service_ns.reserve(cfg.iterations);
+    proxy.record_service_times(&run.service_ns);
   }
   proxy.start(HostProxy::Idle::Spin);  // a GPU machine has cores to spare; compare like with like (the floor spins)
   ProxyRoundTripArgs a{dev_ptr<RingHeader>(ring_mem),
-                       dev_ptr<WriteDescriptor>(ring_mem, sizeof(RingHeader)),
+                       dev_ptr<SlotWords>(ring_mem, sizeof(RingHeader)),
                        dev_ptr<std::uint64_t>(flags),
                        cfg.iterations,
                        cfg.writes_per_transfer,
                        cfg.bytes_per_write,
-                       out_ns,
+                       phases.dev,
                        dev_ptr<std::uint8_t>(src),
                        dev_ptr<const std::uint8_t>(dst),
                        dev_ptr<std::uint32_t>(errors)};
@@ -86,23 +109,20 @@ ProxyRun run_proxy_round_trip(const ProxyRunConfig& cfg) {
   proxy.stop();
   if (auto pe = proxy.error(); pe && !run.error) run.error = pe->message();
   run.stats = proxy.stats();
-  run.round_trip_ns.resize(cfg.iterations);
-  cudaMemcpy(run.round_trip_ns.data(), out_ns, sizeof(std::uint64_t) * cfg.iterations, cudaMemcpyDeviceToHost);
-  cudaFree(out_ns);
+  phases.copy_out(run);
   run.stamp_errors = *static_cast<std::uint32_t*>(errors.host);
   return run;
 }
 
-std::vector<std::uint64_t> run_ping_pong(std::uint32_t iterations, std::optional<std::string>* error) {
+ProxyRun run_ping_pong(std::uint32_t iterations) {
+  ProxyRun run;
   std::string err;
   Mapped ping(64, err), pong(64, err);
-  std::vector<std::uint64_t> ns(iterations);
+  PhaseBuffer phases(iterations, err);
   if (!err.empty()) {
-    *error = err;
-    return {};
+    run.error = err;
+    return run;
   }
-  std::uint64_t* out_ns = nullptr;
-  cudaMalloc(&out_ns, sizeof(std::uint64_t) * iterations);
   std::atomic<bool> stop{false};
   // The host side of the floor: as little as possible between seeing ping and writing pong.
   std::thread echo([&] {
@@ -117,14 +137,15 @@ std::vector<std::uint64_t> run_ping_pong(std::uint32_t iterations, std::optional
       }
     }
   });
-  if (int e = launch_ping_pong(dev_ptr<std::uint64_t>(ping), dev_ptr<std::uint64_t>(pong), iterations, out_ns); e != 0)
-    *error = cuda_error("kernel launch", static_cast<cudaError_t>(e));
-  if (auto e = cudaDeviceSynchronize(); e != cudaSuccess) *error = cuda_error("cudaDeviceSynchronize", e);
+  if (int e = launch_ping_pong(dev_ptr<std::uint64_t>(ping), dev_ptr<std::uint64_t>(pong), iterations, phases.dev);
+      e != 0)
+    run.error = cuda_error("kernel launch", static_cast<cudaError_t>(e));
+  if (auto e = cudaDeviceSynchronize(); e != cudaSuccess && !run.error)
+    run.error = cuda_error("cudaDeviceSynchronize", e);
   stop = true;
   echo.join();
-  cudaMemcpy(ns.data(), out_ns, sizeof(std::uint64_t) * iterations, cudaMemcpyDeviceToHost);
-  cudaFree(out_ns);
-  return ns;
+  phases.copy_out(run);
+  return run;
 }
 
 }  // namespace railcheck::hw::cuda

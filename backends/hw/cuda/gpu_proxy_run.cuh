@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "backends/hw/cuda/host_proxy.hpp"
+#include "backends/hw/cuda/proxy_kernels.cuh"
 
 namespace railcheck::hw::cuda {
 
@@ -16,6 +17,8 @@ int gpu_count(std::string* why = nullptr);
 
 struct ProxyRun {
   std::vector<std::uint64_t> round_trip_ns;
+  std::vector<RoundTripPhases> phases;    // per iteration, GPU clock
+  std::vector<std::uint32_t> service_ns;  // per transfer, proxy clock (only with trace_proxy)
   ProxyStats stats;
   std::uint32_t stamp_errors = 0;  // writes the GPU saw missing after its flag was raised
   std::optional<std::string> error;
@@ -29,10 +32,12 @@ struct ProxyRunConfig {
   std::uint64_t ring_capacity = 256;
   std::uint64_t seed = 1;
   std::size_t max_hold = 1;  // ShuffledCopyIssuer reordering window (1: in order)
+  bool trace_proxy = false;  // HostProxy::record_service_times (two host clock reads a transfer)
 };
 
 ProxyRun run_proxy_round_trip(const ProxyRunConfig& cfg);
 // GPU writes ping, a host thread copies it to pong, the GPU waits for it: the PCIe round trip.
-std::vector<std::uint64_t> run_ping_pong(std::uint32_t iterations, std::optional<std::string>* error);
+// round_trip_ns and phases are filled; error set when a CUDA call failed.
+ProxyRun run_ping_pong(std::uint32_t iterations);
 
 }  // namespace railcheck::hw::cuda

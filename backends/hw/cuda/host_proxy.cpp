@@ -13,6 +13,7 @@ Result<bool> HostProxy::on_descriptor(const WriteDescriptor& d) {
     if (d.flag_slot >= flag_count_)
       return Error{fmt::format("descriptor {} names flag slot {} of {}", d.seq, d.flag_slot, flag_count_), ""};
     waiters_.push_back(Waiter{d.imm, d.flag_slot, d.seq + 1});
+    if (service_ns_) waiters_.back().popped = std::chrono::steady_clock::now();
     auto ev = counter_.expect(d.imm, d.expect);
     if (!ev) {
       waiters_.pop_back();
@@ -48,6 +49,9 @@ void HostProxy::complete(std::uint32_t imm) {
   (void)counter_.release(imm);
   raise_flag(flags_, w.flag_slot, w.flag_value);
   flags_raised_.fetch_add(1, std::memory_order_relaxed);
+  if (service_ns_)
+    service_ns_->push_back(static_cast<std::uint32_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - w.popped).count()));
 }
 
 Result<std::size_t> HostProxy::run_once() {

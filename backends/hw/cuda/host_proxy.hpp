@@ -4,6 +4,7 @@
 // completion flag the GPU polls when a transfer's last write has landed — in whatever order
 // the writes land. No protocol decision lives here beyond "which flag belongs to which imm".
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <mutex>
 #include <optional>
@@ -49,6 +50,11 @@ class HostProxy {
   void stop();
   std::optional<Error> error() const;
   ProxyStats stats() const;
+  // Phase measurement (bench/cuda_host_proxy.cu): when set before start(), the proxy appends, per
+  // transfer, the host time from popping its counting descriptor to raising its flag, in ns. Two
+  // clock reads a transfer; `out` should have its capacity reserved (no allocation while timed).
+  // Read it after stop().
+  void record_service_times(std::vector<std::uint32_t>* out) { service_ns_ = out; }
 
  private:
   Result<bool> on_descriptor(const WriteDescriptor& d);
@@ -64,6 +70,7 @@ class HostProxy {
     std::uint32_t imm = 0;
     std::uint32_t flag_slot = 0;
     std::uint64_t flag_value = 0;
+    std::chrono::steady_clock::time_point popped{};  // only when service_ns_ is set
   };
   // imm -> whom to tell. A flat list searched from the back: it holds only the transfers in
   // flight (a handful; at most the ring's capacity), and a node-based map's allocation per
@@ -71,6 +78,7 @@ class HostProxy {
   std::vector<Waiter> waiters_;
   std::uint64_t next_seq_ = 0;
   std::vector<std::uint32_t> landed_;
+  std::vector<std::uint32_t>* service_ns_ = nullptr;
 
   std::thread thread_;
   std::atomic<bool> running_{false};

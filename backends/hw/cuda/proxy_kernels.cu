@@ -20,14 +20,39 @@ __device__ __forceinline__ std::uint64_t load_acquire_sys(const volatile std::ui
   return v;
 }
 
+// Two slot words in one 16-byte store. Each 64-bit element is a strong (relaxed, system-scope),
+// naturally aligned store, so single-copy atomic: the proxy sees each word whole (the tag
+// argument in descriptor_ring.hpp); the order of the elements and of the four stores is free.
+__device__ __forceinline__ void store_words_sys(std::uint64_t* p, std::uint64_t a, std::uint64_t b) {
+  asm volatile("st.relaxed.sys.global.v2.u64 [%0], {%1, %2};" ::"l"(p), "l"(a), "l"(b) : "memory");
+}
+
+// Waits for `want` in *flag, from after the thread's last publication (descriptors or ping).
+// Every poll is a PCIe read round trip (~1.25 us on H100 PCIe) that samples host memory part-way
+// through, so a poll issued before the publication can have reached the host and been answered
+// comes back with the old value and costs a whole extra round trip (docs/cuda.md, issue 32's
+// phases: this was the proxy's +1.2 us). __threadfence_system() first returns once the
+// publication's stores are acknowledged (~0.7 us), and the first poll then usually sees the
+// answer. The floor's ping-pong waits the same way.
+__device__ __forceinline__ void wait_for_flag(const volatile std::uint64_t* flag, std::uint64_t want, std::uint64_t t0,
+                                              RoundTripPhases* ph) {
+  __threadfence_system();
+  const std::uint64_t polling_from = global_ns();
+  std::uint64_t polls = 1;
+  while (load_acquire_sys(flag) != want) ++polls;
+  if (ph) {
+    ph->polling_from_ns = polling_from - t0;
+    ph->seen_ns = global_ns() - t0;
+    ph->polls = polls;
+  }
+}
+
 __global__ void proxy_round_trip_kernel(ProxyRoundTripArgs a) {
-  // Every read of mapped host memory is a PCIe round trip (~1 us), so the kernel keeps its own
-  // copies: head lives in a register (only this thread writes it) and the consumer's tail is
-  // re-read only when the cached value says the ring is full. A transfer's descriptors are
-  // published with one fence and one head store; a transfer larger than the free space is
-  // published in parts, before waiting, so the proxy can free the slots it waits for.
+  // Every read of mapped host memory is a PCIe round trip, so the kernel keeps its own copies:
+  // head lives in a register (only this thread writes it) and the consumer's tail is re-read only
+  // when the cached value says the ring is full. Slots need no fence and no head store (each word
+  // carries the slot's tag); one fence per transfer orders the stamped source data before them.
   volatile RingHeader* ring = a.ring;
-  volatile std::uint64_t* flags = a.flags;
   const std::uint64_t cap = ring->capacity;
   std::uint64_t head = ring->head;
   std::uint64_t tail_seen = ring->tail;
@@ -35,15 +60,14 @@ __global__ void proxy_round_trip_kernel(ProxyRoundTripArgs a) {
   for (std::uint32_t it = 0; it < a.iterations; ++it) {
     const std::uint64_t t0 = global_ns();
     const std::uint64_t expect_seq = head;
+    if (stamp) {
+      for (std::uint32_t w = 0; w < a.writes_per_transfer; ++w)
+        *reinterpret_cast<volatile std::uint64_t*>(a.src + std::uint64_t(w) * a.bytes_per_write) = it + 1;
+      __threadfence_system();  // the data before any slot that names it
+    }
     for (std::uint32_t w = 0; w < a.writes_per_transfer; ++w) {
-      if (stamp) *reinterpret_cast<volatile std::uint64_t*>(a.src + std::uint64_t(w) * a.bytes_per_write) = it + 1;
-      if (head - tail_seen >= cap) {
-        __threadfence_system();  // the slots (and stamps) before the head that publishes them
-        ring->head = head;
-        do {
-          tail_seen = load_acquire_sys(&ring->tail);
-        } while (head - tail_seen >= cap);
-      }
+      // Acquire: the proxy's reads of the slot happen before this thread's stores to it.
+      while (head - tail_seen >= cap) tail_seen = load_acquire_sys(&ring->tail);
       WriteDescriptor d;
       d.seq = head;
       d.local_offset = static_cast<std::uint64_t>(w) * a.bytes_per_write;
@@ -52,35 +76,30 @@ __global__ void proxy_round_trip_kernel(ProxyRoundTripArgs a) {
       d.imm = it;
       d.expect = w == 0 ? a.writes_per_transfer : 0;
       d.flag_slot = 0;
-      // Three 16-byte write-through stores (st.global.wt: straight to system memory) rather than
-      // seven field stores; their order among themselves does not matter, the fence below
-      // orders all of them before the head.
-      const uint4* v = reinterpret_cast<const uint4*>(&d);
-      uint4* slot = reinterpret_cast<uint4*>(a.slots + (head & (cap - 1)));
+      const SlotWords s = SlotCodec::encode(d);
+      std::uint64_t* slot = a.slots[head & (cap - 1)].word;
 #pragma unroll
-      for (int k = 0; k < int(sizeof(WriteDescriptor) / sizeof(uint4)); ++k) __stwt(slot + k, v[k]);
+      for (int k = 0; k < 8; k += 2) store_words_sys(slot + k, s.word[k], s.word[k + 1]);
       ++head;
     }
-    __threadfence_system();
-    ring->head = head;
-    while (load_acquire_sys(&flags[0]) != expect_seq + 1) {
-    }
-    if (a.out_ns) a.out_ns[it] = global_ns() - t0;  // the check below reads over PCIe: not timed
+    RoundTripPhases* ph = a.phases ? a.phases + it : nullptr;
+    if (ph) ph->published_ns = global_ns() - t0;
+    wait_for_flag(a.flags, expect_seq + 1, t0, ph);
     for (std::uint32_t w = 0; stamp && w < a.writes_per_transfer; ++w)
       if (*reinterpret_cast<const volatile std::uint64_t*>(a.dst + std::uint64_t(w) * a.bytes_per_write) != it + 1)
         ++*a.errors;
   }
+  ring->head = head;  // for a later launch on the same ring
 }
 
 __global__ void ping_pong_kernel(volatile std::uint64_t* ping, volatile std::uint64_t* pong, std::uint32_t iterations,
-                                 std::uint64_t* out_ns) {
+                                 RoundTripPhases* phases) {
   for (std::uint32_t it = 1; it <= iterations; ++it) {
     const std::uint64_t t0 = global_ns();
     *ping = it;
-    __threadfence_system();
-    while (load_acquire_sys(pong) != it) {  // the same load as the proxy kernel's flag poll
-    }
-    if (out_ns) out_ns[it - 1] = global_ns() - t0;
+    RoundTripPhases* ph = phases ? phases + (it - 1) : nullptr;
+    if (ph) ph->published_ns = global_ns() - t0;
+    wait_for_flag(pong, it, t0, ph);
   }
 }
 
@@ -91,8 +110,8 @@ int launch_proxy_round_trip(const ProxyRoundTripArgs& a) {
   return static_cast<int>(cudaGetLastError());
 }
 
-int launch_ping_pong(std::uint64_t* ping, std::uint64_t* pong, std::uint32_t iterations, std::uint64_t* out_ns) {
-  ping_pong_kernel<<<1, 1>>>(ping, pong, iterations, out_ns);
+int launch_ping_pong(std::uint64_t* ping, std::uint64_t* pong, std::uint32_t iterations, RoundTripPhases* phases) {
+  ping_pong_kernel<<<1, 1>>>(ping, pong, iterations, phases);
   return static_cast<int>(cudaGetLastError());
 }
 

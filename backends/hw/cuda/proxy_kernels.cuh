@@ -7,14 +7,24 @@
 
 namespace railcheck::hw::cuda {
 
+// Where a round trip's time goes, per iteration, from the GPU's %globaltimer (ns from the
+// iteration's start): the descriptors (or the ping) written, the wait before the first poll
+// over, the flag seen; and how many flag polls that took.
+struct RoundTripPhases {
+  std::uint64_t published_ns;
+  std::uint64_t polling_from_ns;
+  std::uint64_t seen_ns;
+  std::uint64_t polls;
+};
+
 struct ProxyRoundTripArgs {
-  RingHeader* ring;         // device pointer of the mapped ring header
-  WriteDescriptor* slots;   // device pointer of the mapped slots
-  std::uint64_t* flags;     // device pointer of the mapped completion flags
+  RingHeader* ring;      // device pointer of the mapped ring header
+  SlotWords* slots;      // device pointer of the mapped slots
+  std::uint64_t* flags;  // device pointer of the mapped completion flags
   std::uint32_t iterations;
   std::uint32_t writes_per_transfer;  // >= 1; the first descriptor carries expect = this
   std::uint32_t bytes_per_write;
-  std::uint64_t* out_ns;    // per-iteration round trip (device-visible memory), may be null
+  RoundTripPhases* phases;  // per iteration (device-visible memory), may be null
   // Mapped source and destination: the kernel stamps each write's first 8 bytes with the
   // iteration before posting, and after the flag checks the stamp arrived (needs >= 8 bytes).
   std::uint8_t* src;
@@ -24,6 +34,6 @@ struct ProxyRoundTripArgs {
 
 // Host-side launchers (proxy_kernels.cu); they return the cudaError_t as int.
 int launch_proxy_round_trip(const ProxyRoundTripArgs& a);
-int launch_ping_pong(std::uint64_t* ping, std::uint64_t* pong, std::uint32_t iterations, std::uint64_t* out_ns);
+int launch_ping_pong(std::uint64_t* ping, std::uint64_t* pong, std::uint32_t iterations, RoundTripPhases* phases);
 
 }  // namespace railcheck::hw::cuda
