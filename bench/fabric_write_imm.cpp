@@ -10,12 +10,12 @@
 // docs/benchmarks.md and docs/hardware.md record the table.
 //   build/bench/fabric_write_imm [--quick] [--provider P]... [--size BYTES]... [--path both|plain|engine]
 // The selection options run one case alone (e.g. under perf record); the ratio needs --path both.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <rdma/fabric.h>
 #include <rdma/fi_errno.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -235,9 +235,10 @@ int main(int argc, char** argv) {
   const bool with_plain = path != "engine", with_engine = path != "plain";
   fmt::print("fabric_write_imm: {} | libfabric {}.{}\n", bench::machine_summary(), FI_MAJOR(fi_version()),
              FI_MINOR(fi_version()));
-  fmt::print("both sides in one process on loopback, one thread; rail 0 only; GB/s = 10^9 B/s; {} run(s) a path, "
-             "alternated, medians\n\n",
-             repeat);
+  fmt::print(
+      "both sides in one process on loopback, one thread; rail 0 only; GB/s = 10^9 B/s; {} run(s) a path, "
+      "alternated, medians\n\n",
+      repeat);
   const std::uint64_t q = quick ? 10 : 1;
   // Each timed phase should last tens of milliseconds, or one descheduling decides the ratio:
   // shm moves a 64 B write in ~0.4 us, so it gets ten times tcp;ofi_rxm's count (~18 us).

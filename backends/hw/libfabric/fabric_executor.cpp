@@ -425,10 +425,9 @@ void FabricConnection::State::poll_rails(Nanos coarse_now) {
   for (std::uint32_t r = 0; r < rails.size(); ++r) {
     RailSlot& slot = rails[r];
     if (slot.cut) continue;
-    const bool busy = !slot.outstanding.empty() || slot.writes_in_flight > 0 || !slot.pending.empty() ||
-                      slot.writable_by_peer;
-    if (!busy && !slot.hot && ++slot.idle_polls_skipped < kIdlePollEvery && coarse_now <= slot.last_idle_poll)
-      continue;
+    const bool busy =
+        !slot.outstanding.empty() || slot.writes_in_flight > 0 || !slot.pending.empty() || slot.writable_by_peer;
+    if (!busy && !slot.hot && ++slot.idle_polls_skipped < kIdlePollEvery && coarse_now <= slot.last_idle_poll) continue;
     slot.idle_polls_skipped = 0;
     slot.last_idle_poll = coarse_now;
     slot.hot = false;

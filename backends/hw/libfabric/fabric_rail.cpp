@@ -144,7 +144,8 @@ Result<std::size_t> FabricRail::poll(std::span<RailCompletion> out) {
     if (e == -FI_EAGAIN) return std::size_t{0};
     if (e < 0) return fail("fi_cq_readerr", e);
     const char* text = fi_cq_strerror(cq_.get(), err.prov_errno, err.err_data, error_text_.data(), error_text_.size());
-    if (text != nullptr && text != error_text_.data()) std::snprintf(error_text_.data(), error_text_.size(), "%s", text);
+    if (text != nullptr && text != error_text_.data())
+      std::snprintf(error_text_.data(), error_text_.size(), "%s", text);
     if (text == nullptr) error_text_[0] = '\0';
     out[0] = RailCompletion{err.op_context, err.flags, err.len, err.data, err.err, error_text_.data()};
     return std::size_t{1};

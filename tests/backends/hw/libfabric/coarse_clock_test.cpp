@@ -1,13 +1,12 @@
 // CoarseClock (backends/hw/libfabric/coarse_clock.hpp): progress() decides from it that no timer
 // can be due yet, so it must never run ahead of the precise clock and never lag it by a tick or
 // more; otherwise a timer would fire early, or late by more than the documented bound.
-#include <catch2/catch.hpp>
+#include "backends/hw/libfabric/coarse_clock.hpp"
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <limits>
-
-#include "backends/hw/libfabric/coarse_clock.hpp"
 
 using namespace railcheck;
 

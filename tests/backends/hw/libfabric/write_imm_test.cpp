@@ -1,9 +1,8 @@
 // FabricConnection::write_imm between two connections in this process, on tcp;ofi_rxm and shm:
 // the target counts immediates with ImmCounter (backends/hw/conform/write_imm_case.hpp runs
 // the same cases between two processes in `railcheck conform`).
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <set>
 
 #include "backends/hw/conform/write_imm_case.hpp"
