@@ -8,17 +8,29 @@
 // lab (docs/failover.md, "Real transports"). Connecting at standby-ready moves that cost out of
 // the failover.
 //
-// What: an empty delivery ack (DeliveryAck{0}, control_codec.hpp) on the standby's rail. A
-// receiver ignores delivery acks (only a sender consumes them), this one and older backends alike.
+// Both ends warm it: the first message from either side makes ofi_rxm set up its buffer pools for
+// the connection (~35 MB zeroed on tcp;ofi_rxm 1.17: ~9 000 page faults, tens of ms), and a
+// receiver's first message on the standby (its first heartbeat answer, or its reply during a
+// failover) paid that too until the receiver warmed the rail as well (issue 32: it landed inside
+// the first 100 ms of traffic, 10-15 % of a 64 KiB write benchmark's rate on tcp;ofi_rxm).
+//
+// What: the sender sends an empty delivery ack (DeliveryAck{0}, control_codec.hpp), which a
+// receiver ignores (only a sender consumes them), this one and older backends alike; the receiver
+// sends Pong{0}, which every sender's engine drops as an answer to no ping (heartbeat nonces
+// start at 1).
 #include "backends/hw/libfabric/fabric_connection_state.hpp"
 
 namespace railcheck {
 
 void FabricConnection::State::warm_standby(PathIndex path) {
-  if (engine->role() != ConnRole::Sender || path == engine->active_path()) return;
+  if (path == engine->active_path()) return;
   RailSlot& slot = rails.at(path.value);
   if (slot.cut || slot.err || !slot.rail->has_peer()) return;
-  send_control_bytes(path.value, fabric::encode_delivery_ack(fabric::DeliveryAck{0}), false);
+  if (engine->role() == ConnRole::Sender) {
+    send_control_bytes(path.value, fabric::encode_delivery_ack(fabric::DeliveryAck{0}), false);
+  } else {
+    send_control(ControlChannel::on(path), Pong{0});
+  }
 }
 
 }  // namespace railcheck

@@ -95,3 +95,31 @@ TEST_CASE("a handle that is not a libfabric address is refused by connect", "[fa
   REQUIRE_FALSE(c.ok());
   CHECK_THAT(c.error().message(), Catch::Contains("handle"));
 }
+
+// fabric_standby_warmup.cpp: at standby-ready both ends send one message the other ignores, so
+// the provider's connection on the standby (and ofi_rxm's buffer pools for it) is set up before a
+// failover needs it, from either side. Heartbeats are pushed out of the window, so the only
+// messages on the standby are the two warm-ups.
+TEST_CASE("both ends warm a ready standby with one ignored message each", "[fabric]") {
+  for (const char* prov : kLoopbackProviders) {
+    DYNAMIC_SECTION(prov) {
+      if (!provider_here(prov)) continue;
+      FabricOptions o = loopback_options(prov);
+      o.tunables.heartbeat_interval = std::chrono::seconds(60);
+      auto p = open_pair(o);
+      auto standby_ready = [](const FabricConnection& c) { return c.stats().rails.at(1).ready; };
+      REQUIRE(pump([&] { p.tx->progress(), p.rx->progress(); },
+                   [&] { return p.tx->ready() && p.rx->ready() && standby_ready(*p.tx) && standby_ready(*p.rx); }));
+      // Both warm-ups delivered and ignored: give them time to arrive and be read.
+      const auto settle = std::chrono::steady_clock::now() + std::chrono::milliseconds(100);
+      pump([&] { p.tx->progress(), p.rx->progress(); }, [&] { return std::chrono::steady_clock::now() > settle; });
+      for (FabricConnection* c : {p.tx.get(), p.rx.get()}) {
+        const ConnectionStats st = c->stats();
+        CHECK(st.rails.at(1).control_sent == 1);
+        CHECK(st.rails.at(1).ready);
+        CHECK(st.failovers == 0);
+        CHECK_FALSE(c->failed());
+      }
+    }
+  }
+}
