@@ -414,9 +414,8 @@ void FabricConnection::State::acknowledge_delivery() {
 // at most that long, far under the heartbeat and failover timeouts, and the rail that carries
 // the traffic is not slowed by CQ reads of its standby. Issue 32, measured on a quiet 16-core
 // Xeon: reading the standby every 4th call cost 64 B shm writes a fifth of their rate (an empty
-// shm CQ read runs the provider's progress over its shared queues), and an empty tcp;ofi_rxm
-// read is a poll(2) and an epoll_wait(2): not reading the standby at all took 64 KiB tcp writes
-// from 0.86 to 0.92-1.00 of the plain loop.
+// shm CQ read runs the provider's progress over its shared queues; engine/plain 0.73 with two
+// rails, 1.00 with one).
 constexpr std::uint32_t kIdlePollEvery = 1024;
 
 void FabricConnection::State::poll_rails(Nanos coarse_now) {
