@@ -19,8 +19,10 @@ bool FabricConnection::State::on_write_event(const RailCompletion& c) {
     return true;
   }
   if (WriteOp* w = writes.find(c.context)) {
-    write_done.push_back(WriteCompletion{w->id, c.error == 0, {}});
-    if (c.error != 0) write_done.back().error = fmt::format("{} ({})", fi_strerror(c.error), c.error_text);
+    WriteCompletion& done = write_done.emplace_back();  // in place: no temporary to move and drop
+    done.id = w->id;
+    done.ok = c.error == 0;
+    if (c.error != 0) done.error = fmt::format("{} ({})", fi_strerror(c.error), c.error_text);
     finish_write(w);
     return true;
   }
@@ -33,6 +35,9 @@ bool FabricConnection::State::on_write_event(const RailCompletion& c) {
 
 Result<const RailMemory*> FabricConnection::State::rail_memory(MemoryRegion* mr, PathIndex path) {
   if (mr == nullptr || mrs.count(mr) == 0) return Error{"the memory region is not registered here", ""};
+  // The common case first: registered on this rail, the rail not cut.
+  if (path.value < mr->per_rail.size() && mr->per_rail[path.value] && !rails[path.value].cut)
+    return &*mr->per_rail[path.value];
   if (path.value >= rails.size()) return Error{fmt::format("rail {} does not exist", path.value), ""};
   RailSlot& slot = rails[path.value];
   if (slot.cut) return Error{fmt::format("rail {} was cut", path.value), ""};

@@ -35,46 +35,64 @@ class PendingQueue {
       }
       ++deferred_;
     }
-    queue_.push_back(Post{std::forward<Attempt>(attempt), std::forward<OnError>(on_error)});
+    push_back(Post{std::forward<Attempt>(attempt), std::forward<OnError>(on_error)});
     return false;
   }
 
   // Retries from the front until the provider says -FI_EAGAIN again. Returns how many left.
   std::size_t retry() {
-    while (!empty()) {
-      Post& front = queue_[head_];
-      const ssize_t rc = front.attempt();
+    while (count_ > 0) {
+      const ssize_t rc = ring_[head_].attempt();
       if (rc == -FI_EAGAIN) break;
-      Post p = front;  // on_error may submit: the queue may grow under `front`
-      ++head_;
-      if (rc < 0) p.on_error(rc);
+      if (rc == 0) {
+        pop_front();
+        continue;
+      }
+      Post p = ring_[head_];  // on_error may submit: the ring may grow under the front slot
+      pop_front();
+      p.on_error(rc);
     }
-    compact();
-    return size();
+    return count_;
   }
 
   void clear() {
-    queue_.clear();
     head_ = 0;
+    count_ = 0;
   }
-  std::size_t size() const { return queue_.size() - head_; }
-  bool empty() const { return size() == 0; }
+  std::size_t size() const { return count_; }
+  bool empty() const { return count_ == 0; }
   // Posts that ever had to wait (RailStats::eagain).
   std::size_t deferred() const { return deferred_; }
 
  private:
-  // Drops the posts already handed over once they are half the vector (amortised O(1) each).
-  void compact() {
-    if (head_ == queue_.size()) {
-      clear();
-    } else if (head_ * 2 >= queue_.size()) {
-      queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(head_));
-      head_ = 0;
-    }
+  // A ring of whole Posts (issue 32: with a window larger than the provider's queue most 64 B
+  // writes wait here, and a vector drained from the front paid a compaction that moved every
+  // waiting Post each time half of them had gone out). Its size is a power of two; it doubles
+  // when full, and its capacity is kept.
+  void push_back(Post&& p) {
+    if (count_ == ring_.size()) grow();
+    ring_[(head_ + count_) & (ring_.size() - 1)] = std::move(p);
+    ++count_;
+  }
+  void pop_front() {
+    head_ = (head_ + 1) & (ring_.size() - 1);
+    --count_;
+  }
+  void grow() {
+    const std::size_t n = ring_.empty() ? 16 : ring_.size() * 2;
+    std::vector<Post> bigger;
+    bigger.reserve(n);
+    for (std::size_t i = 0; i < count_; ++i) bigger.push_back(ring_[(head_ + i) & (ring_.size() - 1)]);
+    bigger.resize(n, kIdle);  // slots past count_ are overwritten before they are read
+    ring_ = std::move(bigger);
+    head_ = 0;
   }
 
-  std::vector<Post> queue_;  // queue_[head_..] wait, oldest first
+  static inline const Post kIdle{[] { return ssize_t{0}; }, [](ssize_t) {}};
+
+  std::vector<Post> ring_;  // ring_[head_ .. head_ + count_) wait, oldest first (indices mod size)
   std::size_t head_ = 0;
+  std::size_t count_ = 0;
   std::size_t deferred_ = 0;
 };
 

@@ -74,3 +74,46 @@ TEST_CASE("a waiting post that fails for good reports its error and the queue mo
   CHECK_FALSE(q.submit([] { return ssize_t{-FI_EIO}; }, [&failed](ssize_t) { failed.push_back(9); }));
   CHECK(failed == std::vector<int>{-FI_EIO, 9});
 }
+
+// The queue is a ring that doubles when full: posts keep their order across the wrap and across
+// a growth that happens while the waiting posts straddle the end of the ring; and an error
+// callback that submits again (as a flush does) lands behind what still waits.
+TEST_CASE("waiting posts keep their order across the ring's wrap and growth", "[fabric]") {
+  FakeProvider p;
+  PendingQueue q;
+  std::vector<int> failed;
+  int next = 0;
+  auto submit = [&] {
+    const int id = next++;
+    q.submit([&p, id] { return p.post(id); }, [&failed, id](ssize_t) { failed.push_back(id); });
+  };
+  for (int round = 0; round < 50; ++round) {
+    for (int k = 0; k < 7; ++k) submit();  // more go in than out: the head walks round the ring
+    p.room = 5;
+    q.retry();
+    CHECK(p.room == 0);
+  }
+  p.room = 1 << 20;
+  CHECK(q.retry() == 0);
+  REQUIRE(p.taken.size() == static_cast<std::size_t>(next));
+  for (int i = 0; i < next; ++i) CHECK(p.taken[static_cast<std::size_t>(i)] == i);
+  CHECK(failed.empty());
+  // An error callback that submits while the ring is full of waiting posts.
+  PendingQueue r;
+  std::vector<int> order;
+  bool refuse = true;
+  r.submit([&] { return refuse ? ssize_t{-FI_EAGAIN} : ssize_t{-FI_EIO}; },
+           [&](ssize_t) {
+             order.push_back(-1);
+             r.submit([&order] { order.push_back(100); return ssize_t{0}; }, [](ssize_t) {});
+           });
+  for (int i = 0; i < 40; ++i)
+    r.submit([&order, &refuse, i] { return refuse ? ssize_t{-FI_EAGAIN} : (order.push_back(i), ssize_t{0}); },
+             [](ssize_t) {});
+  refuse = false;
+  CHECK(r.retry() == 0);
+  REQUIRE(order.size() == 42);
+  CHECK(order.front() == -1);
+  CHECK(order.back() == 100);
+  for (int i = 0; i < 40; ++i) CHECK(order[static_cast<std::size_t>(i) + 1] == i);
+}
