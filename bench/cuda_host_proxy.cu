@@ -93,8 +93,13 @@ int main(int argc, char** argv) {
   };
   // The 0-byte row is the proxy's own cost: with a NIC the data moves by DMA, while the test
   // double's memcpy reads the GPU-written source from host memory (a cache miss per write).
+  // Writes of at most SlotCodec::kInlineMax (122) bytes go inline, in 1 (<= 26 B), 2 (<= 74 B)
+  // or 3 slots, with no data fence; 128 B, just above the limit, is the fenced path beside them.
   std::vector<Row> rows{{"proxy 1 write x 0 B (imm only)", {iters, 1, 0, 256, 1, 1}},
+                        {"proxy 1 write x 8 B", {iters, 1, 8, 256, 1, 1}},
                         {"proxy 1 write x 64 B", {iters, 1, 64, 256, 1, 1}},
+                        {"proxy 1 write x 122 B", {iters, 1, 122, 256, 1, 1}},
+                        {"proxy 1 write x 128 B", {iters, 1, 128, 256, 1, 1}},
                         {"proxy 4 writes x 64 B, shuffled", {iters, 4, 64, 256, 7, 4}},
                         {"proxy 1 write x 64 KiB", {iters, 1, 65536, 256, 1, 1}}};
   std::printf("%-36s %10s %10s %10s %12s %14s\n", "path", "median us", "p99 us", "mean us", "over floor",
@@ -135,8 +140,9 @@ int main(int argc, char** argv) {
     print_phases(rows[i].name, runs[i], t.error ? std::vector<std::uint32_t>{} : t.service_ns);
   }
   std::printf(
-      "publish: stamps, their fence and the slot stores (the ping store for the floor); wait: the fence before\n"
-      "the first flag poll; poll: the polls (each a PCIe read round trip); proxy: descriptor popped -> flag raised\n");
+      "publish: stamps, their fence and the slot stores (inline, <= 122 B: the slot stores only; the floor: the\n"
+      "ping store); wait: the fence before the first flag poll; poll: the polls (each a PCIe read round trip);\n"
+      "proxy: descriptor popped -> flag raised\n");
 
   if (!json.empty()) {
     std::ofstream out(json);

@@ -73,6 +73,74 @@ void run_transfers(const std::string& provider) {
   CHECK(s.flags_raised == kTransfers);
 }
 
+// Inline writes of every length from 0 to the limit, several to a transfer, through the proxy and
+// the provider; after each flag every byte at the target is checked against what the producer put
+// in the descriptor.
+void run_inline_transfers(const std::string& provider, FabricWriteIssuer::InlineWrites mode) {
+  const std::string node = fabric::is_shm(provider) ? "" : "127.0.0.1";
+  if (!provider_here(provider, node)) return;
+  constexpr std::uint32_t kWrites = 3, kStride = 128;
+  constexpr std::uint32_t kTransfers = 2 * (SlotCodec::kInlineMax + 1);  // every length twice per write
+  std::vector<std::uint8_t> src(8), dst(kWrites * kStride);
+  auto issuer = FabricWriteIssuer::open(provider, node, src.data(), src.size(), dst.data(), dst.size(), mode);
+  REQUIRE(issuer.ok());
+  alignas(64) static char ring_mem[ring_bytes(8)];
+  auto ring = DescriptorRing::format(ring_mem, 8);
+  std::uint64_t flags[2] = {};
+  HostProxy proxy(ring, flags, 2, *issuer.value());
+  proxy.start();
+  auto byte = [](std::uint32_t t, std::uint32_t w, std::uint32_t b) {
+    return static_cast<std::uint8_t>(t * 29 + w * 101 + b * 13 + 1);
+  };
+  std::uint32_t wrong = 0;
+  std::thread gpu([&] {
+    std::uint64_t seq = 0;
+    std::vector<std::uint8_t> bytes;
+    for (std::uint32_t t = 0; t < kTransfers; ++t) {
+      const std::uint64_t first = seq;
+      for (std::uint32_t w = 0; w < kWrites; ++w) {
+        const std::uint32_t len = (t + w * 41) % (SlotCodec::kInlineMax + 1);
+        bytes.resize(len);
+        for (std::uint32_t b = 0; b < len; ++b) bytes[b] = byte(t, w, b);
+        WriteDescriptor d{.seq = seq,
+                          .remote_offset = w * kStride,
+                          .length = len,
+                          .imm = t % 3,
+                          .expect = w == 0 ? kWrites : 0,
+                          .flag_slot = t % 2,
+                          .inline_payload = true};
+        while (!ring.try_push(d, bytes)) std::this_thread::yield();
+        seq += SlotCodec::slots(d);
+      }
+      while (read_flag(flags, t % 2) != first + 1) {
+        if (proxy.error()) return;
+        std::this_thread::yield();
+      }
+      for (std::uint32_t w = 0; w < kWrites; ++w) {
+        const std::uint32_t len = (t + w * 41) % (SlotCodec::kInlineMax + 1);
+        for (std::uint32_t b = 0; b < len; ++b) wrong += dst[w * kStride + b] != byte(t, w, b);
+      }
+    }
+  });
+  gpu.join();
+  proxy.stop();
+  INFO(provider << " (inject size " << issuer.value()->inject_size()
+                << "): " << (proxy.error() ? proxy.error()->message() : std::string("no error")));
+  REQUIRE_FALSE(proxy.error());
+  CHECK(wrong == 0);
+  const auto s = proxy.stats();
+  CHECK(s.descriptors == kTransfers * kWrites);
+  CHECK(s.landed == kTransfers * kWrites);
+  CHECK(s.flags_raised == kTransfers);
+  const auto& w = *issuer.value();
+  CHECK(w.injected() + w.staged() == kTransfers * kWrites);
+  if (mode == FabricWriteIssuer::InlineWrites::Staged) {
+    CHECK(w.staged() >= kTransfers * kWrites - 2 * kWrites);  // all but the zero-length ones shm injects
+  } else if (w.inject_size() >= SlotCodec::kInlineMax) {
+    CHECK(w.injected() == kTransfers * kWrites);
+  }
+}
+
 }  // namespace
 
 // (No ";" in a test name: CTest would split it.)
@@ -83,6 +151,25 @@ TEST_CASE("the host proxy writes through tcp with ofi_rxm and raises each flag a
 
 TEST_CASE("the host proxy writes through shm and raises each flag after its writes landed", "[cuda][fabric]") {
   run_transfers("shm");
+}
+
+TEST_CASE("the host proxy moves inline writes of every length through tcp with ofi_rxm, injected",
+          "[cuda][fabric][inline]") {
+  run_inline_transfers("tcp;ofi_rxm", FabricWriteIssuer::InlineWrites::InjectWhereAllowed);
+}
+
+TEST_CASE("the host proxy moves inline writes of every length through tcp with ofi_rxm, from staging buffers",
+          "[cuda][fabric][inline]") {
+  run_inline_transfers("tcp;ofi_rxm", FabricWriteIssuer::InlineWrites::Staged);
+}
+
+TEST_CASE("the host proxy moves inline writes of every length through shm, injected", "[cuda][fabric][inline]") {
+  run_inline_transfers("shm", FabricWriteIssuer::InlineWrites::InjectWhereAllowed);
+}
+
+TEST_CASE("the host proxy moves inline writes of every length through shm, from staging buffers",
+          "[cuda][fabric][inline]") {
+  run_inline_transfers("shm", FabricWriteIssuer::InlineWrites::Staged);
 }
 
 TEST_CASE("a descriptor outside the registered regions is refused before anything is posted", "[cuda][fabric]") {
