@@ -35,7 +35,9 @@
 // consecutive slots (seq .. seq + n - 1, n <= kMaxInlineSlots, from its length); word 0 of the
 // first is seq + 1 with kInlineBit set, and every other word of slot i carries 48 bits of the
 // descriptor's stream and the tag of seq + i. The stream is 16 bytes of fields (remote_offset,
-// length, imm, expect, flag_slot) and then the payload bytes, chopped into 48-bit chunks. Each
+// length, imm, expect, flag_slot) and then the payload bytes, chopped into 48-bit chunks (word 0
+// of a later slot is a chunk like any other, so the proxy tells a new slot at tail from the
+// previous lap's by word 0's tag, never by its value). Each
 // slot position is still written once per lap, by the descriptor that owns that seq, so the tag
 // argument above holds slot by slot: the proxy takes the descriptor only when every word of all n
 // slots carries its own slot's tag, and then every payload byte it decodes is the one the
@@ -52,9 +54,11 @@
 //
 // Tail and flags: the proxy reads a slot, then writes tail with release; the GPU re-reads tail with
 // ld.acquire.sys only when its cached copy says the ring has no room, and its stores to the slot
-// come after that acquire, so it never overwrites a slot the proxy still reads. The proxy writes
-// landed data, then the flag with release; the GPU reads the flag with ld.acquire.sys, so it never
-// reads landed data older than its flag.
+// come after that acquire, so it never overwrites a slot the proxy still reads. A flag also tells
+// the GPU tail: the proxy raises it (release, after its release store of tail) only once every
+// write of the transfer landed, so once every slot up to the transfer's last was read. The proxy
+// writes landed data, then the flag with release; the GPU reads the flag with ld.acquire.sys, so
+// it never reads landed data older than its flag.
 #include <array>
 #include <atomic>
 #include <cstddef>
