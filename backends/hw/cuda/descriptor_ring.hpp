@@ -54,11 +54,9 @@
 //
 // Tail and flags: the proxy reads a slot, then writes tail with release; the GPU re-reads tail with
 // ld.acquire.sys only when its cached copy says the ring has no room, and its stores to the slot
-// come after that acquire, so it never overwrites a slot the proxy still reads. A flag also tells
-// the GPU tail: the proxy raises it (release, after its release store of tail) only once every
-// write of the transfer landed, so once every slot up to the transfer's last was read. The proxy
-// writes landed data, then the flag with release; the GPU reads the flag with ld.acquire.sys, so
-// it never reads landed data older than its flag.
+// come after that acquire, so it never overwrites a slot the proxy still reads. The proxy writes
+// landed data, then the flag with release; the GPU reads the flag with ld.acquire.sys, so it never
+// reads landed data older than its flag.
 #include <array>
 #include <atomic>
 #include <cstddef>

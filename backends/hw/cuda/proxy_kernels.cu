@@ -89,10 +89,9 @@ __device__ __forceinline__ std::uint32_t missing_stamps(const ProxyRoundTripArgs
 __global__ void proxy_round_trip_kernel(ProxyRoundTripArgs a) {
   // Every read of mapped host memory is a PCIe round trip, so the kernel keeps its own copies:
   // head lives in a register (only this thread writes it) and the consumer's tail is re-read only
-  // when the cached value says the ring has no room (within a transfer larger than the ring).
-  // Slots need no fence and no head store (each word carries the slot's tag). A write of at most
-  // SlotCodec::kInlineMax bytes goes inline; a larger one names its data in src, and one fence
-  // per transfer orders that data before the slots.
+  // when the cached value says the ring has no room. Slots need no fence and no head store (each
+  // word carries the slot's tag). A write of at most SlotCodec::kInlineMax bytes goes inline; a
+  // larger one names its data in src, and one fence per transfer orders that data before the slots.
   volatile RingHeader* ring = a.ring;
   const std::uint64_t cap = ring->capacity;
   std::uint64_t head = ring->head;
@@ -134,12 +133,6 @@ __global__ void proxy_round_trip_kernel(ProxyRoundTripArgs a) {
     RoundTripPhases* ph = a.phases ? a.phases + it : nullptr;
     if (ph) ph->published_ns = global_ns() - t0;
     wait_for_flag(a.flags, expect_seq + 1, t0, ph);
-    // The proxy raises a transfer's flag only after every one of its writes landed, so after it
-    // popped every slot up to head, and its release store of tail precedes its release store of
-    // the flag: the flag's acquire shows tail >= head. No PCIe read of tail (~1.2 us) in steady
-    // state; it used to come every capacity / slots-per-transfer round trips (1 in 128 with two-slot
-    // inline descriptors, 1 in 85 with three: inside the p99).
-    tail_seen = head;
     if (const std::uint32_t missing = missing_stamps(a, it, inline_writes)) *a.errors += missing;
   }
   ring->head = head;  // for a later launch on the same ring
