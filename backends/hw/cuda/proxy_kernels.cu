@@ -58,15 +58,12 @@ __device__ __forceinline__ void publish_inline(SlotWords* slots, std::uint64_t c
   std::uint64_t stream[SlotCodec::kStreamWords];
   SlotCodec::inline_stream(d, payload, stream);
   const std::uint32_t n = SlotCodec::inline_slots(d.length);
-  // Last slot first, word 0 of the first slot last: the proxy polls that word, so when it changes
-  // the rest has most likely arrived (posted writes from one thread; a hint only, the tags decide),
-  // and the proxy does not read lines that are still being written.
 #pragma unroll
-  for (int i = SlotCodec::kMaxInlineSlots - 1; i >= 0; --i) {
-    if (i >= static_cast<int>(n)) continue;
+  for (std::uint32_t i = 0; i < SlotCodec::kMaxInlineSlots; ++i) {
+    if (i >= n) break;
     std::uint64_t* slot = slots[(d.seq + i) & (cap - 1)].word;
 #pragma unroll
-    for (int k = 6; k >= 0; k -= 2)
+    for (std::uint32_t k = 0; k < 8; k += 2)
       store_words_sys(slot + k, SlotCodec::inline_word(d.seq, stream, i, k),
                       SlotCodec::inline_word(d.seq, stream, i, k + 1));
   }
@@ -100,7 +97,7 @@ __global__ void proxy_round_trip_kernel(ProxyRoundTripArgs a) {
   std::uint64_t head = ring->head;
   std::uint64_t tail_seen = ring->tail;
   // A zero-length write has no data to order: its plain one-slot descriptor is cheaper to build
-  // (publish 0.13 against 0.19 us inline, docs/cuda.md).
+  // (publish 0.13 against 0.19 us inline; docs/cuda.md).
   const bool inline_writes = a.bytes_per_write > 0 && a.bytes_per_write <= SlotCodec::kInlineMax;
   const bool stamp = !inline_writes && a.bytes_per_write >= 8;
   const std::uint64_t stride = write_stride(a.bytes_per_write);
@@ -131,7 +128,7 @@ __global__ void proxy_round_trip_kernel(ProxyRoundTripArgs a) {
         const SlotWords s = SlotCodec::encode(d);
         std::uint64_t* slot = a.slots[head & (cap - 1)].word;
 #pragma unroll
-        for (int k = 6; k >= 0; k -= 2) store_words_sys(slot + k, s.word[k], s.word[k + 1]);  // word 0 last
+        for (int k = 0; k < 8; k += 2) store_words_sys(slot + k, s.word[k], s.word[k + 1]);
       }
       head += n;
     }
