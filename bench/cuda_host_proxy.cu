@@ -93,7 +93,7 @@ int main(int argc, char** argv) {
   };
   // The 0-byte row is the proxy's own cost: with a NIC the data moves by DMA, while the test
   // double's memcpy reads the GPU-written source from host memory (a cache miss per write).
-  // Writes of at most SlotCodec::kInlineMax (122) bytes go inline, in 1 (<= 26 B), 2 (<= 74 B)
+  // Writes of 1 to SlotCodec::kInlineMax (122) bytes go inline, in 1 (<= 26 B), 2 (<= 74 B)
   // or 3 slots, with no data fence; 128 B, just above the limit, is the fenced path beside them.
   std::vector<Row> rows{{"proxy 1 write x 0 B (imm only)", {iters, 1, 0, 256, 1, 1}},
                         {"proxy 1 write x 8 B", {iters, 1, 8, 256, 1, 1}},
@@ -140,7 +140,7 @@ int main(int argc, char** argv) {
     print_phases(rows[i].name, runs[i], t.error ? std::vector<std::uint32_t>{} : t.service_ns);
   }
   std::printf(
-      "publish: stamps, their fence and the slot stores (inline, <= 122 B: the slot stores only; the floor: the\n"
+      "publish: stamps, their fence and the slot stores (inline, 1-122 B: the slot stores only; the floor: the\n"
       "ping store); wait: the fence before the first flag poll; poll: the polls (each a PCIe read round trip);\n"
       "proxy: descriptor popped -> flag raised\n");
 

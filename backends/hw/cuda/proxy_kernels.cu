@@ -90,7 +90,7 @@ __global__ void proxy_round_trip_kernel(ProxyRoundTripArgs a) {
   // Every read of mapped host memory is a PCIe round trip, so the kernel keeps its own copies:
   // head lives in a register (only this thread writes it) and the consumer's tail is re-read only
   // when the cached value says the ring has no room. Slots need no fence and no head store (each
-  // word carries the slot's tag). A write of at most SlotCodec::kInlineMax bytes goes inline; a
+  // word carries the slot's tag). A write of 1 to SlotCodec::kInlineMax bytes goes inline; a
   // larger one names its data in src, and one fence per transfer orders that data before the slots.
   volatile RingHeader* ring = a.ring;
   const std::uint64_t cap = ring->capacity;

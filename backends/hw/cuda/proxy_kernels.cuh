@@ -23,7 +23,7 @@ struct ProxyRoundTripArgs {
   std::uint64_t* flags;  // device pointer of the mapped completion flags
   std::uint32_t iterations;
   std::uint32_t writes_per_transfer;  // >= 1; the first descriptor carries expect = this
-  std::uint32_t bytes_per_write;      // <= SlotCodec::kInlineMax: inline descriptors, no data fence
+  std::uint32_t bytes_per_write;      // 1 .. SlotCodec::kInlineMax: inline descriptors, no data fence
   RoundTripPhases* phases;  // per iteration (device-visible memory), may be null
   // Mapped source and destination, write w at w * write_stride(bytes_per_write). A write the
   // kernel posts from src gets its first 8 bytes stamped with stamp_word(it, w, 0) (when it has
