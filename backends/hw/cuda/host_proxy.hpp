@@ -1,8 +1,9 @@
 #pragma once
 // The CPU half of the GPU-initiated write path: drains the descriptor ring, posts each write
-// through a WriteIssuer (an inline descriptor's bytes handed over with it), counts landed immediates with the engine's
-// ImmCounter, and raises the completion flag the GPU polls when a transfer's last write has landed — in whatever order
-// the writes land. No protocol decision lives here beyond "which flag belongs to which imm".
+// through a WriteIssuer (an inline descriptor's bytes handed over with it), counts landed
+// immediates with the engine's ImmCounter, and raises the completion flag the GPU polls when a
+// transfer's last write has landed — in whatever order the writes land. No protocol decision
+// lives here beyond "which flag belongs to which imm".
 #include <atomic>
 #include <chrono>
 #include <cstdint>

@@ -1,8 +1,8 @@
 #pragma once
 // A WriteIssuer test double: copies src+local_offset (or an inline descriptor's bytes) to
-// dst+remote_offset with memcpy when the write is posted, and
-// reports the landings in a seeded random order, a few at a time, the way writes sharded over
-// several NICs or sent over SRD land. Named as a double: no NIC is involved.
+// dst+remote_offset with memcpy when the write is posted, and reports the landings in a seeded
+// random order, a few at a time, the way writes sharded over several NICs or sent over SRD land.
+// Named as a double: no NIC is involved.
 #include <cstdint>
 #include <random>
 #include <vector>
