@@ -41,28 +41,37 @@ Summary summarize(const std::vector<std::uint64_t>& all) {
   return s;
 }
 template <typename T, typename F>
-double median_of(const std::vector<T>& all, F f) {
+double quantile_of(const std::vector<T>& all, F f, double q) {
   std::vector<double> v;
   for (const auto& x : steady(all)) v.push_back(f(x));
   if (v.empty()) return 0;
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
-  return v[v.size() / 2];
+  const auto at = std::min(v.size() - 1, static_cast<std::size_t>(static_cast<double>(v.size()) * q));
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(at), v.end());
+  return v[at];
 }
 
+// Medians, then the same phases at p99 (each phase's own p99, so where a slow round trip's time
+// goes: the GPU's publishing, more polls, or the proxy).
 void print_phases(const char* name, const ProxyRun& run, const std::vector<std::uint32_t>& service_ns) {
   using P = RoundTripPhases;
   const auto phases = steady(run.phases);
   const double one_poll =
       static_cast<double>(std::count_if(phases.begin(), phases.end(), [](const P& p) { return p.polls == 1; })) /
       static_cast<double>(std::max<std::size_t>(1, phases.size()));
-  const double publish = median_of(run.phases, [](const P& p) { return double(p.published_ns); });
-  const double wait = median_of(run.phases, [](const P& p) { return double(p.polling_from_ns - p.published_ns); });
-  const double poll = median_of(run.phases, [](const P& p) { return double(p.seen_ns - p.polling_from_ns); });
-  const double polls = median_of(run.phases, [](const P& p) { return double(p.polls); });
-  const std::string proxy =
-      service_ns.empty() ? "-" : std::to_string(int(median_of(service_ns, [](std::uint32_t v) { return double(v); })));
-  std::printf("%-36s %10.2f %10.2f %10.2f %7.0f %9.0f%% %12s\n", name, publish / 1e3, wait / 1e3, poll / 1e3, polls,
-              100 * one_poll, proxy.c_str());
+  auto at = [&](double q, auto f) { return quantile_of(run.phases, f, q); };
+  auto proxy = [&](double q) {
+    return service_ns.empty() ? std::string("-")
+                              : std::to_string(int(quantile_of(
+                                    service_ns, [](std::uint32_t v) { return double(v); }, q)));
+  };
+  const auto publish = [](const P& p) { return double(p.published_ns); };
+  const auto wait = [](const P& p) { return double(p.polling_from_ns - p.published_ns); };
+  const auto poll = [](const P& p) { return double(p.seen_ns - p.polling_from_ns); };
+  const auto polls = [](const P& p) { return double(p.polls); };
+  std::printf("%-36s %10.2f %10.2f %10.2f %7.0f %9.0f%% %12s | p99: %7.2f %7.2f %7.2f %5.0f %9s\n", name,
+              at(0.5, publish) / 1e3, at(0.5, wait) / 1e3, at(0.5, poll) / 1e3, at(0.5, polls), 100 * one_poll,
+              proxy(0.5).c_str(), at(0.99, publish) / 1e3, at(0.99, wait) / 1e3, at(0.99, poll) / 1e3, at(0.99, polls),
+              proxy(0.99).c_str());
 }
 }  // namespace
 
@@ -93,8 +102,13 @@ int main(int argc, char** argv) {
   };
   // The 0-byte row is the proxy's own cost: with a NIC the data moves by DMA, while the test
   // double's memcpy reads the GPU-written source from host memory (a cache miss per write).
+  // Writes of 1 to SlotCodec::kInlineMax (122) bytes go inline, in 1 (<= 26 B), 2 (<= 74 B)
+  // or 3 slots, with no data fence; 128 B, just above the limit, is the fenced path beside them.
   std::vector<Row> rows{{"proxy 1 write x 0 B (imm only)", {iters, 1, 0, 256, 1, 1}},
+                        {"proxy 1 write x 8 B", {iters, 1, 8, 256, 1, 1}},
                         {"proxy 1 write x 64 B", {iters, 1, 64, 256, 1, 1}},
+                        {"proxy 1 write x 122 B", {iters, 1, 122, 256, 1, 1}},
+                        {"proxy 1 write x 128 B", {iters, 1, 128, 256, 1, 1}},
                         {"proxy 4 writes x 64 B, shuffled", {iters, 4, 64, 256, 7, 4}},
                         {"proxy 1 write x 64 KiB", {iters, 1, 65536, 256, 1, 1}}};
   std::printf("%-36s %10s %10s %10s %12s %14s\n", "path", "median us", "p99 us", "mean us", "over floor",
@@ -123,9 +137,10 @@ int main(int argc, char** argv) {
   }
   std::printf("issuer: in-process copy (test double, no NIC): the rows measure the GPU<->proxy path, not a network\n");
 
-  std::printf("\nphases (medians; GPU clock from the iteration's start, proxy clock for the last column)\n");
-  std::printf("%-36s %10s %10s %10s %7s %10s %12s\n", "path", "publish us", "wait us", "poll us", "polls", "1 poll",
-              "proxy ns");
+  std::printf(
+      "\nphases (medians, then each phase's p99; GPU clock from the iteration's start, proxy clock for proxy)\n");
+  std::printf("%-36s %10s %10s %10s %7s %10s %12s | p99: %7s %7s %7s %5s %9s\n", "path", "publish us", "wait us",
+              "poll us", "polls", "1 poll", "proxy ns", "publish", "wait", "poll", "polls", "proxy ns");
   print_phases("floor: mapped-memory ping-pong", floor_run, {});
   for (std::size_t i = 0; i < rows.size(); ++i) {
     if (runs[i].error) continue;
@@ -135,8 +150,9 @@ int main(int argc, char** argv) {
     print_phases(rows[i].name, runs[i], t.error ? std::vector<std::uint32_t>{} : t.service_ns);
   }
   std::printf(
-      "publish: stamps, their fence and the slot stores (the ping store for the floor); wait: the fence before\n"
-      "the first flag poll; poll: the polls (each a PCIe read round trip); proxy: descriptor popped -> flag raised\n");
+      "publish: stamps, their fence and the slot stores (inline, 1-122 B: the slot stores only; the floor: the\n"
+      "ping store); wait: the fence before the first flag poll; poll: the polls (each a PCIe read round trip);\n"
+      "proxy: descriptor popped -> flag raised\n");
 
   if (!json.empty()) {
     std::ofstream out(json);

@@ -18,6 +18,8 @@
 #   CUDA_ARCH    compute capability to build SASS for (default: 90, H100/H200); PTX for the same
 #                is embedded too, so a newer GPU JIT-compiles it
 #   BUILD_ONLY   1: build and stop (checks the build on a machine without a GPU)
+#   BUILD_DIR    keep the binaries (gpu_proxy_check, cuda_host_proxy) there (default: a temporary
+#                directory, removed at exit); for running two builds alternately on one machine
 # Exit: 0 all passed, 1 a check or the benchmark failed, 2 the build failed, 77 no GPU.
 set -euo pipefail
 
@@ -28,8 +30,13 @@ iterations="${ITERATIONS:-20000}"
 arch="${CUDA_ARCH:-90}"
 nvcc="${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}"
 mkdir -p "$out"
-build="$(mktemp -d)"
-trap 'rm -rf "$build"' EXIT
+if [[ -n "${BUILD_DIR:-}" ]]; then
+  build="$BUILD_DIR"
+  mkdir -p "$build"
+else
+  build="$(mktemp -d)"
+  trap 'rm -rf "$build"' EXIT
+fi
 
 die() { echo "cuda_host_proxy: $*" >&2; exit "${2:-1}"; }
 [[ -x "$nvcc" ]] || die "nvcc not found (set NVCC)" 2

@@ -76,7 +76,7 @@ int gpu_count(std::string* why) {
 ProxyRun run_proxy_round_trip(const ProxyRunConfig& cfg) {
   ProxyRun run;
   std::string err;
-  const std::size_t data_bytes = std::size_t(cfg.writes_per_transfer) * cfg.bytes_per_write + 8;
+  const std::size_t data_bytes = cfg.writes_per_transfer * write_stride(cfg.bytes_per_write) + 8;
   Mapped ring_mem(ring_bytes(cfg.ring_capacity), err), flags(64, err), src(data_bytes, err), dst(data_bytes, err),
       errors(64, err);
   PhaseBuffer phases(cfg.iterations, err);

@@ -8,7 +8,7 @@ Result<bool> HostProxy::on_descriptor(const WriteDescriptor& d) {
   if (d.seq != next_seq_)
     return Error{fmt::format("descriptor seq {} where {} was next", d.seq, next_seq_),
                  "the producer skipped or repeated a ring slot"};
-  ++next_seq_;
+  next_seq_ = d.seq + SlotCodec::slots(d);
   if (d.expect > 0) {
     if (d.flag_slot >= flag_count_)
       return Error{fmt::format("descriptor {} names flag slot {} of {}", d.seq, d.flag_slot, flag_count_), ""};
@@ -23,6 +23,7 @@ Result<bool> HostProxy::on_descriptor(const WriteDescriptor& d) {
       return Error{fmt::format("imm {:#x}: more writes landed than the {} expected", d.imm, d.expect), ""};
     if (ev.value() == imm::ImmEvent::Completed) complete(d.imm);
   }
+  if (d.inline_payload) return issuer_.post_inline(d, std::span<const std::uint8_t>(inline_bytes_.data(), d.length));
   return issuer_.post(d);
 }
 
@@ -56,7 +57,7 @@ void HostProxy::complete(std::uint32_t imm) {
 
 Result<std::size_t> HostProxy::run_once() {
   std::size_t work = 0;
-  while (auto d = ring_.try_pop()) {
+  while (auto d = ring_.try_pop(&inline_bytes_)) {
     auto r = on_descriptor(*d);
     if (!r) return r.error();
     ++work;

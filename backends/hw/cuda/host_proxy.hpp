@@ -1,8 +1,9 @@
 #pragma once
 // The CPU half of the GPU-initiated write path: drains the descriptor ring, posts each write
-// through a WriteIssuer, counts landed immediates with the engine's ImmCounter, and raises the
-// completion flag the GPU polls when a transfer's last write has landed — in whatever order
-// the writes land. No protocol decision lives here beyond "which flag belongs to which imm".
+// through a WriteIssuer (an inline descriptor's bytes handed over with it), counts landed
+// immediates with the engine's ImmCounter, and raises the completion flag the GPU polls when a
+// transfer's last write has landed — in whatever order the writes land. No protocol decision
+// lives here beyond "which flag belongs to which imm".
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -78,6 +79,7 @@ class HostProxy {
   std::vector<Waiter> waiters_;
   std::uint64_t next_seq_ = 0;
   std::vector<std::uint32_t> landed_;
+  InlineBytes inline_bytes_{};  // the inline descriptor just popped: its payload, until posted
   std::vector<std::uint32_t>* service_ns_ = nullptr;
 
   std::thread thread_;

@@ -10,6 +10,12 @@ Result<bool> ShuffledCopyIssuer::post(const WriteDescriptor& d) {
   return true;
 }
 
+Result<bool> ShuffledCopyIssuer::post_inline(const WriteDescriptor& d, std::span<const std::uint8_t> bytes) {
+  if (!bytes.empty()) std::memcpy(dst_ + d.remote_offset, bytes.data(), bytes.size());
+  held_.push_back(d.imm);
+  return true;
+}
+
 Result<bool> ShuffledCopyIssuer::poll(std::vector<std::uint32_t>& landed) {
   // Report a random non-empty subset in random order; everything once more than max_hold_ wait.
   while (!held_.empty()) {

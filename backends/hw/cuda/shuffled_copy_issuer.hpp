@@ -1,7 +1,8 @@
 #pragma once
-// A WriteIssuer test double: copies src+local_offset to dst+remote_offset with memcpy and
-// reports the landings in a seeded random order, a few at a time, the way writes sharded over
-// several NICs or sent over SRD land. Named as a double: no NIC is involved.
+// A WriteIssuer test double: copies src+local_offset (or an inline descriptor's bytes) to
+// dst+remote_offset with memcpy when the write is posted, and reports the landings in a seeded
+// random order, a few at a time, the way writes sharded over several NICs or sent over SRD land.
+// Named as a double: no NIC is involved.
 #include <cstdint>
 #include <random>
 #include <vector>
@@ -17,6 +18,7 @@ class ShuffledCopyIssuer final : public WriteIssuer {
   ShuffledCopyIssuer(const std::uint8_t* src, std::uint8_t* dst, std::uint64_t seed, std::size_t max_hold)
       : src_(src), dst_(dst), rng_(seed), max_hold_(max_hold == 0 ? 1 : max_hold) {}
   Result<bool> post(const WriteDescriptor& d) override;
+  Result<bool> post_inline(const WriteDescriptor& d, std::span<const std::uint8_t> bytes) override;
   Result<bool> poll(std::vector<std::uint32_t>& landed_imms) override;
   const char* name() const override { return "in-process copy (test double, no NIC)"; }
 

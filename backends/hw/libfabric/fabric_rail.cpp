@@ -128,8 +128,9 @@ ssize_t FabricRail::write(const void* buf, std::size_t len, void* desc, std::opt
   return fi_write(ep_.get(), buf, len, desc, peer_addr_, remote_addr, key, ctx);
 }
 
-ssize_t FabricRail::inject_zero_write(std::uint32_t imm, std::uint64_t remote_addr, std::uint64_t key) {
-  return fi_inject_writedata(ep_.get(), nullptr, 0, imm, peer_addr_, remote_addr, key);
+ssize_t FabricRail::inject_write(const void* buf, std::size_t len, std::uint32_t imm, std::uint64_t remote_addr,
+                                 std::uint64_t key) {
+  return fi_inject_writedata(ep_.get(), buf, len, imm, peer_addr_, remote_addr, key);
 }
 
 void FabricRail::cancel(void* ctx) { (void)fi_cancel(&ep_->fid, ctx); }

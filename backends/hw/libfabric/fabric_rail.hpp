@@ -79,10 +79,13 @@ class FabricRail {
   ssize_t trecv(void* buf, std::size_t len, void* desc, void* ctx);
   ssize_t write(const void* buf, std::size_t len, void* desc, std::optional<std::uint32_t> imm,
                 std::uint64_t remote_addr, std::uint64_t key, void* ctx);
-  // A zero-length fi_writedata as fi_inject_writedata: only the immediate travels, and no local
-  // completion is generated (the caller completes it at once). Used on shm, where a zero-length
-  // write with FI_DELIVERY_COMPLETE, like a zero-length send, never completes (seen here, 1.17).
-  ssize_t inject_zero_write(std::uint32_t imm, std::uint64_t remote_addr, std::uint64_t key);
+  // fi_inject_writedata of len <= inject_size() bytes: the provider has copied `buf` when this
+  // returns, and no local completion is generated (the caller completes the write at once). Used
+  // for zero-length writes on shm, where a zero-length write with FI_DELIVERY_COMPLETE, like a
+  // zero-length send, never completes (seen here, 1.17; buf may then be null), and for the CUDA
+  // host proxy's inline writes (backends/hw/cuda/fabric_write_issuer.hpp).
+  ssize_t inject_write(const void* buf, std::size_t len, std::uint32_t imm, std::uint64_t remote_addr,
+                       std::uint64_t key);
   bool zero_length_write_injected() const { return zero_length_as_byte_; }
   // fi_cancel of a posted receive (the engine moved this path to ERR).
   void cancel(void* ctx);

@@ -78,7 +78,7 @@ Result<std::uint64_t> FabricConnection::write_imm(PathIndex rail, const void* da
     // No local completion comes for an inject: the write is complete once the provider took it.
     slot.pending.submit(
         [r, imm, remote_addr, remote_key, st, raw] {
-          const ssize_t rc = r->inject_zero_write(imm, remote_addr, remote_key);
+          const ssize_t rc = r->inject_write(nullptr, 0, imm, remote_addr, remote_key);
           if (rc == 0) {
             st->write_done.push_back(WriteCompletion{raw->id, true, {}});
             st->finish_write(raw);
