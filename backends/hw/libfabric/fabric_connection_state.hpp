@@ -53,6 +53,7 @@ struct WriteOp {
   fi_context2 fi{};  // first: the CQ entry's op_context is this address (FI_CONTEXT2 mode)
   std::uint64_t id = 0;
   std::uint32_t rail = 0;
+  bool posted = false;  // the provider took it (counted in RailSlot::writes_posted)
   bool in_use = false;  // ContextSlab's
 };
 
@@ -85,7 +86,13 @@ struct RailSlot {
   // What the engine hears, and when: RC's completion order (rc_completion_order.hpp).
   RcCompletionOrder order;
   RailStats stats;
-  std::size_t writes_in_flight = 0;  // write_imm calls the provider holds on this rail
+  std::size_t writes_in_flight = 0;  // write_imm calls not yet complete (queued ones included)
+  // Room for writes, learned from the provider (poll_rails): how many it held when it last
+  // refused one with -FI_EAGAIN; SIZE_MAX once a retry emptied the queue.
+  std::size_t writes_posted = 0;  // write_imm calls the provider took and has not completed
+  std::size_t write_room = SIZE_MAX;
+  std::uint32_t gated_retries = 0;  // retries held back (no room) since the last one
+  std::uint32_t room_fills = 0;     // retries bounded by the room since the last probe beyond it
   // Polling a rail with nothing in flight and nothing in its last poll is an empty CQ read;
   // such a rail is polled every kIdlePollEvery progress() calls, and at least once per tick of
   // the coarse clock (poll_rails).
@@ -215,6 +222,7 @@ struct FabricConnection::State {
 
   // ---- polling and timers ----
   void poll_rails(Nanos coarse_now);
+  void retry_pending(RailSlot& slot);  // bounded by the room learned from refusals
 
   void fire_timers(Nanos coarse_now);
 

@@ -304,6 +304,7 @@ void FabricConnection::State::flush(PathIndex path) {
   slot.outstanding.clear();
   // Anything still waiting for the provider was in `outstanding` and is now reported.
   slot.pending.clear();
+  slot.write_room = SIZE_MAX;
 }
 
 void FabricConnection::State::register_on_rail(const RegisterMr& r) {
@@ -418,6 +419,18 @@ void FabricConnection::State::acknowledge_delivery() {
 // rails, 1.00 with one).
 constexpr std::uint32_t kIdlePollEvery = 1024;
 
+// Posts the provider refused (-FI_EAGAIN) wait in the rail's queue, and a retry goes on until the
+// provider refuses again: on shm, whose peer command queue is shorter than a 64-write window,
+// that last refused fi_writedata (~380 instructions) came once per progress() call, 0.9 per 64 B
+// write (issue 32). So the room is learned from the refusals: a refused write records how many
+// writes the provider held (RailSlot::write_room), and a retry posts at most as many as fit
+// below it. Every kRoomProbeEvery-th retry that filled it exactly tries one more, so room that
+// grew is found; a refusal sets it back. A queue held back entirely (no room left) is still
+// retried every kGatedRetryEvery-th call, one post, so a refusal for another reason never holds
+// a post for long; a retry that empties the queue forgets the room.
+constexpr std::uint32_t kGatedRetryEvery = 16;
+constexpr std::uint32_t kRoomProbeEvery = 64;
+
 void FabricConnection::State::poll_rails(Nanos coarse_now) {
   const std::size_t want = std::max<std::size_t>(1, options.tunables.poll_batch);
   if (batch.size() != want) batch.resize(want);
@@ -441,8 +454,27 @@ void FabricConnection::State::poll_rails(Nanos coarse_now) {
         if (!on_write_event(batch[i])) on_completion(r, batch[i]);
       if (n.value() < batch.size()) break;
     }
-    if (!slot.pending.empty()) slot.pending.retry();
+    if (!slot.pending.empty()) retry_pending(slot);
   }
+}
+
+void FabricConnection::State::retry_pending(RailSlot& slot) {
+  std::size_t limit = SIZE_MAX;  // no refused write: retry until the provider refuses
+  if (slot.write_room != SIZE_MAX) {
+    if (slot.writes_posted < slot.write_room) {
+      limit = slot.write_room - slot.writes_posted;
+      if (++slot.room_fills >= kRoomProbeEvery) {
+        slot.room_fills = 0;
+        ++limit;  // probe: the room may have grown
+      }
+    } else if (++slot.gated_retries >= kGatedRetryEvery) {
+      slot.gated_retries = 0;
+      limit = 1;
+    } else {
+      return;
+    }
+  }
+  if (slot.pending.retry(limit) == 0) slot.write_room = SIZE_MAX;
 }
 
 void FabricConnection::State::fire_timers(Nanos coarse_now) {
@@ -472,6 +504,7 @@ void FabricConnection::State::cut(PathIndex path) {
   slot.stats.cut = true;
   if (probes) probes->forget(path.value, true);
   slot.pending.clear();
+  slot.write_room = SIZE_MAX;
   // As on an RC QP whose link died: the oldest WR fails with RETRY_EXC_ERR, the rest flush.
   flush_in_order(slot, path, WcStatus::RetryExcErr);
   slot.outstanding.clear();

@@ -92,8 +92,17 @@ Result<std::uint64_t> FabricConnection::write_imm(PathIndex rail, const void* da
         });
     return id;
   }
-  slot.pending.submit([r, data, size, desc, imm, remote_addr, remote_key,
-                       raw] { return r->write(data, size, desc, imm, remote_addr, remote_key, raw); },
+  slot.pending.submit([st, data, size, desc, imm, remote_addr, remote_key, raw] {
+                        RailSlot& s = st->rails[raw->rail];
+                        const ssize_t rc = s.rail->write(data, size, desc, imm, remote_addr, remote_key, raw);
+                        if (rc == 0) {
+                          raw->posted = true;
+                          ++s.writes_posted;
+                        } else if (rc == -FI_EAGAIN) {
+                          s.write_room = s.writes_posted;  // poll_rails retries once below it
+                        }
+                        return rc;
+                      },
                       [st, raw](ssize_t rc) {
                         st->write_done.push_back(WriteCompletion{
                             raw->id, false, fmt::format("fi_writedata: {}", fi_strerror(static_cast<int>(-rc)))});
@@ -104,6 +113,8 @@ Result<std::uint64_t> FabricConnection::write_imm(PathIndex rail, const void* da
 
 void FabricConnection::State::finish_write(WriteOp* w) {
   if (w->rail < rails.size() && rails[w->rail].writes_in_flight > 0) --rails[w->rail].writes_in_flight;
+  if (w->posted && w->rail < rails.size() && rails[w->rail].writes_posted > 0) --rails[w->rail].writes_posted;
+  w->posted = false;
   writes.release(w);
 }
 

@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <utility>
 #include <vector>
 
@@ -39,9 +40,10 @@ class PendingQueue {
     return false;
   }
 
-  // Retries from the front until the provider says -FI_EAGAIN again. Returns how many left.
-  std::size_t retry() {
-    while (count_ > 0) {
+  // Retries from the front until the provider says -FI_EAGAIN again, or `max_posts` went out.
+  // Returns how many are left.
+  std::size_t retry(std::size_t max_posts = SIZE_MAX) {
+    for (std::size_t out = 0; count_ > 0 && out < max_posts; ++out) {
       const ssize_t rc = ring_[head_].attempt();
       if (rc == -FI_EAGAIN) break;
       if (rc == 0) {
