@@ -35,6 +35,30 @@ std::string run_write_case(Pair& p, const conform::WriteCaseSpec& spec) {
   return target.verify();
 }
 
+// A ready pair with `src` registered at the initiator and `dst` at the target, and the target
+// region's remote address and key on rail 0.
+struct WritePair {
+  Pair p;
+  MemoryRegion* src = nullptr;
+  std::uint64_t base = 0, key = 0;
+};
+
+WritePair ready_write_pair(const char* prov, std::vector<std::uint8_t>& src, std::vector<std::uint8_t>& dst) {
+  WritePair w{open_pair(loopback_options(prov))};
+  Pair& p = w.p;
+  REQUIRE(pump([&] { p.tx->progress(), p.rx->progress(); }, [&] { return p.tx->ready() && p.rx->ready(); }));
+  auto smr = p.tx->register_memory(src.data(), src.size());
+  auto dmr = p.rx->register_memory(dst.data(), dst.size());
+  REQUIRE((smr.ok() && dmr.ok()));
+  auto base = p.rx->remote_address(dmr.value(), PathIndex{0}, 0);
+  auto key = p.rx->remote_key(dmr.value(), PathIndex{0});
+  REQUIRE((base.ok() && key.ok()));
+  w.src = smr.value();
+  w.base = base.value();
+  w.key = key.value();
+  return w;
+}
+
 }  // namespace
 
 TEST_CASE("write_imm: every immediate lands exactly once and ImmCounter completes each value once", "[fabric][imm]") {
@@ -86,23 +110,16 @@ TEST_CASE("write_imm completions reach empty and non-empty caller vectors exactl
   for (const char* prov : kLoopbackProviders) {
     DYNAMIC_SECTION(prov) {
       if (!provider_here(prov)) continue;
-      auto p = open_pair(loopback_options(prov));
-      REQUIRE(pump([&] { p.tx->progress(), p.rx->progress(); }, [&] { return p.tx->ready() && p.rx->ready(); }));
       std::vector<std::uint8_t> src(64 * 40, 0x11), dst(64 * 40, 0);
-      auto smr = p.tx->register_memory(src.data(), src.size());
-      auto dmr = p.rx->register_memory(dst.data(), dst.size());
-      REQUIRE((smr.ok() && dmr.ok()));
-      auto base = p.rx->remote_address(dmr.value(), PathIndex{0}, 0);
-      auto key = p.rx->remote_key(dmr.value(), PathIndex{0});
-      REQUIRE((base.ok() && key.ok()));
+      WritePair w = ready_write_pair(prov, src, dst);
+      Pair& p = w.p;
       // `done` starts non-empty (the append path); `landed` starts empty (the swap path) and
       // takes the append path once something landed.
       std::vector<WriteCompletion> done = {WriteCompletion{~0ULL, true, {}}};
       std::vector<std::uint32_t> landed;
       std::set<std::uint64_t> ids;
       for (std::uint32_t i = 0; i < 40; ++i) {
-        auto id = p.tx->write_imm(PathIndex{0}, src.data() + 64 * i, 64, smr.value(), base.value() + 64 * i,
-                                  key.value(), 1000 + i);
+        auto id = p.tx->write_imm(PathIndex{0}, src.data() + 64 * i, 64, w.src, w.base + 64 * i, w.key, 1000 + i);
         REQUIRE(id.ok());
         ids.insert(id.value());
         p.tx->completed_writes(done);
@@ -135,16 +152,10 @@ TEST_CASE("write_imm with a window beyond the provider's queue lands every write
   for (const char* prov : kLoopbackProviders) {
     DYNAMIC_SECTION(prov) {
       if (!provider_here(prov)) continue;
-      auto p = open_pair(loopback_options(prov));
-      REQUIRE(pump([&] { p.tx->progress(), p.rx->progress(); }, [&] { return p.tx->ready() && p.rx->ready(); }));
       constexpr std::uint32_t kWrites = 3000, kWindow = 600, kSize = 64;
       std::vector<std::uint8_t> src(kSize * kWindow), dst(kSize * kWindow, 0);
-      auto smr = p.tx->register_memory(src.data(), src.size());
-      auto dmr = p.rx->register_memory(dst.data(), dst.size());
-      REQUIRE((smr.ok() && dmr.ok()));
-      auto base = p.rx->remote_address(dmr.value(), PathIndex{0}, 0);
-      auto key = p.rx->remote_key(dmr.value(), PathIndex{0});
-      REQUIRE((base.ok() && key.ok()));
+      WritePair w = ready_write_pair(prov, src, dst);
+      Pair& p = w.p;
       std::vector<WriteCompletion> done;
       std::vector<std::uint32_t> landed;
       std::vector<int> seen(kWrites, 0);
@@ -155,8 +166,8 @@ TEST_CASE("write_imm with a window beyond the provider's queue lands every write
             while (posted < kWrites && posted - std::min(completed, arrived) < kWindow) {
               const std::uint32_t slot = posted % kWindow;
               std::memset(src.data() + kSize * slot, static_cast<int>(posted & 0xff), kSize);
-              auto id = p.tx->write_imm(PathIndex{0}, src.data() + kSize * slot, kSize, smr.value(),
-                                        base.value() + kSize * slot, key.value(), posted);
+              auto id = p.tx->write_imm(PathIndex{0}, src.data() + kSize * slot, kSize, w.src, w.base + kSize * slot,
+                                        w.key, posted);
               REQUIRE(id.ok());
               ++posted;
             }
