@@ -24,7 +24,7 @@ struct ProxyRoundTripArgs {
   std::uint32_t iterations;
   std::uint32_t writes_per_transfer;  // >= 1; the first descriptor carries expect = this
   std::uint32_t bytes_per_write;      // 1 .. SlotCodec::kInlineMax: inline descriptors, no data fence
-  RoundTripPhases* phases;  // per iteration (device-visible memory), may be null
+  RoundTripPhases* phases;            // per iteration (device-visible memory), may be null
   // Mapped source and destination, write w at w * write_stride(bytes_per_write). A write the
   // kernel posts from src gets its first 8 bytes stamped with stamp_word(it, w, 0) (when it has
   // 8), and after the flag the kernel checks the stamp arrived; an inline write's payload is

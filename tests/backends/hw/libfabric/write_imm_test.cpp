@@ -2,8 +2,8 @@
 // the target counts immediates with ImmCounter (backends/hw/conform/write_imm_case.hpp runs
 // the same cases between two processes in `railcheck conform`).
 #include <algorithm>
-#include <cstring>
 #include <catch2/catch.hpp>
+#include <cstring>
 #include <set>
 
 #include "backends/hw/conform/write_imm_case.hpp"
