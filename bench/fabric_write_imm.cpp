@@ -18,6 +18,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -248,7 +249,15 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"both", "plain", "engine"}));
   app.add_option("--repeat", repeat, "runs of each path per case, alternated (medians reported)")
       ->check(CLI::Range(1, 100));
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    // Exit 2 with one line, as the other benches and `railcheck` do (CLI11 would exit 101..114).
+    std::fprintf(stderr, "%s: %s (--help lists the options)\n", argv[0], e.what());
+    return 2;
+  }
   const bool with_plain = path != "engine", with_engine = path != "plain";
   fmt::print("fabric_write_imm: {} | libfabric {}.{}\n", bench::machine_summary(), FI_MAJOR(fi_version()),
              FI_MINOR(fi_version()));
