@@ -23,8 +23,8 @@ class PendingQueue {
   };
 
   // Returns true when the post went to the provider at once. The callables become a Post only
-  // when they must wait; a Post is held inline in a vector that keeps its capacity, so a post
-  // that waits costs no allocation either (issue 32).
+  // when they must wait; a Post is held inline in a ring that keeps its capacity, so a post that
+  // waits costs no allocation either (issue 32).
   template <typename Attempt, typename OnError>
   bool submit(Attempt&& attempt, OnError&& on_error) {
     if (empty()) {
