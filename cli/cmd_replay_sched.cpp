@@ -6,10 +6,11 @@
 #include <optional>
 
 #include "cli/commands.hpp"
-#include "engine/plan/nccl228_algo_proto_env.hpp"
 #include "engine/plan/nccl_log_comms.hpp"
 #include "engine/plan/nccl_log_import.hpp"
+#include "engine/plan/rank_inputs.hpp"
 #include "engine/plan/sched_replay.hpp"
+#include "engine/plan/sched_verdict.hpp"
 #include "models/sched_scenario.hpp"
 #include "models/toml_reader.hpp"
 
@@ -21,25 +22,24 @@ struct Loaded {
   std::vector<std::string> policies;
   std::vector<std::string> notes;
   // Logs whose launch boundaries are uncertain: the same operations, each its own launch. A
-  // divergence or hang that this reading does not have is not reported as a fact.
+  // divergence that this reading does not have is not reported as a fact (sched_verdict.hpp).
   std::optional<plan::SchedInput> each_operation;
 };
 
-// NCCL_ALGO / NCCL_PROTO: the option, else the logs' ENV lines (nccl228_algo_proto_env.hpp).
-Result<bool> apply_algo_proto(const ReplaySchedOptions& o, const std::vector<plan::LogFile>& logs, Loaded& out) {
-  plan::AlgoProtoSettings option;
+// The settings given outside the logs: --nccl-env and --env-txt (nccl_rank_env.hpp).
+Result<plan::RankEnvSources> given_settings(const ReplaySchedOptions& o) {
+  plan::RankEnvSources given;
   if (o.nccl_env) {
-    auto given = plan::settings_from_option(*o.nccl_env, "--nccl-env");
-    if (!given) return given.error();
-    option = std::move(given).value();
+    auto parsed = plan::env_from_option(*o.nccl_env, "--nccl-env");
+    if (!parsed) return parsed.error();
+    given.option = std::move(parsed).value();
   }
-  std::vector<plan::NamedLog> named;
-  for (const auto& f : logs) named.push_back({f.name, f.text});
-  auto applied = plan::apply_algo_proto_env(option, named, std::nullopt, out.input.shape);
-  if (!applied) return applied.error();
-  out.notes.insert(out.notes.end(), applied->notes.begin(), applied->notes.end());
-  out.notes.insert(out.notes.end(), applied->conflicts.begin(), applied->conflicts.end());
-  return true;
+  if (o.env_txt) {
+    auto text = read_text_file(*o.env_txt, "env.txt", "a recording's env.txt");
+    if (!text) return text.error();
+    given.env_txt = plan::env_from_env_txt(text.value(), *o.env_txt);
+  }
+  return given;
 }
 
 // Logs of several communicators (subgroups, splits): the one --comm names (a part of its id),
@@ -75,33 +75,34 @@ Result<Loaded> load_inputs(const ReplaySchedOptions& o) {
     if (!text) return text.error();
     files.push_back(plan::LogFile{p, std::move(text).value()});
   }
+  auto given = given_settings(o);
+  if (!given) return given.error();
   Loaded out;
+  auto without_logs = [&]() -> Result<Loaded> {  // a trace or a scenario: every rank from the given settings
+    auto notes = plan::model_each_rank(given.value(), out.input);
+    if (!notes) return notes.error();
+    out.notes.insert(out.notes.end(), notes->begin(), notes->end());
+    return std::move(out);
+  };
   if (std::filesystem::path(paths.front()).extension() == ".toml") {
     if (paths.size() != 1) return Error{"give one scenario file at a time", ""};
     auto sc = plan::load_sched_scenario(files.front().text, paths.front());
     if (!sc) return sc.error();
     out.input = std::move(sc->input);
     out.policies = std::move(sc->policies);
-    if (auto ok = apply_algo_proto(o, {}, out); !ok) return ok.error();
-    return out;
+    return without_logs();
   }
   if (plan::looks_like_nccl_log(files.front().text)) {
     auto picked = pick_communicator(o, files, out.notes);
     if (!picked) return picked.error();
     files = std::move(picked).value();
-    auto log = plan::import_nccl_logs(files);
+    auto log = plan::import_nccl_logs(files, plan::LaunchReading::AsLogged, given.value());
     if (!log) return log.error();
     out.input = std::move(log->input);
     out.notes.insert(out.notes.end(), log->notes.begin(), log->notes.end());
     if (log->boundaries_uncertain) {
-      auto each = plan::import_nccl_logs(files, plan::LaunchReading::EachOperation);
+      auto each = plan::import_nccl_logs(files, plan::LaunchReading::EachOperation, given.value());
       if (each) out.each_operation = std::move(each->input);
-    }
-    if (auto ok = apply_algo_proto(o, files, out); !ok) return ok.error();
-    if (out.each_operation) {  // the same NCCL_ALGO / NCCL_PROTO settings on the other reading
-      Loaded other{*out.each_operation, {}, {}, std::nullopt};
-      if (auto ok = apply_algo_proto(o, files, other); !ok) return ok.error();
-      out.each_operation = std::move(other.input);
     }
     return out;
   }
@@ -109,8 +110,7 @@ Result<Loaded> load_inputs(const ReplaySchedOptions& o) {
   auto trace = plan::parse_sched_trace(files.front().text, paths.front());
   if (!trace) return trace.error();
   out.input = std::move(trace).value();
-  if (auto ok = apply_algo_proto(o, {}, out); !ok) return ok.error();
-  return out;
+  return without_logs();
 }
 
 }  // namespace
@@ -121,8 +121,16 @@ int cmd_replay_sched(const ReplaySchedOptions& o) {
     fmt::print(stderr, "railcheck replay-sched: {}\n", loaded.error().message());
     return kExitBadInput;
   }
-  if (o.coll_channels) loaded->input.shape.coll_channels = *o.coll_channels;
-  if (o.work_fifo_depth) loaded->input.shape.work_fifo_depth = *o.work_fifo_depth;
+  // The overrides are the communicator's: every rank's shape takes them, in both readings.
+  auto override = [&](plan::CommShape& s) {
+    if (o.coll_channels) s.coll_channels = *o.coll_channels;
+    if (o.work_fifo_depth) s.work_fifo_depth = *o.work_fifo_depth;
+  };
+  for (plan::SchedInput* in : {&loaded->input, loaded->each_operation ? &*loaded->each_operation : nullptr}) {
+    if (in == nullptr) continue;
+    override(in->shape);
+    for (auto& s : in->rank_shapes) override(s);
+  }
   std::vector<std::string> policies = o.policies;
   if (policies.empty()) policies = loaded->policies;
   if (policies.empty())
@@ -138,7 +146,7 @@ int cmd_replay_sched(const ReplaySchedOptions& o) {
     nccl = *v;
   }
 
-  bool violation = false;
+  auto verdict = plan::SchedVerdict::Kind::Healthy;
   for (const auto& name : policies) {
     auto policy = plan::policy_by_name(name);
     if (!policy) {
@@ -151,24 +159,24 @@ int cmd_replay_sched(const ReplaySchedOptions& o) {
       return kExitBadInput;
     }
     fmt::print("{}\n", plan::render_report(result.value(), o.max_ranks, o.max_rows));
-    if (result->violation() && loaded->each_operation && result->agreement.first &&
-        result->agreement.first->kind == plan::Divergence::Kind::Channels) {
-      // The log cannot tell where this rank's launches end, and a channel divergence depends on
-      // it: hold it against the other reading before calling it NCCL's.
-      auto each = plan::replay(*loaded->each_operation, policy.value(), nccl);
-      if (each && !each->violation()) {
-        fmt::print(
-            "INCONCLUSIVE under policy {}: the divergence above follows from launch boundaries this log cannot show "
-            "(see the notes); with each operation its own launch, as PyTorch issues them, every rank agrees and every "
-            "plan completes. Record with the profiler plugin or Flight Recorder dumps (railcheck triage) for the "
-            "real boundaries.\n\n",
-            name);
-        continue;
-      }
-    }
-    violation = violation || result->violation();
+    std::optional<plan::ReplayResult> each;
+    if (loaded->each_operation)
+      if (auto other = plan::replay(*loaded->each_operation, policy.value(), nccl); other)
+        each = std::move(other).value();
+    if (each && result->violation())  // the verdict weighs both readings: show the other one too
+      fmt::print("the same operations, each its own launch (launch boundaries uncertain; see the notes):\n{}\n",
+                 plan::render_report(*each, o.max_ranks, o.max_rows));
+    const auto judged = plan::judge(loaded->input, result.value(), each ? &*each : nullptr);
+    for (const auto& line : judged.lines) fmt::print("{}\n", line);
+    fmt::print("\n");
+    verdict = plan::worse(verdict, judged.kind);
   }
-  return violation ? kExitViolation : kExitOk;
+  switch (verdict) {
+    case plan::SchedVerdict::Kind::Healthy: return kExitOk;
+    case plan::SchedVerdict::Kind::Divergent: return kExitViolation;
+    case plan::SchedVerdict::Kind::Inconclusive: return kExitInconclusive;
+  }
+  return kExitInternal;
 }
 
 }  // namespace railcheck::cli

@@ -111,7 +111,8 @@ struct ReplaySchedOptions {
   std::optional<std::uint32_t> coll_channels;
   std::optional<std::uint32_t> work_fifo_depth;
   std::optional<std::string> nccl;      // "2.18" | "2.28"; default: the scenario's, else 2.28
-  std::optional<std::string> nccl_env;  // "NCCL_PROTO=LL NCCL_ALGO=Tree": over the logs' ENV lines
+  std::optional<std::string> nccl_env;  // "NCCL_PROTO=LL 1:NCCL_NTHREADS=128": over the logs' ENV lines
+  std::optional<std::string> env_txt;   // a recording's env.txt (per-rank "# rank R env ..." lines)
   std::optional<std::string> comm;      // logs of several communicators: a part of the one's id
   std::uint32_t max_ranks = 16;         // columns of the channel table
   std::uint32_t max_rows = 64;          // rows of the channel table
@@ -149,16 +150,16 @@ int cmd_sweep(const SweepOptions& o);
 
 // railcheck swarm: seeded whole-system simulation testing (swarm/, docs/swarm.md).
 struct SwarmOptions {
-  std::optional<std::uint64_t> seeds;       // how many seeds (default 1000 unless --for)
-  std::optional<double> seconds;            // --for: wall-time budget
-  std::optional<std::uint64_t> first_seed;  // default: a fresh one, printed
-  std::optional<unsigned> jobs;             // default: every local core
+  std::optional<std::uint64_t> seeds;         // how many seeds (default 1000 unless --for)
+  std::optional<double> seconds;              // --for: wall-time budget
+  std::optional<std::uint64_t> first_seed;    // default: a fresh one, printed
+  std::optional<unsigned> jobs;               // default: every local core
   std::optional<unsigned> seeds_per_process;  // default: swarm::kSeedsPerProcess
-  std::optional<std::uint64_t> seed;        // replay one seed
-  std::optional<std::uint64_t> shrink;      // shrink one failing seed
-  std::string out;                          // --shrink / --seed: write the scenario here
-  std::string policy;                       // force a replay policy (naive: the seed's unsafe rule)
-  std::string mutation;                     // a deliberately broken engine (verify/mutation.hpp)
+  std::optional<std::uint64_t> seed;          // replay one seed
+  std::optional<std::uint64_t> shrink;        // shrink one failing seed
+  std::string out;                            // --shrink / --seed: write the scenario here
+  std::string policy;                         // force a replay policy (naive: the seed's unsafe rule)
+  std::string mutation;                       // a deliberately broken engine (verify/mutation.hpp)
   std::uint32_t max_ranks = 64;
   std::uint32_t shrink_runs = 400;
 };

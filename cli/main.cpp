@@ -284,7 +284,9 @@ int dispatch(int argc, char** argv) {
 
   railcheck::cli::ReplaySchedOptions sched;
   auto* sched_cmd = app.add_subcommand(
-      "replay-sched", "Replay NCCL plan scheduling on every rank; report channel divergence and hangs (exit 1)");
+      "replay-sched",
+      "Replay NCCL plan scheduling on every rank, each from its own inputs; exit 0 healthy, 1 divergent (the first "
+      "operation whose plans differ, the ranks, the field and the setting behind it), 2 bad input, 3 inconclusive");
   sched_cmd
       ->add_option("inputs", sched.inputs, "A trace (.jsonl), NCCL COLL logs, or a scenario (scenarios/sched/*.toml)")
       ->required()
@@ -296,8 +298,16 @@ int dispatch(int argc, char** argv) {
                         "NCCL rules to follow: 2.18 or 2.28 (default: the scenario's, else 2.28)");
   sched_cmd->add_option(
       "--nccl-env", sched.nccl_env,
-      "NCCL_ALGO / NCCL_PROTO the run had, in NCCL's grammar, e.g. 'NCCL_PROTO=LL NCCL_ALGO=Tree' or "
-      "'NCCL_PROTO=^LL128;allreduce:LL128'; per variable over the logs' ENV lines (NCCL_DEBUG_SUBSYS=ENV)");
+      "NCCL settings the run had, [RANK:]NAME=VALUE, e.g. 'NCCL_PROTO=LL 1:NCCL_NTHREADS=128' (no RANK: every "
+      "rank); per variable over the logs' ENV lines (NCCL_DEBUG_SUBSYS=ENV). Read: NCCL_ALGO, NCCL_PROTO, "
+      "NCCL_MIN/MAX_NCHANNELS, NCCL_MIN/MAX_CTAS, NCCL_NTHREADS, NCCL_LL128_NTHREADS, NCCL_BUFFSIZE, "
+      "NCCL_LL_BUFFSIZE, NCCL_LL128_BUFFSIZE, NCCL_P2P_NET/NVL/PCI_CHUNKSIZE, NCCL_NCHANNELS_PER_NET_PEER, "
+      "NCCL_P2P_LL_THRESHOLD");
+  sched_cmd
+      ->add_option("--env-txt", sched.env_txt,
+                   "A recording's env.txt: '# env NAME=VALUE ...' (every rank) and '# rank R env NAME=VALUE ...' "
+                   "lines; below the logs' ENV lines")
+      ->check(CLI::ExistingFile);
   sched_cmd->add_option("--comm", sched.comm,
                         "Logs of several communicators: a part of the one's id (commId 0x.., or a split's color); "
                         "default: the one with the most operations");

@@ -54,6 +54,49 @@ std::optional<Divergence> logged_lines_differ(const CollRow& row, const std::vec
   return std::nullopt;
 }
 
+std::string algo_proto_text(const CollPlacement& p) {
+  return fmt::format("{}/{}", p.algo >= 0 ? algorithm_name(p.algo) : std::string_view(p.task.algorithm),
+                     p.proto >= 0 ? protocol_name(p.proto) : std::string_view(p.task.protocol));
+}
+
+// The first part of two ranks' plans for one collective that differs, in the order a connection
+// needs them: algorithm, protocol, channels, step size, threads. Fields the model did not decide
+// (-1 / 0: the 2.18 model) are not compared.
+std::optional<Divergence> plan_differs(const CollPlacement& a, std::uint32_t rank_a, const CollPlacement& b,
+                                       std::uint32_t rank_b) {
+  auto plan = [&](PlanField f, std::string what) {
+    return Divergence{Divergence::Kind::Plan,
+                      a.coll_seq,
+                      rank_a,
+                      rank_b,
+                      fmt::format("collective #{} ({}): {}", a.coll_seq, describe_task(a.task), what),
+                      f};
+  };
+  const bool decided = a.algo >= 0 && b.algo >= 0;
+  if (decided && a.algo != b.algo)
+    return plan(PlanField::Algorithm, fmt::format("rank {} runs {}, rank {} runs {}", rank_a, algo_proto_text(a),
+                                                  rank_b, algo_proto_text(b)));
+  if (decided && a.proto != b.proto)
+    return plan(PlanField::Protocol, fmt::format("rank {} runs {}, rank {} runs {}", rank_a, algo_proto_text(a), rank_b,
+                                                 algo_proto_text(b)));
+  if (a.channels != b.channels) {
+    Divergence d{Divergence::Kind::Channels, a.coll_seq, rank_a, rank_b, explain_channels(a, rank_a, b, rank_b)};
+    d.field = PlanField::Channels;
+    return d;
+  }
+  if (decided && a.step_bytes != b.step_bytes)
+    return plan(PlanField::Chunking,
+                fmt::format("{} on channels {}: rank {}'s connection steps carry {} B, rank {}'s {} B (buffSizes[{}] / "
+                            "NCCL_STEPS): the two ends of each connection disagree on where a slot ends",
+                            algo_proto_text(a), channel_set(a.channels), rank_a, a.step_bytes, rank_b, b.step_bytes,
+                            protocol_name(a.proto)));
+  if (decided && a.warps != b.warps)
+    return plan(PlanField::Threads,
+                fmt::format("{} on channels {}: rank {} runs {} warps per block, rank {} runs {}", algo_proto_text(a),
+                            channel_set(a.channels), rank_a, a.warps, rank_b, b.warps));
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::string_view describe(Divergence::Kind kind) {
@@ -61,6 +104,7 @@ std::string_view describe(Divergence::Kind kind) {
     case Divergence::Kind::LoggedLines: return "two ranks' own TUNING lines disagree";
     case Divergence::Kind::Sequence: return "the ranks issued different collectives";
     case Divergence::Kind::Channels: return "the replay put one collective on different channels on different ranks";
+    case Divergence::Kind::Plan: return "the ranks' own inputs give one collective different plans";
   }
   return "";
 }
@@ -90,9 +134,8 @@ AgreementReport compare_channels(const std::vector<RankSchedule>& ranks) {
                        fmt::format("collective #{}: rank {} issued {}, rank {} issued {}", k, ranks[0].rank,
                                    ref ? describe_task(ref->task) : "nothing", ranks[r].rank,
                                    other ? describe_task(other->task) : "nothing")};
-      } else if (ref->channels != other->channels) {
-        d = Divergence{Divergence::Kind::Channels, row.coll_seq, ranks[0].rank, ranks[r].rank,
-                       explain_channels(*ref, ranks[0].rank, *other, ranks[r].rank)};
+      } else {
+        d = plan_differs(*ref, ranks[0].rank, *other, ranks[r].rank);
       }
       if (!d) continue;
       row.agreed = false;

@@ -3,6 +3,8 @@
 // ordered work the kernel's block for that channel runs, and the collective byte counter the
 // channel picker reads. Also where each collective went, for the cross-rank comparison.
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "engine/plan/task.hpp"
@@ -57,12 +59,27 @@ struct CollPlacement {
   CollTask task;
   std::vector<std::uint32_t> channels;      // least[] order
   std::vector<std::uint64_t> loads_before;  // collBytes of the collective channels
+  // The rest of the collective's plan that both ends of each connection must share (2.28 model;
+  // -1 / 0 where the model does not decide it): NCCL_ALGO_* and NCCL_PROTO_* indices, warps per
+  // block, and the bytes a connection step carries under that protocol (buffSizes[proto] / NCCL_STEPS).
+  int algo = -1;
+  int proto = -1;
+  int warps = 0;
+  std::uint64_t step_bytes = 0;
+};
+
+// A collective NCCL refuses on this rank (2.28 topoGetAlgoInfo: no algorithm/protocol left by its
+// settings): the call returns ncclInvalidUsage, so the rank launches nothing from there on.
+struct Refusal {
+  std::uint32_t coll_seq = 0;
+  std::string what;
 };
 
 struct RankSchedule {
   std::uint32_t rank = 0;
   std::vector<KernelPlan> plans;
   std::vector<CollPlacement> colls;
+  std::optional<Refusal> refused;
 };
 
 }  // namespace railcheck::plan

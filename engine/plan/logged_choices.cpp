@@ -9,7 +9,8 @@ bool same_operation(const CollTask& a, const CollTask& b) {
   return a.op == b.op && a.count == b.count && a.dtype == b.dtype && a.redop == b.redop;
 }
 
-std::size_t share_logged_choices(std::vector<RankStream>& ranks) {
+std::size_t share_logged_choices(std::vector<RankStream>& ranks,
+                                 const std::function<bool(std::uint32_t from, std::uint32_t to)>& same_inputs) {
   // Each rank's collectives in issue order: the k-th is the same collective on every rank.
   std::vector<std::vector<CollTask*>> colls(ranks.size());
   std::size_t longest = 0;
@@ -24,10 +25,11 @@ std::size_t share_logged_choices(std::vector<RankStream>& ranks) {
     for (std::size_t r = 0; r < ranks.size() && !source; ++r)
       if (k < colls[r].size() && colls[r][k]->logged_by == static_cast<int>(ranks[r].rank)) source = colls[r][k];
     if (!source) continue;
+    const auto from = static_cast<std::uint32_t>(source->logged_by);
     for (std::size_t r = 0; r < ranks.size(); ++r) {
       if (k >= colls[r].size()) continue;
       CollTask& c = *colls[r][k];
-      if (c.logged_by >= 0 || !same_operation(c, *source)) continue;
+      if (c.logged_by >= 0 || !same_operation(c, *source) || !same_inputs(from, ranks[r].rank)) continue;
       c.algorithm = source->algorithm;
       c.protocol = source->protocol;
       c.logged_lo = source->logged_lo;

@@ -11,6 +11,8 @@
 // operation at the same place and logged nothing. Where two ranks' own lines disagree, that is a
 // real divergence and channel_agreement reports it as such (Divergence::Kind::LoggedLines).
 #include <cstddef>
+#include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "engine/plan/task.hpp"
@@ -18,8 +20,12 @@
 namespace railcheck::plan {
 
 // Copies logged choices (algorithm, protocol, logged channel range, logged_by) to the ranks
-// without a line of their own; returns how many collectives received one.
-std::size_t share_logged_choices(std::vector<RankStream>& ranks);
+// without a line of their own whose tuner inputs equal the logging rank's (`same_inputs(from, to)`:
+// NCCL decides alike only from equal inputs; a rank with another NCCL_PROTO decides for itself);
+// returns how many collectives received one.
+std::size_t share_logged_choices(
+    std::vector<RankStream>& ranks, const std::function<bool(std::uint32_t from, std::uint32_t to)>& same_inputs =
+                                        [](std::uint32_t, std::uint32_t) { return true; });
 
 // Same function, count, datatype and reduction: the same collective of the communicator.
 bool same_operation(const CollTask& a, const CollTask& b);

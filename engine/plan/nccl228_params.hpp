@@ -77,11 +77,16 @@ struct Nccl228Params {
   bool ring_ll_threshold_scaled = false;           // true once thread_thresholds came from a log (already scaled)
   std::uint64_t p2p_chunk_bytes = 128 * 1024;      // comm->p2pChunkSize (init.cc computeBuffSizes, P2P_NET_CHUNKSIZE)
   std::uint64_t ll_buff_bytes = 8 * 512 * 8 * 16;  // DEFAULT_LL_BUFFSIZE: LL lines/thread x threads x steps x 16 B
-  std::uint64_t p2p_ll_threshold = 16384;          // NCCL_P2P_LL_THRESHOLD (enqueue.cc)
-  std::uint64_t work_args_bytes = 4096;            // min(NCCL_WORK_ARGS_BYTES, ncclMaxKernelArgsSize()) (init.cc)
-  std::uint64_t work_fifo_bytes = 1ULL << 20;      // NCCL_WORK_FIFO_BYTES_DEFAULT (init.cc)
-  std::uint32_t nvls_channels = 0;                 // comm->nvlsChannels (INIT "N nvls channels")
-  std::uint32_t local_ranks = 0;                   // comm->maxLocalRanks (INIT "localRanks"); 0 = nranks / nodes
+  // buffSizes[LL128] and buffSizes[SIMPLE] (init.cc computeBuffSizes: DEFAULT_LL128_BUFFSIZE, DEFAULT_BUFFSIZE or
+  // NCCL_LL128_BUFFSIZE / NCCL_BUFFSIZE): a connection's slots hold buffSize / NCCL_STEPS each.
+  std::uint64_t ll128_buff_bytes = 120 * 640 * 8 * 8;
+  std::uint64_t simple_buff_bytes = 1ULL << 22;
+  std::optional<std::int64_t> nthreads_env;    // NCCL_NTHREADS as this rank had it (Ring Simple's thread count)
+  std::uint64_t p2p_ll_threshold = 16384;      // NCCL_P2P_LL_THRESHOLD (enqueue.cc)
+  std::uint64_t work_args_bytes = 4096;        // min(NCCL_WORK_ARGS_BYTES, ncclMaxKernelArgsSize()) (init.cc)
+  std::uint64_t work_fifo_bytes = 1ULL << 20;  // NCCL_WORK_FIFO_BYTES_DEFAULT (init.cc)
+  std::uint32_t nvls_channels = 0;             // comm->nvlsChannels (INIT "N nvls channels")
+  std::uint32_t local_ranks = 0;               // comm->maxLocalRanks (INIT "localRanks"); 0 = nranks / nodes
   // How ranks of one node reach each other (INIT transport lines "... via P2P/CUMEM", "via SHM").
   enum class IntraLink : std::uint8_t { Unknown, P2p, Shm, None };
   IntraLink intra_link = IntraLink::Unknown;
@@ -91,6 +96,11 @@ struct Nccl228Params {
   AlgoProtoEnable enable;  // NCCL_ALGO / NCCL_PROTO, for tables computed here (printed ones have them applied)
 
   int threads(int algo, int proto) const { return max_threads[algo][proto]; }
+  // The bytes one step of a connection carries under `proto` (buffSizes[proto] / NCCL_STEPS): ranks
+  // on either end of a ring or tree connection must agree on it.
+  std::uint64_t step_bytes(int proto) const {
+    return (proto == kProtoLL ? ll_buff_bytes : proto == kProtoLL128 ? ll128_buff_bytes : simple_buff_bytes) / 8;
+  }
   int threshold(int algo, int proto, std::uint32_t nranks) const;
   std::uint32_t nodes(std::uint32_t nranks) const { return nnodes == 0 ? nranks : nnodes; }
   std::uint32_t ranks_per_node(std::uint32_t nranks) const {

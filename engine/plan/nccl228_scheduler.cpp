@@ -11,6 +11,8 @@
 #include "engine/plan/nccl228_prepare.hpp"
 #include "engine/plan/nccl228_topo_graphs.hpp"
 #include "engine/plan/nccl228_tune_model.hpp"
+#include "engine/plan/nccl228_tuner.hpp"
+#include "engine/plan/nccl_rank_env.hpp"
 
 namespace railcheck::plan {
 namespace {
@@ -90,7 +92,10 @@ RankScheduler228::RankScheduler228(const CommShape& shape, const SchedulePolicy&
   if (!shape_.v228.costs) {
     const TopoFacts facts = derive_topo_facts(shape_);
     shape_.v228.costs = tune_model_2_28(shape_, facts);
-    if (!shape_.v228.max_threads_logged) shape_.v228.max_threads[kAlgoRing][kProtoSimple] = ring_simple_threads(facts);
+    // tuning.cc ncclTopoTuneModel: getNthreads("NCCL_NTHREADS", ..., 2*WARP_SIZE, 512, topology default).
+    if (!shape_.v228.max_threads_logged)
+      shape_.v228.max_threads[kAlgoRing][kProtoSimple] =
+          nccl_get_nthreads(shape_.v228.nthreads_env, 64, 512, ring_simple_threads(facts));
   }
 }
 
@@ -103,6 +108,20 @@ Result<std::uint32_t> RankScheduler228::launch(const TaskGroup& group) {
                    "check the trace's peer numbers"};
     if (t.bytes > kMaxModelBytes)
       return Error{fmt::format("rank {}: a p2p of {} bytes is beyond the 2.28 model's range", rank_, t.bytes), ""};
+  }
+  if (schedule_.refused) return 0u;  // NCCL failed an earlier call of this rank
+  for (std::uint32_t i = 0; i < group.colls.size(); ++i) {
+    const CollTask& t = group.colls[i];
+    if (!t.algorithm.empty() || t.count == 0 ||
+        !no_algo_proto_2_28(shape_, TuneQuery{t.op, t.redop, t.dtype, t.bytes(), 1}))
+      continue;
+    schedule_.refused = Refusal{
+        static_cast<std::uint32_t>(schedule_.colls.size()) + i,
+        fmt::format("NCCL refuses {} count {} {}: no algorithm/protocol is left by this rank's NCCL_ALGO/NCCL_PROTO "
+                    "(enqueue.cc topoGetAlgoInfo: ncclInvalidUsage, \"no algorithm/protocol available for function "
+                    "{}\")",
+                    name(t.op), t.count, name(t.dtype), name(t.op))};
+    return 0u;
   }
   auto prepared = prepare_colls_2_28(shape_, group.colls);
   if (!prepared) return prepared.error();
@@ -173,6 +192,10 @@ Result<std::uint32_t> RankScheduler228::launch(const TaskGroup& group) {
         placed.group = group_index;
         placed.plan = plan.index;
         placed.task = task;
+        placed.algo = c.algo;
+        placed.proto = c.proto;
+        placed.warps = c.warps;
+        placed.step_bytes = shape_.v228.step_bytes(c.proto);
         OpPlacement op{true, group_index, c.input, plan.index, position++, {}, c.algo, c.proto, c.warps, {}};
         for (int ch = split.lo; ch <= split.hi; ++ch) {
           const auto u = static_cast<std::uint32_t>(ch);
@@ -292,10 +315,12 @@ Result<std::uint32_t> RankScheduler228::launch(const TaskGroup& group) {
 }
 
 Result<Schedules228> schedule_all_2_28(const CommShape& shape, const SchedulePolicy& policy,
-                                       const std::vector<RankStream>& streams, bool explain) {
+                                       const std::vector<RankStream>& streams, bool explain,
+                                       const std::vector<CommShape>& rank_shapes) {
   Schedules228 out;
   for (const auto& stream : streams) {
-    RankScheduler228 scheduler(shape, policy, stream.rank, explain);
+    const CommShape& own = stream.rank < rank_shapes.size() ? rank_shapes[stream.rank] : shape;
+    RankScheduler228 scheduler(own, policy, stream.rank, explain);
     for (const auto& group : stream.groups) {
       auto made = scheduler.launch(group);
       if (!made) return made.error();

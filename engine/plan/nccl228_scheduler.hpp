@@ -60,7 +60,10 @@ struct Schedules228 {
   std::vector<std::vector<OpPlacement>> placed;  // by rank, in schedule order (when explained)
 };
 
+// `rank_shapes`: each rank's own communicator parameters (its settings and INIT lines), by rank;
+// ranks beyond it use `shape`.
 Result<Schedules228> schedule_all_2_28(const CommShape& shape, const SchedulePolicy& policy,
-                                       const std::vector<RankStream>& streams, bool explain = false);
+                                       const std::vector<RankStream>& streams, bool explain = false,
+                                       const std::vector<CommShape>& rank_shapes = {});
 
 }  // namespace railcheck::plan

@@ -25,7 +25,7 @@ namespace railcheck::plan {
 constexpr int kNvlinkLinks = 18;            // H100/H200 SXM: NV18 (nvidia-smi topo -m)
 constexpr float kSm90NvlinkLinkBw = 20.6f;  // SM90_NVLINK_BW (src/graph/topo.h), GB/s per link
 constexpr float kNetSpeed = 1.2f;           // NET/Socket's speed as ncclTopoCompute rounds it (recorded)
-constexpr float kPciBw = 24.0f;             // PCI_BW (src/graph/topo.h)
+constexpr float kPciBw = 12.0f;             // PCI_BW (2.28.9 src/graph/topo.h: "PCI Gen3 x16")
 
 // The facts ncclTopoTuneModel reads, for `shape` (nranks, v228.nnodes, local_ranks, intra_link).
 TopoFacts derive_topo_facts(const CommShape& shape);

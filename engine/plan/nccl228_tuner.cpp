@@ -113,53 +113,71 @@ Result<TunedColl> algo_channels_2_28(const CommShape& s, int algo, int proto, st
   return t;
 }
 
-Result<TunedColl> tune_coll_2_28(const CommShape& s, const TuneQuery& q) {
-  if (!s.v228.costs) return Error{"the 2.28 tuner has no latency/bandwidth tables", "a bug: set Nccl228Params::costs"};
+namespace {
+
+// updateCollCostTable + topoGetAlgoInfo's selection: the cheapest (algorithm, protocol), and the runner-up for reports.
+struct Pick {
+  int algo = -1, proto = -1;
+  float best = 3600000000.0f;  // minTime
+  int runner_algo = -1, runner_proto = -1;
+  float runner_up = -1;
+};
+
+Pick pick_algo_proto(const CommShape& s, const TuneQuery& q) {
   const auto& costs = *s.v228.costs;
   const int f = func_index(q.op);
   // getCollNetSupport needs config.collnetEnable, which the tables show as CollNet bandwidth.
   bool collnet = false;
   for (int a : {kAlgoCollNetDirect, kAlgoCollNetChain})
     for (float bw : costs.bandwidth[static_cast<std::size_t>(f)][static_cast<std::size_t>(a)]) collnet |= bw > 0;
-  float best = 3600000000.0f;  // minTime
-  int algo = -1, proto = -1;
-  float runner_up = -1;
-  int runner_algo = -1, runner_proto = -1;
+  Pick k;
   if (s.nranks == 1) {
-    algo = kAlgoRing;  // updateCollCostTable: one rank is Ring/Simple at cost 0
-    proto = kProtoSimple;
-    best = 0;
-  } else {
-    for (int a = 0; a < kNumAlgorithms; ++a) {
-      if (!algorithm_allowed(s, q, a, collnet)) continue;
-      for (int p = 0; p < kNumProtocols; ++p) {
-        float t = algo_time_2_28(s, f, a, p, q.nbytes, q.pipe_ops);
-        // "Relegate fp8 reduction trees of sufficient depth that they incur precision loss"
-        if ((q.dtype == DataType::Fp8E4M3 || q.dtype == DataType::Fp8E5M2) && a == kAlgoRing && s.nranks > 8)
-          t *= 1024.0f;
-        if (t < 0) continue;
-        if (t < best) {
-          if (algo >= 0) runner_up = best, runner_algo = algo, runner_proto = proto;
-          best = t, algo = a, proto = p;
-        } else if (runner_up < 0 || t < runner_up) {
-          runner_up = t, runner_algo = a, runner_proto = p;
-        }
+    k.algo = kAlgoRing;  // updateCollCostTable: one rank is Ring/Simple at cost 0
+    k.proto = kProtoSimple;
+    k.best = 0;
+    return k;
+  }
+  for (int a = 0; a < kNumAlgorithms; ++a) {
+    if (!algorithm_allowed(s, q, a, collnet)) continue;
+    for (int p = 0; p < kNumProtocols; ++p) {
+      float t = algo_time_2_28(s, f, a, p, q.nbytes, q.pipe_ops);
+      // "Relegate fp8 reduction trees of sufficient depth that they incur precision loss"
+      if ((q.dtype == DataType::Fp8E4M3 || q.dtype == DataType::Fp8E5M2) && a == kAlgoRing && s.nranks > 8)
+        t *= 1024.0f;
+      if (t < 0) continue;
+      if (t < k.best) {
+        if (k.algo >= 0) k.runner_up = k.best, k.runner_algo = k.algo, k.runner_proto = k.proto;
+        k.best = t, k.algo = a, k.proto = p;
+      } else if (k.runner_up < 0 || t < k.runner_up) {
+        k.runner_up = t, k.runner_algo = a, k.runner_proto = p;
       }
     }
   }
-  if (algo < 0)
+  return k;
+}
+
+}  // namespace
+
+bool no_algo_proto_2_28(const CommShape& s, const TuneQuery& q) {
+  return s.v228.costs && pick_algo_proto(s, q).algo < 0;
+}
+
+Result<TunedColl> tune_coll_2_28(const CommShape& s, const TuneQuery& q) {
+  if (!s.v228.costs) return Error{"the 2.28 tuner has no latency/bandwidth tables", "a bug: set Nccl228Params::costs"};
+  const Pick k = pick_algo_proto(s, q);
+  if (k.algo < 0)
     return Error{fmt::format("{}: no algorithm/protocol has a bandwidth in the tuning table", name(q.op)),
                  "NCCL fails this too (topoGetAlgoInfo); check NCCL_ALGO / NCCL_PROTO"};
-  auto t = algo_channels_2_28(s, algo, proto, q.nbytes);
+  auto t = algo_channels_2_28(s, k.algo, k.proto, q.nbytes);
   if (!t) return t;
   t->rule = fmt::format(
       "enqueue.cc updateCollCostTable/topoGetAlgoInfo: {}/{} costs {:.2f} us for nBytes {} x{} pipelined op{} "
       "({} tuning table){}; {}",
-      algorithm_name(algo), protocol_name(proto), best, q.nbytes, q.pipe_ops, q.pipe_ops == 1 ? "" : "s",
-      costs.printed ? "NCCL's printed" : "computed",
-      runner_algo < 0
-          ? ""
-          : fmt::format(", next {}/{} {:.2f} us", algorithm_name(runner_algo), protocol_name(runner_proto), runner_up),
+      algorithm_name(k.algo), protocol_name(k.proto), k.best, q.nbytes, q.pipe_ops, q.pipe_ops == 1 ? "" : "s",
+      s.v228.costs->printed ? "NCCL's printed" : "computed",
+      k.runner_algo < 0 ? ""
+                        : fmt::format(", next {}/{} {:.2f} us", algorithm_name(k.runner_algo),
+                                      protocol_name(k.runner_proto), k.runner_up),
       t->rule);
   return t;
 }

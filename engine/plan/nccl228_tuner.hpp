@@ -45,6 +45,11 @@ struct TuneQuery {
 // Picks the algorithm and protocol, then the channels and threads. `shape.v228.costs` must be set.
 Result<TunedColl> tune_coll_2_28(const CommShape& shape, const TuneQuery& q);
 
+// True when topoGetAlgoInfo finds no algorithm/protocol for `q` (every candidate at bandwidth 0,
+// e.g. AllGather under NCCL_ALGO=Tree): NCCL fails the call with ncclInvalidUsage ("no
+// algorithm/protocol available for function ..."), and so does the job.
+bool no_algo_proto_2_28(const CommShape& shape, const TuneQuery& q);
+
 // topoGetAlgoInfo's channel and thread count for an algorithm and protocol already chosen (a
 // TUNING line, a profiler trace).
 Result<TunedColl> algo_channels_2_28(const CommShape& shape, int algo, int proto, std::uint64_t nbytes);

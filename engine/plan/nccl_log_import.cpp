@@ -16,7 +16,6 @@
 #include "engine/core/excerpt.hpp"
 #include "engine/plan/comm_shape.hpp"
 #include "engine/plan/groundtruth.hpp"
-#include "engine/plan/logged_choices.hpp"
 #include "engine/plan/nccl_init_tuning.hpp"
 #include "engine/plan/nccl_log_lines.hpp"
 #include "engine/plan/stream_builder.hpp"
@@ -84,9 +83,45 @@ Error at(const LogFile& f, std::uint32_t line, std::string what, std::string hin
   return Error{fmt::format("{}:{}: {}", f.name, line, what), std::move(hint)};
 }
 
+// The lines of one process in a log that holds several (a merged log).
+std::string lines_of(std::string_view text, std::string_view host_pid) {
+  std::string out;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    const auto end = std::min(text.find('\n', pos), text.size());
+    const std::string_view line = text.substr(pos, end - pos);
+    if (const auto pre = match_prefix(line); pre && pre->host_pid == host_pid) (out += line) += '\n';
+    pos = end + 1;
+  }
+  return out;
+}
+
+// src/init.cc commReclaim: "comm 0x.. rank R nranks N cudaDev D busId B - Destroy COMPLETE" (or
+// "Abort COMPLETE"); ncclCommInitRank*: "... - Init COMPLETE". A log that shows its communicator's
+// init but neither end was cut off mid-run: the process was killed or is still stuck.
+RankLogEnd log_end(std::string_view text, std::string_view comm, std::string_view file) {
+  RankLogEnd out;
+  out.file = std::string(file);
+  const std::string prefix = fmt::format("comm {} rank ", comm);
+  bool init = false;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    const auto end = std::min(text.find('\n', pos), text.size());
+    const std::string_view line = text.substr(pos, end - pos);
+    pos = end + 1;
+    if (line.find(prefix) == std::string_view::npos) continue;
+    if (line.ends_with("- Init COMPLETE")) init = true;
+    if (line.ends_with("- Destroy COMPLETE")) out.end = RankLogEnd::End::Destroyed;
+    if (line.ends_with("- Abort COMPLETE")) out.end = RankLogEnd::End::Aborted;
+  }
+  if (out.end == RankLogEnd::End::Unknown && init) out.end = RankLogEnd::End::MidRun;
+  return out;
+}
+
 class Importer {
  public:
-  Importer(const std::vector<LogFile>& files, LaunchReading reading) : files_(files), reading_(reading) {}
+  Importer(const std::vector<LogFile>& files, LaunchReading reading, const RankEnvSources& given)
+      : files_(files), reading_(reading), given_(given) {}
 
   Result<ImportedLog> run() {
     for (std::size_t i = 0; i < files_.size(); ++i)
@@ -96,16 +131,18 @@ class Importer {
                    "run with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=COLL"};
     Boundaries seen;
     auto first = build(nullptr, &seen);
-    if (!first || (seen.starts.empty() && seen.ends_after.empty()) || seen.unlogged_ranks.empty()) return first;
+    if (!first || (seen.starts.empty() && seen.ends_after.empty())) return first;
     // NCCL launches a collective on every rank of the communicator in the same launch, so the
-    // boundaries rank 0's TUNING lines show inside one opCount hold for the ranks without lines:
-    // where a launch starts at a collective, and where one ends after a collective (the p2p
-    // operations that follow it, which differ per rank, then start another launch).
+    // boundaries one rank's log shows between two collectives (its opCount advancing, or rank 0's
+    // TUNING lines) hold on every rank, also where its own opCount stands still (P2P/SHM
+    // connections): a launch starts at the later collective and ends after the earlier one (the
+    // p2p operations between them, which differ per rank, form their own launch).
     auto second = build(&seen, nullptr);
     if (second)
       second->notes.push_back(fmt::format(
-          "{} launch boundaries the TUNING lines show (rank 0) applied to the {} ranks without TUNING lines",
-          seen.starts.size() + seen.ends_after.size(), seen.unlogged_ranks.size()));
+          "{} launch boundaries between collectives that one rank's log shows (opCount, TUNING lines) applied to "
+          "every rank",
+          seen.starts.size() + seen.ends_after.size()));
     return second;
   }
 
@@ -128,6 +165,8 @@ class Importer {
       if (!pre) continue;
       // The file is part of the key: two per-rank logs may reuse a pid on different hosts.
       const std::string process = pre->host_pid.empty() ? f.name : f.name + "|" + pre->host_pid;
+      if (processes_.try_emplace(process, ProcessLines{fi, std::string(pre->host_pid)}).second)
+        ++processes_in_file_[fi];
       const std::string_view body = pre->body;
       if (const auto init = match_init(body)) {
         const auto rank = number_of<std::uint32_t>(init->rank);
@@ -250,12 +289,11 @@ class Importer {
     return out;
   }
 
-  // Collectives (by index in a rank's issue order) that start a launch only because a TUNING line
-  // said so, and the ranks whose logs have no TUNING line.
+  // Collectives (by index in a rank's issue order) that some rank's log shows starting a launch,
+  // and those after which one ended.
   struct Boundaries {
     std::set<std::size_t> starts;
     std::set<std::size_t> ends_after;  // a p2p operation right after it started a new launch
-    std::set<std::uint32_t> unlogged_ranks;
   };
 
   // `forced`: launch boundaries to apply to ranks without TUNING lines; `seen`: where to report them.
@@ -276,13 +314,7 @@ class Importer {
     std::map<std::uint32_t, Open> open;
     std::map<std::string, std::uint32_t> rank_of_process;  // TUNING lines name no comm
     std::map<std::uint32_t, std::size_t> colls_of;         // collectives added so far, per rank
-    std::set<std::uint32_t> tuned_ranks;
-    for (const auto& t : tunes_)
-      for (const auto& op : ops_)
-        if (op.process == t.process) {
-          tuned_ranks.insert(rank_of.value().at({op.process, op.comm}));
-          break;
-        }
+    std::map<std::uint32_t, std::uint32_t> last_op_line;   // per rank, for the verdict
     std::size_t split_by_tuning = 0, unmatched_tunes = 0;
     auto close = [&](std::uint32_t rank) -> Result<bool> {
       Open& o = open.at(rank);
@@ -340,16 +372,24 @@ class Importer {
       take_tunes_before(op.seq);
       const std::uint32_t rank = rank_of.value().at({op.process, op.comm});
       rank_of_process[op.process] = rank;
+      last_op_line[rank] = op.line;
       const bool is_coll = !is_p2p_op(op.op);
       const std::size_t coll_index = colls_of[rank];
       if (auto it = open.find(rank); it != open.end()) {
         const bool new_count = it->second.op_count != op.op_count || reading_ == LaunchReading::EachOperation;
         const bool by_tuning = !new_count && !it->second.tunes.empty();
-        const bool untuned = forced && !tuned_ranks.count(rank);
         const bool by_other_rank =
-            !new_count && untuned &&
+            !new_count && forced != nullptr &&
             ((is_coll && forced->starts.count(coll_index)) ||
              (!is_coll && it->second.last_coll && forced->ends_after.count(*it->second.last_coll)));
+        // A new opCount is a new launch on that rank (src/proxy.cc ncclProxyStart advances it only
+        // between launches); a collective launches on every rank at once, so where one rank's
+        // opCount shows a collective starting a launch, it starts one on the ranks whose opCount
+        // stands still there (P2P/SHM connections have no proxy ops).
+        if (seen && new_count && is_coll && it->second.last_coll && reading_ == LaunchReading::AsLogged) {
+          seen->starts.insert(coll_index);
+          seen->ends_after.insert(*it->second.last_coll);
+        }
         if (by_tuning) {
           ++split_by_tuning;
           if (seen && is_coll) seen->starts.insert(coll_index);
@@ -365,9 +405,6 @@ class Importer {
       if (is_coll) ++colls_of[rank];
     }
     take_tunes_before(seq_);
-    if (seen)
-      for (std::uint32_t r = 0; r < nranks; ++r)
-        if (!tuned_ranks.count(r)) seen->unlogged_ranks.insert(r);
     while (!open.empty())
       if (auto ok = close(open.begin()->first); !ok) return ok.error();
     note_grouping(out.notes, out.boundaries_uncertain, split_by_tuning, unmatched_tunes);
@@ -400,11 +437,20 @@ class Importer {
     auto streams = builder.finish(nranks);
     if (!streams) return streams.error();
     out.input.ranks = std::move(streams).value();
-    if (const auto shared = share_logged_choices(out.input.ranks); shared != 0)
-      out.notes.push_back(fmt::format(
-          "{} collectives of ranks without TUNING lines take the logged rank's algorithm, protocol and channels "
-          "(NCCL decides them alike on every rank; it prints them on rank 0 only)",
-          shared));
+    // Each rank from its own lines (issue 40): its settings, INIT facts and how its log ends.
+    std::vector<RankLogText> texts(nranks);
+    out.input.rank_ends.assign(nranks, RankLogEnd{});
+    for (const auto& [key, rank] : rank_of.value()) {
+      if (rank >= nranks || !texts[rank].name.empty()) continue;
+      const ProcessLines& p = processes_.at(key.first);
+      const LogFile& f = files_[p.file];
+      texts[rank] = {f.name, processes_in_file_.at(p.file) == 1 ? f.text : lines_of(f.text, p.host_pid)};
+      out.input.rank_ends[rank] = log_end(texts[rank].text, key.second, f.name);
+      out.input.rank_ends[rank].last_op_line = last_op_line.count(rank) ? last_op_line.at(rank) : 0;
+    }
+    auto modelled = model_each_rank(texts, given_, out.input);
+    if (!modelled) return modelled.error();
+    out.notes.insert(out.notes.end(), modelled->begin(), modelled->end());
     // A rank without lines replays as one that launched nothing, so the others wait on it;
     // say so, since a missing log file is the likelier cause than a rank that did nothing.
     std::vector<std::uint32_t> silent;
@@ -446,8 +492,17 @@ class Importer {
                                   unmatched ? fmt::format("; {} match no collective of their launch", unmatched) : ""));
   }
 
+  // One process's lines: in which file, under which "host:pid" prefix.
+  struct ProcessLines {
+    std::size_t file = 0;
+    std::string host_pid;
+  };
+
   const std::vector<LogFile>& files_;
   LaunchReading reading_;
+  const RankEnvSources& given_;
+  std::map<std::string, ProcessLines> processes_;
+  std::map<std::size_t, std::size_t> processes_in_file_;
   std::vector<OpLine> ops_;
   std::vector<TuneLine> tunes_;
   std::set<std::string> transports_;  // "NET", "P2P", "SHM", ... from the INIT transport lines
@@ -460,9 +515,10 @@ class Importer {
 
 bool looks_like_nccl_log(std::string_view text) { return text.find("NCCL INFO") != std::string_view::npos; }
 
-Result<ImportedLog> import_nccl_logs(const std::vector<LogFile>& files, LaunchReading reading) {
+Result<ImportedLog> import_nccl_logs(const std::vector<LogFile>& files, LaunchReading reading,
+                                     const RankEnvSources& given) {
   if (files.empty()) return Error{"no log files given", ""};
-  return Importer(files, reading).run();
+  return Importer(files, reading, given).run();
 }
 
 }  // namespace railcheck::plan

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "engine/core/result.hpp"
+#include "engine/plan/rank_inputs.hpp"
 #include "engine/plan/sched_trace.hpp"
 
 namespace railcheck::plan {
@@ -50,8 +51,10 @@ struct ImportedLog {
 // operation its own launch (what PyTorch issues outside batches and coalescing managers).
 enum class LaunchReading : std::uint8_t { AsLogged, EachOperation };
 
-Result<ImportedLog> import_nccl_logs(const std::vector<LogFile>& files,
-                                     LaunchReading reading = LaunchReading::AsLogged);
+// Every rank is modelled from its own lines and `given` (rank_inputs.hpp); each rank's
+// SchedInput::rank_ends says how its log ends.
+Result<ImportedLog> import_nccl_logs(const std::vector<LogFile>& files, LaunchReading reading = LaunchReading::AsLogged,
+                                     const RankEnvSources& given = {});
 
 // True when the text looks like an NCCL log rather than a JSON trace.
 bool looks_like_nccl_log(std::string_view text);

@@ -21,7 +21,13 @@ Result<ReplayResult> replay(const SchedInput& input, const SchedulePolicy& polic
     if (!schedules) return schedules.error();
     out.schedules = std::move(schedules).value();
   } else {
-    auto schedules = schedule_all_2_28(shape.value(), policy, input.ranks);
+    std::vector<CommShape> rank_shapes;
+    for (const auto& own : input.rank_shapes) {
+      auto ok = validated(own);
+      if (!ok) return ok.error();
+      rank_shapes.push_back(std::move(ok).value());
+    }
+    auto schedules = schedule_all_2_28(shape.value(), policy, input.ranks, false, rank_shapes);
     if (!schedules) return schedules.error();
     out.schedules = std::move(schedules->schedules);
   }
@@ -90,7 +96,9 @@ std::string render_report(const ReplayResult& r, std::uint32_t max_ranks, std::u
     out += fmt::format("DIVERGENCE in {} of {} collectives; first ({}): {}\n", r.agreement.diverged_colls,
                        r.agreement.rows.size(), describe(r.agreement.first->kind), r.agreement.first->explanation);
   } else {
-    out += fmt::format("channels agree on every rank for all {} collectives\n", r.agreement.rows.size());
+    out += fmt::format(
+        "plans agree on every rank for all {} collectives (algorithm, protocol, channels, step size, threads)\n",
+        r.agreement.rows.size());
   }
   if (const auto logged = logged_agreement(r); logged.logged != 0) {
     // A difference here is the model's against NCCL's own line, not one between the job's ranks.

@@ -21,15 +21,32 @@
 
 #include "engine/core/result.hpp"
 #include "engine/plan/comm_shape.hpp"
+#include "engine/plan/nccl_rank_env.hpp"
 #include "engine/plan/task.hpp"
 
 namespace railcheck::plan {
 
+// How one rank's log ends (NCCL prints "comm 0x.. rank R ... - Destroy COMPLETE" or "Abort COMPLETE"
+// under INIT when its communicator goes away: src/init.cc commReclaim): a log with INIT lines and
+// neither ends mid-run, its process killed or still stuck.
+struct RankLogEnd {
+  enum class End : std::uint8_t { Unknown, Destroyed, Aborted, MidRun };
+  End end = End::Unknown;  // Unknown: no INIT lines to tell
+  std::string file;
+  std::uint32_t last_op_line = 0;  // the last COLL line of the rank, for the verdict
+};
+
 struct SchedInput {
   CommShape shape;
   std::vector<RankStream> ranks;
-  std::string source;  // "trace", "nccl log" or "scenario" for reports
+  std::string source;               // "trace", "nccl log" or "scenario" for reports
   std::optional<NcclVersion> nccl;  // the NCCL whose rules the input was written against, if it says
+  // Per rank, where the input tells them apart (NCCL logs): each rank's own communicator
+  // parameters (its INIT lines and settings), the settings it ran with and where they were read,
+  // and how its log ends. Empty: every rank has `shape`, no settings known, ends unknown.
+  std::vector<CommShape> rank_shapes;
+  std::vector<RankEnv> rank_env;
+  std::vector<RankLogEnd> rank_ends;
 };
 
 Result<SchedInput> parse_sched_trace(std::string_view text, const std::string& file);

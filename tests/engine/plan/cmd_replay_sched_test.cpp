@@ -43,6 +43,57 @@ TEST_CASE("replay-sched: the shipped trace and log replay clean under nccl", "[c
   CHECK(run({source_path("scenarios/sched/two_rank_coll.log")}, {"nccl"}) == kExitOk);
 }
 
+// One rank's logs from scenarios/divergence, with the lines that match `drop` left out.
+std::vector<std::string> divergence_logs(const std::string& name, const std::string& drop = "") {
+  std::vector<std::string> out;
+  for (int r = 0;; ++r) {
+    const std::string src = source_path("scenarios/divergence/" + name + "/rank" + std::to_string(r) + ".log");
+    std::ifstream in(src);
+    if (!in) break;
+    if (drop.empty()) {
+      out.push_back(src);
+      continue;
+    }
+    std::string kept;
+    for (std::string line; std::getline(in, line);)
+      if (line.find(drop) == std::string::npos) kept += line + "\n";
+    out.push_back(write_temp("replay-sched-test", name + "-rank" + std::to_string(r) + ".log", kept));
+  }
+  return out;
+}
+
+TEST_CASE(
+    "replay-sched: a real hang from one rank's NCCL_PROTO exits 1, its healthy twin 0; without the settings "
+    "the hung job is inconclusive (3), never healthy",
+    "[cli][plan][divergence]") {
+  CHECK(run(divergence_logs("r2_proto_ll"), {"nccl"}) == kExitViolation);
+  CHECK(run(divergence_logs("r2_healthy"), {"nccl"}) == kExitOk);
+  // ENV lines gone: both ranks look alike, the plans agree, but the logs end mid-run.
+  CHECK(run(divergence_logs("r2_proto_ll", " set by environment to "), {"nccl"}) == kExitInconclusive);
+}
+
+TEST_CASE("replay-sched: per-rank settings from --nccl-env and --env-txt make the same verdict as the ENV lines",
+          "[cli][plan][divergence]") {
+  const auto logs = divergence_logs("r2_proto_ll", " set by environment to ");
+  ReplaySchedOptions o;
+  o.inputs = logs;
+  o.policies = {"nccl"};
+  o.nccl_env = "1:NCCL_PROTO=LL";
+  CHECK(cmd_replay_sched(o) == kExitViolation);
+  o.nccl_env = "NCCL_PROTO=LL";  // every rank alike: they agree, and the job's stop stays unexplained
+  CHECK(cmd_replay_sched(o) == kExitInconclusive);
+  o.nccl_env.reset();
+  o.env_txt = source_path("scenarios/divergence/r2_proto_ll/env.txt");
+  CHECK(cmd_replay_sched(o) == kExitViolation);
+  o.env_txt.reset();
+  for (const char* bad : {"1:NCCL_PROTO=bogus", "NCCL_SOCKET_IFNAME=lo", "x:NCCL_PROTO=LL", "NCCL_BUFFSIZE=big",
+                          "1:NCCL_PROTO=LL 1:NCCL_PROTO=Simple"}) {
+    INFO(bad);
+    o.nccl_env = bad;
+    CHECK(cmd_replay_sched(o) == kExitBadInput);
+  }
+}
+
 TEST_CASE("replay-sched: bad input exits 2", "[cli][plan]") {
   CHECK(run({write_temp("replay-sched-test", "bad.jsonl", "{\"rank\":0,\"ev\":\"coll\",\"op\":\"AllReduce\"}\n")}) ==
         kExitBadInput);

@@ -31,10 +31,12 @@ TEST_CASE("a merged real-format COLL log imports ranks from its Init lines and g
   CHECK(g.colls[0].count == 1048576);
   CHECK(g.colls[0].source_line == 12);
   // Its connections are P2P (no proxy ops, so NCCL 2.28's opCount cannot separate launches), and
-  // it has no INIT ring lines, so the model's default channel count stands; it says both.
-  REQUIRE(log->notes.size() == 2);
+  // it has no INIT ring lines, so the model's default channel count stands; it says both, and that
+  // without ENV lines every rank is modelled with NCCL's default settings.
+  REQUIRE(log->notes.size() == 3);
   CHECK_THAT(log->notes[0], Catch::Contains("P2P") && Catch::Contains("cannot tell the group boundaries"));
   CHECK_THAT(log->notes[1], Catch::Contains("no INIT ring lines") && Catch::Contains("assuming 4 channels"));
+  CHECK_THAT(log->notes[2], Catch::Contains("ranks 0, 1 have no ENV lines") && Catch::Contains("NCCL's defaults"));
 }
 
 TEST_CASE("the channel count comes from the INIT ring lines, not the transport lines", "[plan][log]") {
@@ -43,10 +45,11 @@ TEST_CASE("the channel count comes from the INIT ring lines, not the transport l
   auto log = import_nccl_logs({LogFile{"r0.log", ring + transport + kOpLine}});
   REQUIRE(log.ok());
   CHECK(log->input.shape.coll_channels == 2);
-  // Two notes: no Init lines (ranks by appearance), and where the channel count came from.
-  REQUIRE(log->notes.size() == 2);
+  // Three notes: no Init lines (ranks by appearance), where the channel count came from, no ENV lines.
+  REQUIRE(log->notes.size() == 3);
   CHECK_THAT(log->notes[0], Catch::Contains("no 'Init COMPLETE' lines"));
   CHECK_THAT(log->notes[1], Catch::Contains("may use 2 channels") && Catch::Contains("INIT ring lines"));
+  CHECK_THAT(log->notes[2], Catch::Contains("rank 0 has no ENV lines"));
 
   auto bad = import_nccl_logs({LogFile{"r0.log", std::string("vm:1:1 [0] NCCL INFO Channel 00/99 : 0\n") + kOpLine}});
   REQUIRE_FALSE(bad.ok());
@@ -81,8 +84,9 @@ TEST_CASE("ranks with no lines in the log are named in a note", "[plan][log]") {
   text.replace(text.find("nranks=1"), 8, "nranks=4");
   auto log = import_nccl_logs({LogFile{"r0.log", text}});
   REQUIRE(log.ok());
-  REQUIRE(log->notes.size() == 4);  // numbered by appearance, no transport lines, no ring lines, silent ranks
-  CHECK_THAT(log->notes[3], Catch::Contains("3 of 4 ranks") && Catch::Contains("rank 1"));
+  // numbered by appearance, no transport lines, no ring lines, no ENV lines, silent ranks
+  REQUIRE(log->notes.size() == 5);
+  CHECK_THAT(log->notes[4], Catch::Contains("3 of 4 ranks") && Catch::Contains("rank 1"));
 }
 
 TEST_CASE("a COLL line with a missing field is rejected with its file and line", "[plan][log]") {

@@ -1,0 +1,181 @@
+// replay-sched's verdict held against real NCCL 2.28.9 jobs whose ranks disagree (issue 40):
+// scenarios/divergence, recorded on 4x H200 by scripts/gpu/divergence_battery.sh, each folder
+// labelled by what NCCL really did (progress_<r>.txt: every op started, finished, its values
+// checked). The expectation of every case comes from that label, never from the case's name:
+//
+//   - a job that completed with every value right must be HEALTHY;
+//   - a job that hung, failed or returned wrong values must be DIVERGENT (or FAILS), and the
+//     collective the verdict names must be the first operation where NCCL went wrong on some rank;
+//   - where the ranks' settings differ (env.txt), a `cause:` line names one of those settings;
+//     where the ranks issued different operations, the verdict says so.
+//
+// Each case three ways: the full logs, the logs cut to INIT+ENV+COLL (no TUNING lines: rank 0's
+// choices must not stand for a rank with other settings), and the logs without ENV lines with the
+// settings from env.txt. Without any settings at all, a broken job must still never be HEALTHY.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "engine/plan/nccl_log_import.hpp"
+#include "engine/plan/sched_replay.hpp"
+#include "engine/plan/sched_verdict.hpp"
+#include "support/test_files.hpp"
+#include "tests/engine/plan/init_coll_log.hpp"
+
+namespace fs = std::filesystem;
+using namespace railcheck::plan;
+
+namespace {
+
+// What NCCL did, from the ranks' progress files.
+struct Label {
+  bool healthy = true;
+  int first_bad_op = -1;                  // the first op (workload index) some rank did not finish right
+  bool ranks_issued_differently = false;  // the skip/count workloads
+};
+
+Label read_label(const fs::path& dir, int nranks) {
+  Label l;
+  auto note_bad = [&](int op) {
+    l.healthy = false;
+    l.first_bad_op = l.first_bad_op < 0 ? op : std::min(l.first_bad_op, op);
+  };
+  for (int r = 0; r < nranks; ++r) {
+    std::istringstream in(railcheck::test::read_file(dir / fmt::format("progress_{}.txt", r)));
+    std::string last;
+    for (std::string line; std::getline(in, line);) {
+      if (line.empty()) continue;
+      last = line;
+      int op = -1;
+      if (std::sscanf(line.c_str(), "done %d", &op) == 1 && line.find(" WRONG ") != std::string::npos) note_bad(op);
+      if (line.starts_with("skipped ")) l.ranks_issued_differently = true;
+    }
+    int op = -1;
+    if (last != "completed" && std::sscanf(last.c_str(), "start %d", &op) == 1) note_bad(op);
+    if (last.empty()) note_bad(0);
+  }
+  const std::string env = railcheck::test::read_file(dir / "env.txt");
+  if (env.find("workload count") != std::string::npos || env.find("workload skip") != std::string::npos)
+    l.ranks_issued_differently = true;
+  return l;
+}
+
+// The workload's op index of collective #k on rank 0 (op 12, the send/recv ring, is not a collective).
+int op_of_collective(int k) { return k < 12 ? k : k + 1; }
+
+std::vector<fs::path> logs_of(const fs::path& dir) {
+  std::vector<fs::path> out;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().extension() == ".log" && e.path().filename().string().starts_with("rank")) out.push_back(e.path());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string without_env_lines(const std::string& text) {
+  std::istringstream in(text);
+  std::string out;
+  for (std::string line; std::getline(in, line);)
+    if (line.find(" set by environment to ") == std::string::npos) out += line + "\n";
+  return out;
+}
+
+enum class Variant { Full, NoTuning, EnvTxtOnly, NoSettings };
+
+SchedVerdict verdict_of(const fs::path& dir, Variant v) {
+  std::vector<LogFile> files;
+  for (const auto& p : logs_of(dir)) {
+    std::string text = railcheck::test::read_file(p);
+    if (v != Variant::Full) text = init_coll_only(text);
+    if (v == Variant::EnvTxtOnly || v == Variant::NoSettings) text = without_env_lines(text);
+    files.push_back(LogFile{p.string(), std::move(text)});
+  }
+  RankEnvSources given;
+  if (v == Variant::EnvTxtOnly)
+    given.env_txt = env_from_env_txt(railcheck::test::read_file(dir / "env.txt"), (dir / "env.txt").string());
+  auto log = import_nccl_logs(files, LaunchReading::AsLogged, given);
+  REQUIRE(log.ok());
+  const auto nccl = policy_by_name("nccl").value();
+  auto r = replay(log->input, nccl, NcclVersion::V2_28);
+  REQUIRE(r.ok());
+  std::optional<ReplayResult> each;
+  if (log->boundaries_uncertain) {
+    auto other = import_nccl_logs(files, LaunchReading::EachOperation, given);
+    REQUIRE(other.ok());
+    auto e = replay(other->input, nccl, NcclVersion::V2_28);
+    REQUIRE(e.ok());
+    each = std::move(e).value();
+  }
+  return judge(log->input, r.value(), each ? &*each : nullptr);
+}
+
+// The settings env.txt gives some ranks and not others (or with other values).
+std::set<std::string> differing_vars(const fs::path& dir, int nranks) {
+  const GivenEnv given = env_from_env_txt(railcheck::test::read_file(dir / "env.txt"), "env.txt");
+  std::set<std::string> out;
+  const RankEnv r0 = given.for_rank(0);
+  for (int r = 1; r < nranks; ++r) {
+    const RankEnv other = given.for_rank(static_cast<std::uint32_t>(r));
+    for (const auto& k : kPlanKnobs) {
+      const EnvSetting* a = r0.find(k.var);
+      const EnvSetting* b = other.find(k.var);
+      if ((a == nullptr) != (b == nullptr) || (a != nullptr && a->value != b->value)) out.insert(std::string(k.var));
+    }
+  }
+  return out;
+}
+
+// The collective the headline names: "collective #N", or "before collective #0".
+int named_collective(const std::string& headline) {
+  std::smatch m;
+  if (!std::regex_search(headline, m, std::regex(R"(collective #(\d+))"))) return -1;
+  return std::stoi(m[1]);
+}
+
+}  // namespace
+
+TEST_CASE(
+    "replay-sched verdict: every recorded divergent job is caught at the operation where NCCL went wrong, with "
+    "its cause; every healthy one is healthy",
+    "[plan][divergence]") {
+  const fs::path root = railcheck::test::source_path("scenarios/divergence");
+  int cases = 0, broken = 0;
+  for (const auto& e : fs::directory_iterator(root)) {
+    if (!e.is_directory()) continue;
+    const fs::path dir = e.path();
+    const int nranks = static_cast<int>(logs_of(dir).size());
+    REQUIRE(nranks >= 2);
+    const Label label = read_label(dir, nranks);
+    const auto vars = differing_vars(dir, nranks);
+    ++cases;
+    broken += label.healthy ? 0 : 1;
+    for (const Variant v : {Variant::Full, Variant::NoTuning, Variant::EnvTxtOnly}) {
+      const SchedVerdict verdict = verdict_of(dir, v);
+      std::string text;
+      for (const auto& l : verdict.lines) text += l + "\n";
+      INFO(dir.filename().string() << " variant " << static_cast<int>(v) << "\n" << text);
+      if (label.healthy) {
+        CHECK(verdict.kind == SchedVerdict::Kind::Healthy);
+        continue;
+      }
+      REQUIRE(verdict.kind == SchedVerdict::Kind::Divergent);
+      CHECK(op_of_collective(named_collective(verdict.lines.front())) == label.first_bad_op);
+      if (label.ranks_issued_differently) CHECK(text.find("issued different operations") != std::string::npos);
+      if (!vars.empty()) {
+        bool named = false;
+        for (const auto& var : vars)
+          named = named || text.find("cause: rank") != std::string::npos && text.find(var + "=") != std::string::npos;
+        CHECK(named);
+      }
+    }
+    // With no settings at all (no ENV lines, no env.txt) the verdict may not know why, but a job
+    // that went wrong is never called healthy.
+    if (!label.healthy) CHECK(verdict_of(dir, Variant::NoSettings).kind != SchedVerdict::Kind::Healthy);
+  }
+  CHECK(cases >= 20);
+  CHECK(broken >= 12);
+}
