@@ -166,9 +166,10 @@ TEST_CASE(
       CHECK(op_of_collective(named_collective(verdict.lines.front())) == label.first_bad_op);
       if (label.ranks_issued_differently) CHECK(text.find("issued different operations") != std::string::npos);
       if (!vars.empty()) {
-        bool named = false;
-        for (const auto& var : vars)
-          named = named || text.find("cause: rank") != std::string::npos && text.find(var + "=") != std::string::npos;
+        bool named = false;  // a `cause:` line names one of the settings that differ
+        for (const auto& line : verdict.lines)
+          for (const auto& var : vars)
+            named = named || (line.starts_with("cause: ") && line.find(var + "=") != std::string::npos);
         CHECK(named);
       }
     }
