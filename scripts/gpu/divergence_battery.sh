@@ -47,6 +47,12 @@ h2x2_maxnch2_host1|4|2|sweep|2:NCCL_MAX_NCHANNELS=2;3:NCCL_MAX_NCHANNELS=2
 h2x2_nthreads256|4|2|sweep|3:NCCL_NTHREADS=256
 h2x2_all_algo_tree|4|2|sweep|*:NCCL_ALGO=Tree
 r4_maxnch8|4|4|sweep|2:NCCL_MAX_NCHANNELS=8
+r2_all_nthreads128|2|2|sweep|*:NCCL_NTHREADS=128
+r4_all_mix|4|4|sweep|*:NCCL_MAX_NCHANNELS=6,NCCL_PROTO=^LL128,NCCL_NTHREADS=256
+h2x2_all_nthreads256|4|2|sweep|*:NCCL_NTHREADS=256
+r2_llbuff256k|2|2|sweep|1:NCCL_LL_BUFFSIZE=262144
+n2_net_chunk64k|2|1|sweep|1:NCCL_P2P_NET_CHUNKSIZE=65536
+h2x2_all_ring|4|2|sweep|*:NCCL_ALGO=Ring
 "
 if [[ -n "${ONLY:-}" ]]; then
   picked=""
