@@ -140,7 +140,8 @@ int dispatch(int argc, char** argv) {
   app.require_subcommand(1);
   app.footer(
       "Exit codes: 0 ran clean, 1 violation found, 2 bad input (one line naming the file, line and key), "
-      "3 inconclusive (a search limit was hit), 70 internal error (a railcheck bug: an uncaught exception or a "
+      "3 inconclusive (a search limit was hit; replay-sched: the inputs cannot settle the verdict), 70 internal error "
+      "(a railcheck bug: an uncaught exception or a "
       "fatal signal), 77 skipped (conform: no device or no namespaces).");
   app.set_version_flag("--version", fmt::format("railcheck 0.1.0 (allocator: {})", railcheck::cli::allocator_name()));
 

@@ -83,6 +83,17 @@ Error at(const LogFile& f, std::uint32_t line, std::string what, std::string hin
   return Error{fmt::format("{}:{}: {}", f.name, line, what), std::move(hint)};
 }
 
+// The two ranks of a transport line, "Channel 00/0 : 1[1] -> 0[0] [receive] via NET/Socket/0" (lower first).
+std::optional<std::pair<std::uint32_t, std::uint32_t>> transport_link(std::string_view body) {
+  const auto colon = body.find(" : ");
+  const auto arrow = body.find("-> ");
+  if (colon == std::string_view::npos || arrow == std::string_view::npos) return std::nullopt;
+  const auto from = number_of<std::uint32_t>(body.substr(colon + 3, body.find('[', colon) - colon - 3));
+  const auto to = number_of<std::uint32_t>(body.substr(arrow + 3, body.find('[', arrow) - arrow - 3));
+  if (!from || !to) return std::nullopt;
+  return std::make_pair(std::min(*from, *to), std::max(*from, *to));
+}
+
 // The lines of one process in a log that holds several (a merged log).
 std::string lines_of(std::string_view text, std::string_view host_pid) {
   std::string out;
@@ -195,6 +206,8 @@ class Importer {
         if (const auto via = body.find(" via "); via != std::string_view::npos) {
           const auto kind = body.substr(via + 5, body.find_first_of("/ ", via + 5) - via - 5);
           transports_.insert(std::string(kind));
+          if (kind == "NET")
+            if (auto link = transport_link(body)) net_links_.insert(*link);
         }
         continue;
       }
@@ -448,6 +461,7 @@ class Importer {
       out.input.rank_ends[rank] = log_end(texts[rank].text, key.second, f.name);
       out.input.rank_ends[rank].last_op_line = last_op_line.count(rank) ? last_op_line.at(rank) : 0;
     }
+    out.input.net_links = net_links_;
     auto modelled = model_each_rank(texts, given_, out.input);
     if (!modelled) return modelled.error();
     out.notes.insert(out.notes.end(), modelled->begin(), modelled->end());
@@ -506,6 +520,7 @@ class Importer {
   std::vector<OpLine> ops_;
   std::vector<TuneLine> tunes_;
   std::set<std::string> transports_;  // "NET", "P2P", "SHM", ... from the INIT transport lines
+  std::set<std::pair<std::uint32_t, std::uint32_t>> net_links_;  // rank pairs joined by a NET transport line
   std::size_t seq_ = 0;
   std::map<std::pair<std::string, std::string>, std::uint32_t> init_rank_;
   std::set<std::uint32_t> ring_channels_;  // every channel count the INIT ring lines name

@@ -15,8 +15,10 @@
 // "comm" line the communicator has max(rank)+1 ranks and CommShape's defaults. Every problem
 // is one Error "<file>:<line>: ...".
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "engine/core/result.hpp"
@@ -47,6 +49,9 @@ struct SchedInput {
   std::vector<CommShape> rank_shapes;
   std::vector<RankEnv> rank_env;
   std::vector<RankLogEnd> rank_ends;
+  // Pairs of ranks (lower first) whose INIT transport lines show a network connection ("via NET/");
+  // empty where the logs show none.
+  std::set<std::pair<std::uint32_t, std::uint32_t>> net_links;
 };
 
 Result<SchedInput> parse_sched_trace(std::string_view text, const std::string& file);

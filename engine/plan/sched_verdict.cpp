@@ -4,6 +4,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+#include <tuple>
+
 namespace railcheck::plan {
 namespace {
 
@@ -109,6 +112,69 @@ bool communicator_differs(SchedVerdict& v, const SchedInput& in) {
   return false;
 }
 
+// A p2p send whose two ends frame it differently. Over the network the receiver posts buffers of
+// its own step (P2P Chunksize under Simple, buffSizes[LL] / NCCL_STEPS under LL: src/enqueue.cc
+// addP2pToPlan, src/init.cc computeBuffSizes) and the sender sends its own: recorded on 2.28.9,
+// NCCL_P2P_NET_CHUNKSIZE=65536 on one of two NET ranks made the 1 MiB send/recv ring return wrong
+// values on one rank and "NET/Socket : ... message truncated : receiving 131072 bytes instead of
+// 65536" on the other. Over NVLink P2P the chunk does not matter (recorded:
+// NCCL_P2P_NVL_CHUNKSIZE=131072 on one rank, every value right), so only network pairs are held.
+struct P2pMismatch {
+  std::uint32_t from = 0, to = 0;
+  std::uint32_t colls_before = 0;  // the sender's collectives issued before it
+  std::uint64_t bytes = 0;
+  std::string what;
+};
+
+bool over_network(const SchedInput& in, std::uint32_t a, std::uint32_t b) {
+  if (!in.net_links.empty()) return in.net_links.count({std::min(a, b), std::max(a, b)}) != 0;
+  const auto n = static_cast<std::uint32_t>(in.rank_shapes.size());
+  return n != 0 && in.rank_shapes[a].v228.nodes(n) == n;  // one rank per node: every pair crosses the network
+}
+
+std::optional<P2pMismatch> p2p_framing_differs(const SchedInput& in) {
+  const auto n = static_cast<std::uint32_t>(in.rank_shapes.size());
+  auto frame = [](const CommShape& s, std::uint64_t bytes) {
+    const bool ll = bytes <= s.v228.p2p_ll_threshold;
+    return std::make_tuple(ll, ll ? s.v228.step_bytes(kProtoLL) : s.v228.p2p_chunk_bytes, s.p2p_channels_per_peer);
+  };
+  std::optional<P2pMismatch> first;
+  for (const auto& stream : in.ranks) {
+    std::uint32_t colls = 0;
+    for (const auto& g : stream.groups) {
+      for (const auto& t : g.p2ps) {
+        if (t.dir != P2pDir::Send || t.peer == stream.rank || t.peer >= n || stream.rank >= n) continue;
+        if (!over_network(in, stream.rank, t.peer)) continue;
+        const auto [ll_a, step_a, per_peer_a] = frame(in.rank_shapes[stream.rank], t.bytes);
+        const auto [ll_b, step_b, per_peer_b] = frame(in.rank_shapes[t.peer], t.bytes);
+        if (ll_a == ll_b && step_a == step_b && per_peer_a == per_peer_b) continue;
+        if (first && first->colls_before <= colls) continue;
+        first = P2pMismatch{
+            stream.rank, t.peer, colls, t.bytes,
+            fmt::format("rank {} sends it over the network in {} steps of {} B on {} channel(s) per peer, rank {} "
+                        "receives {} steps of {} B on {}",
+                        stream.rank, ll_a ? "LL" : "Simple", step_a, per_peer_a, t.peer, ll_b ? "LL" : "Simple", step_b,
+                        per_peer_b)};
+      }
+      colls += static_cast<std::uint32_t>(g.colls.size());
+    }
+  }
+  return first;
+}
+
+void p2p_divergent(SchedVerdict& v, const SchedInput& in, const P2pMismatch& m) {
+  v.kind = SchedVerdict::Kind::Divergent;
+  v.lines.push_back(fmt::format("DIVERGENT: the p2p send of {} B from rank {} to rank {} {}: {}", m.bytes, m.from, m.to,
+                                m.colls_before == 0 ? std::string("before collective #0")
+                                                    : fmt::format("after collective #{}", m.colls_before - 1),
+                                m.what));
+  const Divergence d{Divergence::Kind::Plan, m.colls_before, m.to, m.from, "", PlanField::P2p};
+  for (auto& c : causes(in, d)) v.lines.push_back(std::move(c));
+  v.lines.push_back(
+      "NCCL's network receiver posts buffers of its own step size: the transfer is truncated or lands misframed "
+      "(an error on one end, wrong values on the other)");
+}
+
 // The first collective NCCL refuses on some rank, if it comes before `before` (the first divergence).
 bool refused_first(SchedVerdict& v, const SchedInput& in, const ReplayResult& r, std::uint32_t before) {
   const RankSchedule* first = nullptr;
@@ -202,7 +268,15 @@ SchedVerdict judge(const SchedInput& input, const ReplayResult& as_logged, const
   const ReplayResult& r =
       each_operation != nullptr && faulty(as_logged) && faulty(*each_operation) ? *each_operation : as_logged;
   const auto& first = r.agreement.first;
-  if (refused_first(v, input, r, first ? first->coll_seq : UINT32_MAX)) return v;
+  const auto p2p = p2p_framing_differs(input);
+  const bool p2p_first = p2p && (!first || p2p->colls_before <= first->coll_seq);
+  std::uint32_t before = first ? first->coll_seq : UINT32_MAX;
+  if (p2p_first) before = p2p->colls_before == 0 ? 0 : p2p->colls_before - 1;
+  if (refused_first(v, input, r, before)) return v;
+  if (p2p_first) {
+    p2p_divergent(v, input, *p2p);
+    return v;
+  }
   if (first) {
     divergent(v, input, r);
     return v;

@@ -129,11 +129,14 @@ std::set<std::string> differing_vars(const fs::path& dir, int nranks) {
   return out;
 }
 
-// The collective the headline names: "collective #N", or "before collective #0".
-int named_collective(const std::string& headline) {
+// The workload op the headline names: "collective #N", "before collective #0", or a p2p
+// operation "after collective #N" (the op that follows it).
+int named_op(const std::string& headline) {
   std::smatch m;
+  if (std::regex_search(headline, m, std::regex(R"(after collective #(\d+))")))
+    return op_of_collective(std::stoi(m[1])) + 1;
   if (!std::regex_search(headline, m, std::regex(R"(collective #(\d+))"))) return -1;
-  return std::stoi(m[1]);
+  return op_of_collective(std::stoi(m[1]));
 }
 
 }  // namespace
@@ -163,7 +166,7 @@ TEST_CASE(
         continue;
       }
       REQUIRE(verdict.kind == SchedVerdict::Kind::Divergent);
-      CHECK(op_of_collective(named_collective(verdict.lines.front())) == label.first_bad_op);
+      CHECK(named_op(verdict.lines.front()) == label.first_bad_op);
       if (label.ranks_issued_differently) CHECK(text.find("issued different operations") != std::string::npos);
       if (!vars.empty()) {
         bool named = false;  // a `cause:` line names one of the settings that differ
@@ -179,4 +182,53 @@ TEST_CASE(
   }
   CHECK(cases >= 20);
   CHECK(broken >= 12);
+}
+
+TEST_CASE(
+    "replay-sched from TUNING-stripped logs: rank 0's predicted algorithm, protocol and channels are the ones "
+    "NCCL logged, with the run's own settings",
+    "[plan][divergence]") {
+  // Rank 0 prints a TUNING line for every collective it schedules (src/enqueue.cc
+  // scheduleCollTasksToPlan); the model, given the same logs without those lines, must predict them
+  // from rank 0's INIT lines and settings alone. The workload issues every operation alone and waits
+  // for it, so each operation is its own launch.
+  const fs::path root = railcheck::test::source_path("scenarios/divergence");
+  const auto nccl = policy_by_name("nccl").value();
+  int compared = 0, cases = 0;
+  for (const auto& e : fs::directory_iterator(root)) {
+    if (!e.is_directory()) continue;
+    std::vector<LogFile> full, stripped;
+    for (const auto& p : logs_of(e.path())) {
+      const std::string text = railcheck::test::read_file(p);
+      full.push_back(LogFile{p.string(), text});
+      stripped.push_back(LogFile{p.string(), init_coll_only(text)});
+    }
+    auto logged = import_nccl_logs(full);
+    auto predicted = import_nccl_logs(stripped, LaunchReading::EachOperation);
+    REQUIRE(logged.ok());
+    REQUIRE(predicted.ok());
+    auto r = replay(predicted->input, nccl, NcclVersion::V2_28);
+    REQUIRE(r.ok());
+    std::vector<const CollTask*> lines;  // rank 0's collectives in issue order, with their TUNING line
+    for (const auto& g : logged->input.ranks[0].groups)
+      for (const auto& c : g.colls) lines.push_back(&c);
+    const auto& placed = r->schedules[0].colls;
+    ++cases;
+    for (std::size_t k = 0; k < lines.size() && k < placed.size(); ++k) {
+      if (lines[k]->logged_by != 0) continue;
+      INFO(e.path().filename().string() << " collective #" << k << " " << name(lines[k]->op) << " count "
+                                        << lines[k]->count);
+      CHECK(algorithm_name(placed[k].algo) == algorithm_name(*algorithm_index(lines[k]->algorithm)));
+      CHECK(protocol_name(placed[k].proto) == protocol_name(*protocol_index(lines[k]->protocol)));
+      std::vector<std::uint32_t> want;
+      for (int ch = lines[k]->logged_lo; ch <= lines[k]->logged_hi; ++ch)
+        want.push_back(static_cast<std::uint32_t>(ch));
+      auto got = placed[k].channels;
+      std::sort(got.begin(), got.end());
+      CHECK(got == want);
+      ++compared;
+    }
+  }
+  CHECK(cases >= 20);
+  CHECK(compared >= 200);
 }
