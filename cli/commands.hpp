@@ -188,6 +188,18 @@ struct BudgetOptions {
 };
 int cmd_budget(const BudgetOptions& o);
 
+// railcheck validate: one scenario on the SimGrid driver and in the netns lab, side by side
+// (backends/validate, docs/validation.md). Exit 0 the drivers agree within the tolerance, 1 they
+// disagree, 2 bad input, 77 the scenario or this machine cannot run it in the lab.
+struct ValidateOptions {
+  std::string scenario;
+  std::string provider = "tcp;ofi_rxm";
+  std::uint32_t runs = 3;             // lab runs; the hardware column is their median
+  std::optional<std::uint64_t> seed;  // the sim's; default the scenario's
+  std::string json_path;              // '-' for stdout
+};
+int cmd_validate(const ValidateOptions& o);
+
 // railcheck conform: the hardware conformance suite between two processes (backends/hw/conform).
 // Exit 0 all cases pass, 1 a case failed, 2 bad input (or no such provider), 77 skipped: no RDMA
 // device (verbs), or no network namespaces here (--netns: not root, or the kernel refuses).

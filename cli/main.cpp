@@ -386,6 +386,19 @@ int dispatch(int argc, char** argv) {
   imm_transfer_cmd->add_option("--transport", imm.transport, "rc or srd (default: the preset's)");
   imm_transfer_cmd->add_option("--seed", imm.seed, "Seed of the SRD spraying delays");
 
+  railcheck::cli::ValidateOptions validate;
+  auto* validate_cmd = app.add_subcommand(
+      "validate",
+      "Run a scenario on the SimGrid driver and in the netns lab (tcp;ofi_rxm between two network namespaces, real "
+      "faults) with the NIC replaced by the calibrated lab link; print both side by side (exit 0 agree, 1 disagree, "
+      "77 cannot run here)");
+  validate_cmd->add_option("scenario", validate.scenario, "Scenario file (TOML)")->required()->check(CLI::ExistingFile);
+  validate_cmd->add_option("--runs", validate.runs, "Lab runs; the hardware column is their median (default 3)")
+      ->check(CLI::Range(1, 50));
+  validate_cmd->add_option("--provider", validate.provider, "libfabric provider for the lab (default tcp;ofi_rxm)");
+  validate_cmd->add_option("--seed", validate.seed, "The sim's seed (default: the scenario's)");
+  validate_cmd->add_option("--json", validate.json_path, "Also write the comparison as JSON ('-' for stdout)");
+
   railcheck::cli::ConformOptions conform;
   auto* conform_cmd = app.add_subcommand("conform",
                                          "Hardware conformance suite between two processes (exit 1: a case failed, 77: "
@@ -444,6 +457,7 @@ int dispatch(int argc, char** argv) {
   if (report_cmd->parsed()) return railcheck::cli::cmd_report(report);
   if (budget_cmd->parsed()) return railcheck::cli::cmd_budget(budget);
   if (conform_cmd->parsed()) return railcheck::cli::cmd_conform(conform);
+  if (validate_cmd->parsed()) return railcheck::cli::cmd_validate(validate);
   if (imm_check_cmd->parsed()) return railcheck::cli::cmd_imm_check(imm);
   if (imm_transfer_cmd->parsed()) return railcheck::cli::cmd_imm_transfer(imm);
   return kExitBadInput;

@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 
+#include "backends/hw/conform/child_process.hpp"
 #include "backends/hw/conform/netns_lab.hpp"
 
 namespace railcheck::test {
@@ -21,37 +22,11 @@ inline std::string test_prefix() {
   return conform::default_netns_prefix() + "t" + std::to_string(++counter);
 }
 
-// Runs `body` in a forked child that can never hang (alarm) and never returns into Catch.
-inline pid_t fork_child(const std::function<int()>& body) {
-  std::fflush(nullptr);
-  const pid_t pid = fork();
-  if (pid != 0) return pid;
-  alarm(20);
-  int code = 98;
-  try {
-    code = body();
-  } catch (...) {
-    std::fprintf(stderr, "child: exception\n");
-  }
-  std::fflush(nullptr);
-  _exit(code);
-}
-
-// The child's exit code, or 128 + the signal that ended it.
-inline int wait_child(pid_t pid) {
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) return -1;
-  }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-inline int run_in_child(const std::function<int()>& body) { return wait_child(fork_child(body)); }
-
-inline int fail_with(int code, const std::string& why) {
-  std::fprintf(stderr, "child: %s\n", why.c_str());
-  return code;
-}
+// Forked children that can never hang and never return into Catch (child_process.hpp).
+using conform::fail_with;
+using conform::fork_child;
+using conform::run_in_child;
+using conform::wait_child;
 
 // Whether this machine can have a lab: root, iproute2, and a host or container that permits
 // namespaces. The last is told apart by a bare `ip netns add`, so a lab that fails where

@@ -1,0 +1,82 @@
+#pragma once
+// One failover scenario on real hardware (issue 41): the HA engine over a libfabric provider
+// (tcp;ofi_rxm by default) between the netns lab's two namespaces, a verified message stream
+// from side a (rank 0) to side b (rank 1), and a real fault at a given time after the stream's
+// first delivery: rail 0's link taken down (`ip link` semantics, SIOCSIFFLAGS on side b's veth
+// end, which drops the carrier of both ends), or side b stopped with SIGSTOP for a while. What
+// `railcheck validate` holds against the SimGrid driver, and what the liveness lab test asserts.
+//
+// Each side is a forked child that enters its namespace before libfabric opens anything and
+// runs like NCCL's proxy thread: SCHED_FIFO with a 20 us nap per loop where the process may
+// (docs/failover.md "Measured: the netns lab": at normal priority a loaded 2-core machine makes
+// every hop wait 40-120 ms for a core; the result says which it was). Times are CLOCK_MONOTONIC
+// (steady_clock), one clock for every process of the host, so both sides' instants compare.
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "backends/hw/conform/message_stream.hpp"
+#include "backends/hw/conform/netns_lab.hpp"
+#include "engine/core/result.hpp"
+#include "engine/failover/ha_tunables.hpp"
+
+namespace railcheck::conform {
+
+struct LabFault {
+  enum class Kind : std::uint8_t { None, LinkDown, StopReceiver };
+  Kind kind = Kind::None;
+  std::chrono::nanoseconds at{};        // after side b's first verified delivery
+  std::chrono::nanoseconds stop_for{};  // StopReceiver: how long side b stays stopped
+};
+
+struct LabFailoverPlan {
+  std::string provider = "tcp;ofi_rxm";
+  StreamSpec spec;  // max_group 1: a message's delivery is its receive's completion
+  HaTunables tunables;
+  LabFault fault;
+  std::chrono::seconds give_up{20};  // a side that makes no progress for this long fails the run
+};
+
+// One side's report: "key value ..." pairs and the sender's failover trigger.
+struct LabSideReport {
+  std::map<std::string, long long> values;
+  std::string why;
+  long long get(const std::string& key, long long missing = -1) const;
+};
+
+struct LabFailoverResult {
+  bool realtime = false;  // both sides ran SCHED_FIFO
+  int sender_exit = -1;
+  int receiver_exit = -1;
+  double stopped_ms = 0;  // StopReceiver: how long side b really stayed stopped
+  LabSideReport sender;
+  LabSideReport receiver;
+  // Derived, CLOCK_MONOTONIC nanoseconds (-1 = did not happen).
+  long long start_ns = -1;               // side b's first verified delivery
+  long long fault_ns = -1;               // the fault began
+  long long detected_ns = -1;            // the sender's first failover started
+  long long first_replayed_ns = -1;      // side b's first delivery after its engine switched rails
+  long long end_ns = -1;                 // side b's last delivery
+  std::uint64_t messages = 0;            // the stream's length
+  std::uint64_t verified = 0;            // delivered exactly once, in order, bytes checked
+  std::uint64_t verified_at_fault = 0;   // of those, before the fault
+  std::uint64_t verified_at_switch = 0;  // of those, before the first replayed delivery
+  std::uint32_t failovers = 0;           // started by the sender
+  std::string detected_by;               // the engine's trace of what started the first failover
+  double gbps_before = 0;                // payload rate from the first delivery to the fault
+  double gbps_after = 0;                 // from the first replayed delivery to the last
+  bool ok() const { return sender_exit == 0 && receiver_exit == 0; }
+};
+
+// Runs the plan between the lab's two sides. An Error only when the run could not be made (no
+// pipes, a side that could not start); a stream that failed is a result with its exit codes and
+// the side's reason in stderr.
+Result<LabFailoverResult> run_lab_failover(const NetnsLab& lab, const LabFailoverPlan& plan);
+
+// Whether `provider` opens in the lab's namespace (tcp;ofi_rxm needs its rail addresses there);
+// an Error says why not.
+Result<bool> provider_usable_in_lab(const NetnsLab& lab, const std::string& provider);
+
+}  // namespace railcheck::conform

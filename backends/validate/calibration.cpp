@@ -1,0 +1,49 @@
+// Measuring the lab's link (calibration.hpp).
+#include "backends/validate/calibration.hpp"
+
+#include <fmt/format.h>
+
+namespace railcheck::validation {
+namespace {
+
+Result<conform::LabFailoverResult> clean_run(const conform::NetnsLab& lab, const std::string& provider,
+                                             std::size_t bytes, std::uint32_t window, std::uint64_t messages,
+                                             const HaTunables& tunables) {
+  conform::LabFailoverPlan p;
+  p.provider = provider;
+  p.spec.seed = 41;
+  p.spec.messages = messages;
+  p.spec.fixed_size = bytes;
+  p.spec.window = window;
+  p.spec.max_group = 1;
+  p.tunables = tunables;
+  auto r = conform::run_lab_failover(lab, p);
+  if (!r) return r.error();
+  if (!r->ok() || r->verified != messages || r->end_ns <= r->start_ns)
+    return Error{
+        fmt::format("calibration run ({} messages of {} B, window {}) failed: sender exit {}, receiver exit {}",
+                    messages, bytes, window, r->sender_exit, r->receiver_exit),
+        "see the sides' lines on stderr"};
+  return r;
+}
+
+}  // namespace
+
+Result<LabLink> calibrate(const conform::NetnsLab& lab, const std::string& provider, std::size_t bytes,
+                          std::uint32_t window, const HaTunables& tunables) {
+  LabLink link;
+  link.message_bytes = bytes;
+  link.window = window;
+  // The rate: long enough (a few thousand messages) that the first delivery's set-up is noise.
+  auto rate = clean_run(lab, provider, bytes, window, 3000, tunables);
+  if (!rate) return rate.error();
+  link.gbps = static_cast<double>(rate->verified - 1) * static_cast<double>(bytes) * 8.0 /
+              static_cast<double>(rate->end_ns - rate->start_ns);
+  // The round trip: one 64 B message at a time.
+  auto rtt = clean_run(lab, provider, 64, 1, 200, tunables);
+  if (!rtt) return rtt.error();
+  link.round_trip = Nanos{(rtt->end_ns - rtt->start_ns) / static_cast<long long>(rtt->verified - 1)};
+  return link;
+}
+
+}  // namespace railcheck::validation

@@ -1,0 +1,17 @@
+#pragma once
+// What the lab's link is, measured with the provider in between (issue 41 item 2), so that the
+// SimGrid driver can model it: the payload rate of one stream of the lab's message size and
+// window, and the round trip of a 64 B message (window 1: each send waits for its completion,
+// which under the engine's delivery acks is the receiver's acknowledgement). Both come from
+// fault-free lab runs of the same engine and provider that validation then faults.
+#include "backends/hw/conform/netns_lab.hpp"
+#include "backends/validate/lab_scenario.hpp"
+#include "engine/core/result.hpp"
+
+namespace railcheck::validation {
+
+// `bytes` and `window`: the stream validation will run; `tunables`: the scenario's engine.
+Result<LabLink> calibrate(const conform::NetnsLab& lab, const std::string& provider, std::size_t bytes,
+                          std::uint32_t window, const HaTunables& tunables);
+
+}  // namespace railcheck::validation

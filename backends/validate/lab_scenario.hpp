@@ -1,0 +1,55 @@
+#pragma once
+// A scenario as both drivers can run it (issue 41, `railcheck validate`). The lab is two network
+// namespaces joined by two veth rails carrying libfabric's tcp;ofi_rxm, not a 400 Gb/s RDMA
+// NIC, so validation runs the scenario on both drivers with its NIC replaced by the calibrated
+// lab link, and its workload cut to what one lab stream carries: one direction (rank 0 -> rank
+// 1, one connection), messages of at most kLabMaxMessageBytes, enough of them to run past the
+// fault. The engine tunables and the fault (kind, rail, time) are the scenario's. Every change is
+// listed in `changes`, for the report.
+//
+// Faults the lab can make today: a link going down for good (rail 0 of either rank: taking one
+// end of a veth pair down drops the carrier of both), a stalled peer (SIGSTOP of the receiving
+// process), or none. The others (flaps, delay spikes, loss, one-way loss, incast) need tc netem
+// or a timed `ip link` flap in the lab: not_runnable() says so, and `validate` exits 77.
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "backends/hw/conform/lab_failover.hpp"
+#include "engine/core/result.hpp"
+#include "models/scenario.hpp"
+
+namespace railcheck::validation {
+
+// What calibration measured of the lab's link, with the provider in between (calibration.hpp).
+struct LabLink {
+  double gbps = 0;     // payload rate of one stream of the lab's message size and window
+  Nanos round_trip{};  // one message and its completion, window 1, 64 B
+  std::size_t message_bytes = 0;
+  std::uint32_t window = 0;
+};
+
+// ofi_rxm's eager size (FI_OFI_RXM_BUFFER_SIZE, 16 KiB by default): larger messages go by
+// rendezvous, and with those libfabric 1.17.0 (Debian 12) crashes in fi_close of the receiving
+// endpoint once its rail's link has died (SIGSEGV under ofi_rxm's endpoint close, recorded
+// 2026-11-27 with 64 KiB messages and the resync policy; docs/validation.md). Until that is
+// worked around in the backend, the lab runs eager messages.
+inline constexpr std::size_t kLabMaxMessageBytes = 16 * 1024;
+// The stream runs at least this long past the fault, so that detection, the switch and the
+// goodput after it are all inside it.
+inline constexpr auto kLabRunPastFault = std::chrono::milliseconds(400);
+
+// Why the lab cannot run `sc` (a fault it cannot make, a topology it does not have), or nothing.
+std::optional<std::string> not_runnable(const Scenario& sc);
+
+struct LabScenario {
+  Scenario sim;                      // the scenario as the SimGrid driver runs it beside the lab
+  conform::LabFailoverPlan lab;      // the same as the lab runs it
+  std::vector<std::string> changes;  // what differs from the scenario file, one line each
+};
+
+// `link` from calibration: the sim's NIC becomes the lab link (its rate and latency).
+Result<LabScenario> lab_version(const Scenario& sc, const LabLink& link);
+
+}  // namespace railcheck::validation

@@ -1,0 +1,144 @@
+// The sim's answer beside the lab's (side_by_side.hpp).
+#include "backends/validate/side_by_side.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <map>
+
+namespace railcheck::validation {
+namespace {
+
+using Lab = conform::LabFailoverResult;
+
+std::optional<double> sim_ms_after_fault(const sim::RunSummary& s, const std::optional<Nanos>& at) {
+  if (!at || !s.fault_at) return std::nullopt;
+  return to_millis(*at - *s.fault_at);
+}
+
+std::optional<double> lab_ms_after_fault(const Lab& r, long long at_ns) {
+  if (at_ns < 0 || r.fault_ns < 0) return std::nullopt;
+  return static_cast<double>(at_ns - r.fault_ns) / 1e6;
+}
+
+std::string lab_outcome(const Lab& r) {
+  if (!r.ok()) return fmt::format("failed (sender exit {}, receiver exit {})", r.sender_exit, r.receiver_exit);
+  return r.verified == r.messages ? "delivered" : "incomplete";
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const auto n = v.size();
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+enum class Kind { Time, Goodput, Count };
+
+}  // namespace
+
+bool SideBySide::agree() const {
+  if (sim_outcome != hardware_outcome) return false;
+  return std::all_of(rows.begin(), rows.end(), [](const Row& r) { return r.agree; });
+}
+
+SideBySide compare(const std::string& scenario, const sim::RunSummary& sim, const std::vector<Lab>& lab,
+                   const Tolerance& tol) {
+  SideBySide out;
+  out.scenario = scenario;
+  out.sim_outcome = sim.outcome == sim::RunOutcome::Delivered ? "delivered" : std::string(to_string(sim.outcome));
+  std::map<std::string, int> outcomes;
+  for (const auto& r : lab) ++outcomes[lab_outcome(r)];
+  if (outcomes.size() == 1)
+    out.hardware_outcome = outcomes.begin()->first;
+  else
+    for (const auto& [o, n] : outcomes)
+      out.hardware_outcome +=
+          fmt::format("{}{} ({} of {})", out.hardware_outcome.empty() ? "" : ", ", o, n, lab.size());
+
+  const bool benign = sim.fault_at == std::nullopt;  // no outage: every failover is a false one
+  auto add = [&](std::string metric, Kind kind, std::optional<double> s,
+                 const std::function<std::optional<double>(const Lab&)>& h) {
+    Row row;
+    row.metric = std::move(metric);
+    row.sim = s;
+    for (const auto& r : lab)
+      if (r.ok())
+        if (auto v = h(r)) row.hardware_runs.push_back(*v);
+    if (!row.hardware_runs.empty()) row.hardware = median(row.hardware_runs);
+    if (row.sim && row.hardware) {
+      const double a = *row.sim, b = *row.hardware, diff = std::abs(a - b);
+      switch (kind) {
+        case Kind::Time: row.agree = diff <= std::max(tol.time_floor_ms, tol.time_ratio * std::max(a, b)); break;
+        case Kind::Goodput: row.agree = diff <= tol.goodput_ratio * std::max(a, b); break;
+        case Kind::Count: row.agree = diff == 0; break;
+      }
+    } else {
+      row.agree = row.sim.has_value() == row.hardware.has_value();  // both absent: agree; one absent: not
+    }
+    out.rows.push_back(std::move(row));
+  };
+  add("detection_ms", Kind::Time, sim_ms_after_fault(sim, sim.detected_at),
+      [](const Lab& r) { return lab_ms_after_fault(r, r.detected_ns); });
+  add("first_replayed_delivery_ms", Kind::Time, sim_ms_after_fault(sim, sim.flowing_at),
+      [](const Lab& r) { return lab_ms_after_fault(r, r.first_replayed_ns); });
+  add("failovers", Kind::Count, static_cast<double>(sim.failovers),
+      [](const Lab& r) { return static_cast<double>(r.failovers); });
+  add("false_failovers", Kind::Count, static_cast<double>(sim.false_failovers), [benign](const Lab& r) {
+    const bool early = r.detected_ns >= 0 && r.fault_ns >= 0 && r.detected_ns < r.fault_ns;
+    return static_cast<double>(benign ? r.failovers : (early ? 1 : 0));
+  });
+  add("lost", Kind::Count, static_cast<double>(sim.lost),
+      [](const Lab& r) { return static_cast<double>(r.messages - r.verified); });
+  // The lab's receiver fails its run on a duplicate or misplaced message (message_stream.hpp):
+  // a run that completed had none.
+  add("duplicated", Kind::Count, static_cast<double>(sim.duplicates + sim.misplaced), [](const Lab&) { return 0.0; });
+  add("goodput_before_gbps", Kind::Goodput, sim.gbps_before_fault,
+      [](const Lab& r) { return r.fault_ns >= 0 ? std::optional<double>(r.gbps_before) : std::nullopt; });
+  add("goodput_after_gbps", Kind::Goodput, sim.gbps_after_switch,
+      [](const Lab& r) { return r.first_replayed_ns >= 0 ? std::optional<double>(r.gbps_after) : std::nullopt; });
+  // Rows the sim has no figure for where there was no fault (a clean run has no detection).
+  for (auto& row : out.rows)
+    if (!row.sim && !row.hardware) row.agree = true;
+  return out;
+}
+
+std::string to_text(const SideBySide& s) {
+  auto cell = [](const std::optional<double>& v) { return v ? fmt::format("{:.3f}", *v) : std::string("-"); };
+  std::string out = fmt::format("scenario   {}\n", s.scenario);
+  for (const auto& c : s.changes) out += fmt::format("  lab: {}\n", c);
+  if (!s.machine.empty()) out += fmt::format("  machine: {}\n", s.machine);
+  out += fmt::format("{:<28} {:>12} {:>12} {:>10}  {}\n", "", "sim", "hardware", "diff", "");
+  out += fmt::format("{:<28} {:>12} {:>12} {:>10}  {}\n", "outcome", s.sim_outcome, s.hardware_outcome, "",
+                     s.sim_outcome == s.hardware_outcome ? "agree" : "DISAGREE");
+  for (const auto& r : s.rows) {
+    const std::string diff = r.sim && r.hardware ? fmt::format("{:+.3f}", *r.hardware - *r.sim) : "";
+    std::string runs;
+    if (r.hardware_runs.size() > 1) {
+      auto [lo, hi] = std::minmax_element(r.hardware_runs.begin(), r.hardware_runs.end());
+      runs = fmt::format("  (lab {:.3f}..{:.3f} over {} runs)", *lo, *hi, r.hardware_runs.size());
+    }
+    out += fmt::format("{:<28} {:>12} {:>12} {:>10}  {}{}\n", r.metric, cell(r.sim), cell(r.hardware), diff,
+                       r.agree ? "agree" : "DISAGREE", runs);
+  }
+  out += s.agree() ? "verdict    the drivers agree within the tolerance\n"
+                   : "verdict    the drivers DISAGREE beyond the tolerance (rows marked)\n";
+  return out;
+}
+
+nlohmann::json to_json(const SideBySide& s) {
+  nlohmann::json rows = nlohmann::json::array();
+  auto num = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
+  for (const auto& r : s.rows)
+    rows.push_back({{"metric", r.metric},
+                    {"sim", num(r.sim)},
+                    {"hardware", num(r.hardware)},
+                    {"hardware_runs", r.hardware_runs},
+                    {"agree", r.agree}});
+  return {{"scenario", s.scenario}, {"outcome", {{"sim", s.sim_outcome}, {"hardware", s.hardware_outcome}}},
+          {"rows", rows},           {"changes", s.changes},
+          {"machine", s.machine},   {"agree", s.agree()}};
+}
+
+}  // namespace railcheck::validation

@@ -1,0 +1,102 @@
+// railcheck validate: one scenario on the SimGrid driver and in the netns lab, side by side
+// (backends/validate, issue 41). Exit 0 the drivers agree, 1 they disagree beyond the tolerance,
+// 2 bad input, 77 the scenario or this machine cannot run it in the lab (which one says why).
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <iostream>
+
+#include "backends/hw/conform/lab_failover.hpp"
+#include "backends/hw/conform/netns_lab.hpp"
+#include "backends/hw/verbs/verbs_probe.hpp"
+#include "backends/sim/sim_run.hpp"
+#include "backends/validate/calibration.hpp"
+#include "backends/validate/lab_scenario.hpp"
+#include "backends/validate/side_by_side.hpp"
+#include "cli/commands.hpp"
+#include "models/scenario.hpp"
+
+namespace railcheck::cli {
+namespace {
+
+constexpr int kExitSkipped = hw::verbs::kExitSkipped;  // 77, as conform
+
+int skipped(const std::string& why) {
+  fmt::print(stderr, "railcheck validate: {}; skipped\n", why);
+  return kExitSkipped;
+}
+
+}  // namespace
+
+int cmd_validate(const ValidateOptions& o) {
+  auto loaded = load_scenario_file(o.scenario);
+  if (!loaded) {
+    fmt::print(stderr, "railcheck validate: {}\n", loaded.error().message());
+    return kExitBadInput;
+  }
+  const Scenario sc = std::move(loaded).value();
+  if (auto why = validation::not_runnable(sc))
+    return skipped(fmt::format("{} cannot run in the lab: {}", sc.name, *why));
+  if (geteuid() != 0) return skipped("the netns lab needs root (network namespaces and veth pairs)");
+  // The lab is built before anything touches libfabric (`ip` runs as a child process), and taken
+  // down when this function returns.
+  auto made = conform::NetnsLab::create(conform::default_netns_prefix());
+  if (!made) return skipped("network namespaces are not available here: " + made.error().message());
+  const auto lab = std::move(made).value();
+  if (auto usable = conform::provider_usable_in_lab(*lab, o.provider); !usable)
+    return skipped(usable.error().message());
+
+  const std::size_t bytes = std::min<std::uint64_t>(sc.workload.message_bytes, validation::kLabMaxMessageBytes);
+  fmt::print(stderr, "railcheck validate: calibrating the lab link ({} B messages, window {})\n", bytes,
+             sc.workload.window);
+  auto link = validation::calibrate(*lab, o.provider, bytes, sc.workload.window, sc.engine);
+  if (!link) {
+    fmt::print(stderr, "railcheck validate: {}\n", link.error().message());
+    return kExitViolation;
+  }
+  auto both = validation::lab_version(sc, link.value());
+  if (!both) {
+    fmt::print(stderr, "railcheck validate: {}\n", both.error().message());
+    return kExitBadInput;
+  }
+  const auto wire = sim::default_wire_mode();
+  if (!wire) {
+    fmt::print(stderr, "railcheck validate: {}\n", wire.error().message());
+    return kExitBadInput;
+  }
+  const std::uint64_t seed = o.seed.value_or(sc.seed);
+  const sim::RunOutput predicted = sim::run_scenario(both->sim, seed, {}, wire.value());
+  std::vector<conform::LabFailoverResult> runs;
+  bool realtime = true;
+  for (std::uint32_t i = 0; i < o.runs; ++i) {
+    fmt::print(stderr, "railcheck validate: lab run {} of {}\n", i + 1, o.runs);
+    auto r = conform::run_lab_failover(*lab, both->lab);
+    if (!r) {
+      fmt::print(stderr, "railcheck validate: {}\n", r.error().message());
+      return kExitViolation;
+    }
+    realtime = realtime && r->realtime;
+    runs.push_back(std::move(r).value());
+  }
+  validation::SideBySide s = validation::compare(sc.name, predicted.summary, runs, validation::Tolerance{});
+  s.changes = both->changes;
+  s.machine = fmt::format("{} lab run(s), {} sides, provider {}", runs.size(),
+                          realtime ? "SCHED_FIFO" : "normal-priority (timings include waits for a core)", o.provider);
+  fmt::print("{}", validation::to_text(s));
+  if (!o.json_path.empty()) {
+    const std::string text = validation::to_json(s).dump(2) + "\n";
+    if (o.json_path == "-") {
+      std::cout << text;
+    } else {
+      std::ofstream f(o.json_path);
+      if (!f || !(f << text) || !f.flush()) {
+        fmt::print(stderr, "railcheck validate: cannot write {}\n", o.json_path);
+        return kExitBadInput;
+      }
+    }
+  }
+  return s.agree() ? kExitOk : kExitViolation;
+}
+
+}  // namespace railcheck::cli
