@@ -27,8 +27,10 @@
 #include "backends/hw/libfabric/fabric_rail.hpp"
 #include "backends/hw/libfabric/provider_query.hpp"
 #include "bench/machine_line.hpp"
+#include "bench/median.hpp"
 
 using namespace railcheck;
+using bench::median;
 using Clock = std::chrono::steady_clock;
 
 namespace {
@@ -215,12 +217,6 @@ Figures run_engine(const std::string& prov, const Load& l, std::vector<std::uint
     return init.write_imm(PathIndex{0}, src.data(), l.size, smr.value(), addr.value(), key.value(), imm).ok();
   };
   return measure(l, seen, "write_imm refused", post, reap);
-}
-
-// The median of xs (the upper middle one for an even count: no averaging of two runs).
-double median(std::vector<double> xs) {
-  std::sort(xs.begin(), xs.end());
-  return xs[xs.size() / 2];
 }
 
 std::string size_label(std::size_t size) {
