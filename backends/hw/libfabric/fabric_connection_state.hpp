@@ -93,9 +93,10 @@ struct RailSlot {
   std::size_t write_room = SIZE_MAX;
   std::uint32_t gated_retries = 0;  // retries held back (no room) since the last one
   std::uint32_t room_fills = 0;     // retries bounded by the room since the last probe beyond it
-  // Polling a rail with nothing in flight and nothing in its last poll is an empty CQ read;
-  // such a rail is polled every kIdlePollEvery progress() calls, and at least once per tick of
-  // the coarse clock (poll_rails).
+  // Polling a rail with nothing in flight (nothing in `order`: no WR in the provider, no send
+  // waiting for its delivery ack) and nothing in its last poll is an empty CQ read; such a rail
+  // is polled every kIdlePollEvery progress() calls, and at least once per tick of the coarse
+  // clock (poll_rails).
   bool hot = true;
   std::uint32_t idle_polls_skipped = 0;
   Nanos last_idle_poll{0};  // coarse clock

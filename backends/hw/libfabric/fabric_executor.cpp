@@ -408,15 +408,16 @@ void FabricConnection::State::acknowledge_delivery() {
 }
 
 // ---- polling and timers ----
-// A rail with no data WR, write or queued post of ours in flight, no memory a peer may write
-// into, and whose last poll found nothing, is read every kIdlePollEvery progress() calls, and at
-// least once per tick of the coarse clock (every few milliseconds however rarely progress() is
-// called): what can still arrive there (a peer's control message: a heartbeat, a resync) waits
-// at most that long, far under the heartbeat and failover timeouts, and the rail that carries
-// the traffic is not slowed by CQ reads of its standby. Issue 32, measured on a quiet 16-core
-// Xeon: reading the standby every 4th call cost 64 B shm writes a fifth of their rate (an empty
-// shm CQ read runs the provider's progress over its shared queues; engine/plain 0.73 with two
-// rails, 1.00 with one).
+// A rail with no data WR of ours that the engine has not yet heard complete (in the provider, or
+// landed and held in RC order: a send waiting for its delivery ack), no write or queued post in
+// flight, no memory a peer may write into, and whose last poll found nothing, is read every
+// kIdlePollEvery progress() calls, and at least once per tick of the coarse clock (every few
+// milliseconds however rarely progress() is called): what can still arrive there (a peer's
+// control message: a heartbeat, a resync) waits at most that long, far under the heartbeat and
+// failover timeouts, and the rail that carries the traffic is not slowed by CQ reads of its
+// standby. Issue 32, measured on a quiet 16-core Xeon: reading the standby every 4th call cost
+// 64 B shm writes a fifth of their rate (an empty shm CQ read runs the provider's progress over
+// its shared queues; engine/plain 0.73 with two rails, 1.00 with one).
 constexpr std::uint32_t kIdlePollEvery = 1024;
 
 // Posts the provider refused (-FI_EAGAIN) wait in the rail's queue, and a retry goes on until the
@@ -437,8 +438,12 @@ void FabricConnection::State::poll_rails(Nanos coarse_now) {
   for (std::uint32_t r = 0; r < rails.size(); ++r) {
     RailSlot& slot = rails[r];
     if (slot.cut) continue;
+    // `order`, not `outstanding`: a send whose provider completion was read waits there for its
+    // delivery ack, which arrives on this rail. Counted idle, the sender read the ack on the
+    // 1024th progress() after: 0.3-0.4 ms per small message under NCCL's proxy, which tests the
+    // send in a loop (issue 42, docs/nccl-plugin.md). `order` holds every WR `outstanding` does.
     const bool busy =
-        !slot.outstanding.empty() || slot.writes_in_flight > 0 || !slot.pending.empty() || slot.writable_by_peer;
+        !slot.order.empty() || slot.writes_in_flight > 0 || !slot.pending.empty() || slot.writable_by_peer;
     if (!busy && !slot.hot && ++slot.idle_polls_skipped < kIdlePollEvery && coarse_now <= slot.last_idle_poll) continue;
     slot.idle_polls_skipped = 0;
     slot.last_idle_poll = coarse_now;
