@@ -105,6 +105,7 @@ Result<std::unique_ptr<FabricConnection>> FabricConnection::connect(const Fabric
 // ---- the user's calls ----
 
 void FabricConnection::progress() {
+  ++s_->progress_calls;
   // One coarse clock read per call, for the idle-rail rule and the timers (coarse_clock.hpp).
   const Nanos coarse_now = s_->coarse.since_epoch();
   s_->poll_rails(coarse_now);
@@ -179,12 +180,14 @@ Result<RequestId> FabricConnection::irecv(std::span<void* const> data, std::span
 }
 
 std::optional<RequestResult> FabricConnection::test(RequestId request) {
+  if (auto r = finished(request)) return r;
+  progress();
+  return finished(request);
+}
+
+std::optional<RequestResult> FabricConnection::finished(RequestId request) {
   auto it = s_->results.find(request);
-  if (it == s_->results.end()) {
-    progress();
-    it = s_->results.find(request);
-    if (it == s_->results.end()) return std::nullopt;
-  }
+  if (it == s_->results.end()) return std::nullopt;
   RequestResult r = std::move(it->second);
   s_->results.erase(it);
   return r;
@@ -197,6 +200,7 @@ void FabricConnection::cut_rail(PathIndex rail) {
 
 ConnectionStats FabricConnection::stats() const {
   ConnectionStats st;
+  st.progress_calls = s_->progress_calls;
   st.failovers = s_->engine->failovers();
   st.replayed = s_->replayed;
   st.active_rail = s_->engine->active_path().value;

@@ -52,12 +52,12 @@ struct RailStats {
   std::uint64_t posted_writes = 0;
   std::uint64_t control_sent = 0;
   std::uint64_t completions = 0;
-  std::uint64_t flushed = 0;  // WRs reported as WR_FLUSH_ERR when the path went to ERR
-  std::uint64_t eagain = 0;   // posts that returned -FI_EAGAIN and waited in the pending queue
+  std::uint64_t flushed = 0;          // WRs reported as WR_FLUSH_ERR when the path went to ERR
+  std::uint64_t eagain = 0;           // posts that returned -FI_EAGAIN and waited in the pending queue
   std::uint64_t probes_sent = 0;      // rail-liveness probes (tcp_rail_probe.hpp)
   std::uint64_t probes_answered = 0;  // ... answered by the peer's kernel
-  bool cut = false;           // cut_rail() silenced the endpoint (a dead link)
-  bool ready = false;         // the engine's path health is Ready (phase 2 done for a standby)
+  bool cut = false;                   // cut_rail() silenced the endpoint (a dead link)
+  bool ready = false;                 // the engine's path health is Ready (phase 2 done for a standby)
 };
 
 // The initiator's local completion of one write_imm (the id write_imm returned).
@@ -68,6 +68,7 @@ struct WriteCompletion {
 };
 
 struct ConnectionStats {
+  std::uint64_t progress_calls = 0;  // progress() runs, those inside test() included
   std::uint32_t failovers = 0;
   std::uint64_t replayed = 0;  // WRs re-posted on a new path (TraceKind::Replayed counts)
   std::uint32_t active_rail = 0;
@@ -106,8 +107,13 @@ class FabricConnection {
   // A grouped receive: data[i] (sizes[i] bytes) receives the message tagged tags[i].
   Result<RequestId> irecv(std::span<void* const> data, std::span<const std::size_t> sizes,
                           std::span<const std::uint64_t> tags, std::span<MemoryRegion* const> mrs);
-  // Progress, then the request's result once it finished (the request is forgotten then).
+  // The request's result once it finished (the request is forgotten then); progresses only when
+  // no earlier call finished it.
   std::optional<RequestResult> test(RequestId request);
+  // The request's result if an earlier call already finished it (forgotten then); never
+  // progresses. For a caller that runs one progress() of its own per poll of many requests (the
+  // NCCL plugin's test(): a progress per lookup made it three per call, issue 42).
+  std::optional<RequestResult> finished(RequestId request);
 
   // One-sided WRITE with immediate (fi_writedata) of `size` bytes from `data` (inside `mr`) to
   // the peer's registered memory at remote_addr on `rail`, outside the engine: nothing is

@@ -73,7 +73,9 @@ nccl_abi::Result NetComm::dereg_mr(void* mhandle) {
 NetRequest* NetComm::free_slot() {
   auto it = std::find_if(slots_.begin(), slots_.end(), [](const NetRequest& s) { return !s.in_use; });
   if (it == slots_.end()) {
-    reap_early_completions();
+    // Only LL/LL128 receives reported early can free a slot that NCCL no longer tests: progress
+    // to find their completions.
+    poll();
     it = std::find_if(slots_.begin(), slots_.end(), [](const NetRequest& s) { return !s.in_use; });
   }
   return it == slots_.end() ? nullptr : &*it;
@@ -148,10 +150,12 @@ nccl_abi::Result NetComm::test(NetRequest& request, int* done, int* sizes) {
     plugin_log().warn("{} comm #{}: test on a request that is not outstanding", side_name(side_), serial_);
     return nccl_abi::kInvalidUsage;
   }
-  // A request the last progress call already completed is reported without another one: NCCL
-  // tests its requests one by one, and a progress call (a CQ read on every rail) per test made
-  // the plugin's message rate a fraction of the bare connection's (bench/nccl_plugin_overhead).
-  auto result = request.optional_completion ? std::nullopt : conn_->test(request.id);
+  // At most one progress call per test: none for a request an earlier one already completed
+  // (NCCL tests its requests one by one, and a progress call, a CQ read on every busy rail, per
+  // test made the plugin's message rate a fraction of the bare connection's), one otherwise. A
+  // lookup through FabricConnection::test progressed too: three per test of an unfinished
+  // request, each an epoll_wait on tcp (issue 42, docs/nccl-plugin.md).
+  auto result = request.optional_completion ? std::nullopt : conn_->finished(request.id);
   if (!result) poll();
   if (request.optional_completion) {
     // LL/LL128: NCCL learns from the flags in the data when it has landed; the slot stays taken
@@ -161,7 +165,7 @@ nccl_abi::Result NetComm::test(NetRequest& request, int* done, int* sizes) {
     if (sizes != nullptr) sizes[0] = as_int(request.posted[0]);
     return nccl_abi::kSuccess;
   }
-  if (!result) result = conn_->test(request.id);
+  if (!result) result = conn_->finished(request.id);
   if (!result) return broken_ ? nccl_abi::kRemoteError : nccl_abi::kSuccess;
   request.in_use = false;
   if (!result->ok) {
@@ -194,7 +198,7 @@ void NetComm::poll() {
 void NetComm::reap_early_completions() {
   for (auto& s : slots_) {
     if (!s.in_use || !s.reported) continue;
-    auto result = conn_->test(s.id);
+    auto result = conn_->finished(s.id);
     if (!result) continue;
     s.in_use = false;
     if (!result->ok) {

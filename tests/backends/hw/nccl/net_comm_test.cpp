@@ -1,0 +1,138 @@
+// NetComm, the plugin's comm, driven directly over a FabricConnection pair on tcp;ofi_rxm
+// loopback: what one NCCL test() call costs in progress calls (issue 42, docs/nccl-plugin.md,
+// "Where a small message's time goes").
+#include "backends/hw/nccl/net_comm.hpp"
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "backends/hw/libfabric/provider_query.hpp"
+
+using namespace railcheck;
+using namespace railcheck::nccl;
+
+namespace {
+
+constexpr const char* kProvider = "tcp;ofi_rxm";  // the provider of issue 42 (delivery acks on)
+
+// A send comm and a receive comm connected to each other, with a registered buffer each. The raw
+// connection pointers stay valid: each NetComm owns its connection for the fixture's life.
+struct CommPair {
+  FabricConnection* tx_conn = nullptr;
+  FabricConnection* rx_conn = nullptr;
+  std::unique_ptr<NetComm> tx, rx;
+  std::vector<std::uint8_t> out = std::vector<std::uint8_t>(64, 0x5a), in = std::vector<std::uint8_t>(64, 0);
+  void* smh = nullptr;
+  void* rmh = nullptr;
+};
+
+std::unique_ptr<CommPair> open_comms() {
+  FabricOptions o;
+  o.provider = kProvider;
+  o.rails = 2;
+  o.rail_addresses.assign(2, "127.0.0.1");
+  o.tunables.soft_rto = std::chrono::milliseconds(2000);  // CI's two shared cores: no false alarms
+  o.tunables.control_timeout = std::chrono::milliseconds(3000);
+  std::vector<std::uint8_t> handle;
+  auto rx = FabricConnection::listen(o, handle);
+  REQUIRE(rx.ok());
+  auto tx = FabricConnection::connect(o, handle);
+  REQUIRE(tx.ok());
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!(tx.value()->ready() && rx.value()->ready())) {
+    REQUIRE(std::chrono::steady_clock::now() < until);
+    tx.value()->progress();
+    rx.value()->progress();
+  }
+  auto p = std::make_unique<CommPair>();
+  p->tx_conn = tx.value().get();
+  p->rx_conn = rx.value().get();
+  p->tx = std::make_unique<NetComm>(CommSide::Send, 1, std::move(tx).value(), 32, 8, false, std::nullopt);
+  p->rx = std::make_unique<NetComm>(CommSide::Recv, 2, std::move(rx).value(), 32, 8, false, std::nullopt);
+  REQUIRE(p->tx->reg_mr(p->out.data(), p->out.size(), nccl_abi::kPtrHost, &p->smh) == nccl_abi::kSuccess);
+  REQUIRE(p->rx->reg_mr(p->in.data(), p->in.size(), nccl_abi::kPtrHost, &p->rmh) == nccl_abi::kSuccess);
+  return p;
+}
+
+NetRequest* post_send(CommPair& p) {
+  void* req = nullptr;
+  REQUIRE(p.tx->isend(p.out.data(), p.out.size(), 0, p.smh, &req) == nccl_abi::kSuccess);
+  REQUIRE(req != nullptr);
+  return static_cast<NetRequest*>(req);
+}
+
+NetRequest* post_recv(CommPair& p) {
+  void* data[1] = {p.in.data()};
+  const std::size_t sizes[1] = {p.in.size()};
+  const int tags[1] = {0};
+  void* mhs[1] = {p.rmh};
+  void* req = nullptr;
+  REQUIRE(p.rx->irecv(1, data, sizes, tags, mhs, &req) == nccl_abi::kSuccess);
+  REQUIRE(req != nullptr);
+  return static_cast<NetRequest*>(req);
+}
+
+// One test() call: whether it reported done, and how many progress calls it made.
+struct TestCall {
+  bool done = false;
+  std::uint64_t progress_calls = 0;
+};
+
+TestCall test_once(NetComm& comm, FabricConnection& conn, NetRequest& req) {
+  const std::uint64_t before = conn.stats().progress_calls;
+  int done = 0;
+  int sizes[1] = {-1};
+  REQUIRE(comm.test(req, &done, sizes) == nccl_abi::kSuccess);
+  return {done == 1, conn.stats().progress_calls - before};
+}
+
+// test() until done; every call of it checked to make at most one progress call.
+void test_until_done(NetComm& comm, FabricConnection& conn, NetRequest& req) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  for (;;) {
+    const TestCall t = test_once(comm, conn, req);
+    CHECK(t.progress_calls <= 1);
+    if (t.done) return;
+    REQUIRE(std::chrono::steady_clock::now() < until);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("a plugin test() progresses its connection once for an unfinished request and not at all for a finished one",
+          "[nccl][comm]") {
+  if (auto ok = fabric::query_provider(kProvider, "127.0.0.1"); !ok) {
+    WARN("provider " << kProvider << " is not usable here: " << ok.error().message());
+    return;
+  }
+  auto p = open_comms();
+  // Nothing posted at the receiver yet: the send cannot finish, and each test is one progress.
+  NetRequest* first = post_send(*p);
+  for (int i = 0; i < 3; ++i) {
+    const TestCall t = test_once(*p->tx, *p->tx_conn, *first);
+    CHECK_FALSE(t.done);
+    CHECK(t.progress_calls == 1);
+  }
+  test_until_done(*p->rx, *p->rx_conn, *post_recv(*p));
+  test_until_done(*p->tx, *p->tx_conn, *first);
+
+  // Two messages delivered and acknowledged, the sender's connection progressed until it has
+  // read everything (as another test() of the comm would have): both sends are reported done
+  // without a progress call.
+  NetRequest* r1 = post_recv(*p);
+  NetRequest* r2 = post_recv(*p);
+  NetRequest* s1 = post_send(*p);
+  NetRequest* s2 = post_send(*p);
+  test_until_done(*p->rx, *p->rx_conn, *r1);
+  test_until_done(*p->rx, *p->rx_conn, *r2);
+  const auto settle = std::chrono::steady_clock::now() + std::chrono::milliseconds(50);
+  while (std::chrono::steady_clock::now() < settle) p->tx_conn->progress();
+  for (NetRequest* s : {s1, s2}) {
+    const TestCall t = test_once(*p->tx, *p->tx_conn, *s);
+    CHECK(t.done);
+    CHECK(t.progress_calls == 0);
+  }
+}
