@@ -12,7 +12,8 @@
 // With --repeat N each size runs bare then plugin N times; the table gives each path's median
 // and the median of the N paired (back-to-back) ratios, which share the host's load of the moment
 // (issue 42's goal: a 64 B message through the plugin at most 1.1x the bare connection's time).
-//   build/bench/nccl_plugin_overhead [--quick] [--repeat N] [--size 64 ...]
+// --plugin PATH loads another build of the plugin (the bare column stays this binary's backend).
+//   build/bench/nccl_plugin_overhead [--quick] [--repeat N] [--size 64 ...] [--plugin PATH]
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <rdma/fabric.h>
@@ -46,7 +47,7 @@ namespace abi = railcheck::nccl_abi;
 // One send comm and one receive comm of the plugin, connected to each other in this process.
 class PluginPair {
  public:
-  PluginPair() : plugin_(RAILCHECK_NCCL_PLUGIN_PATH, 11) {}
+  explicit PluginPair(const std::string& path) : plugin_(path.c_str(), 11) {}
   PluginPair(const PluginPair&) = delete;
   PluginPair& operator=(const PluginPair&) = delete;
   ~PluginPair() {
@@ -144,8 +145,8 @@ Figures run_bare(const std::string& provider, const Load& l) {
   return bench::measure(p, l);
 }
 
-Figures run_plugin(const Load& l) {
-  PluginPair p;
+Figures run_plugin(const std::string& plugin, const Load& l) {
+  PluginPair p(plugin);
   if (auto err = p.open(l.size); !err.empty()) return {0, 0, err};
   return bench::measure(p, l);
 }
@@ -154,6 +155,7 @@ struct Options {
   bool quick = false;
   int repeat = 1;
   std::vector<std::size_t> sizes;
+  std::string plugin = RAILCHECK_NCCL_PLUGIN_PATH;  // the .so built with this bench
 };
 
 // One provider's rows; runs in a child of its own (the plugin's settings are per process).
@@ -182,7 +184,7 @@ int run_provider(const std::string& provider, const Options& opt) {
     std::string error;
     for (int run = 0; run < opt.repeat && error.empty(); ++run) {
       const Figures bare = run_bare(provider, l);
-      const Figures plug = run_plugin(l);
+      const Figures plug = run_plugin(opt.plugin, l);
       if (!bare.error.empty() || !plug.error.empty()) {
         error = fmt::format("bare '{}', plugin '{}'", bare.error, plug.error);
         break;
@@ -214,6 +216,8 @@ int main(int argc, char** argv) {
   Options opt;
   app.add_flag("--quick", opt.quick, "a tenth of the messages (a smoke run, or a profile's baseline)");
   app.add_option("--repeat", opt.repeat, "bare/plugin pairs per size (medians reported)")->check(CLI::Range(1, 100));
+  app.add_option("--plugin", opt.plugin, "the plugin to load (another build's, or one carried to another machine)")
+      ->check(CLI::ExistingFile);
   app.add_option("--size", opt.sizes, "only these sizes (64, 4096, 65536)")->check(CLI::IsMember({64, 4096, 65536}));
   try {
     app.parse(argc, argv);
