@@ -4,9 +4,6 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include <fstream>
-#include <iostream>
-
 #include "backends/hw/conform/lab_failover.hpp"
 #include "backends/hw/conform/netns_lab.hpp"
 #include "backends/hw/verbs/verbs_probe.hpp"
@@ -14,6 +11,7 @@
 #include "backends/validate/calibration.hpp"
 #include "backends/validate/lab_scenario.hpp"
 #include "backends/validate/side_by_side.hpp"
+#include "cli/cli_output.hpp"
 #include "cli/commands.hpp"
 #include "models/scenario.hpp"
 
@@ -79,23 +77,14 @@ int cmd_validate(const ValidateOptions& o) {
     realtime = realtime && r->realtime;
     runs.push_back(std::move(r).value());
   }
-  validation::SideBySide s = validation::compare(sc.name, predicted.summary, runs, validation::Tolerance{});
+  validation::SideBySide s =
+      validation::compare(sc.name, predicted.summary, both->sim.workload.message_bytes, runs, validation::Tolerance{});
   s.changes = both->changes;
   s.machine = fmt::format("{} lab run(s), {} sides, provider {}", runs.size(),
                           realtime ? "SCHED_FIFO" : "normal-priority (timings include waits for a core)", o.provider);
   fmt::print("{}", validation::to_text(s));
-  if (!o.json_path.empty()) {
-    const std::string text = validation::to_json(s).dump(2) + "\n";
-    if (o.json_path == "-") {
-      std::cout << text;
-    } else {
-      std::ofstream f(o.json_path);
-      if (!f || !(f << text) || !f.flush()) {
-        fmt::print(stderr, "railcheck validate: cannot write {}\n", o.json_path);
-        return kExitBadInput;
-      }
-    }
-  }
+  if (!o.json_path.empty() && !write_text(o.json_path, validation::to_json(s).dump(2) + "\n"))
+    return bad_input("validate", fmt::format("cannot write {}", o.json_path));
   return s.agree() ? kExitOk : kExitViolation;
 }
 

@@ -32,6 +32,8 @@ std::optional<std::string> not_runnable(const Scenario& sc) {
   if (!f.jitters.empty()) return needs("delay spikes (faults.jitter)", "tc netem delay");
   if (!f.losses.empty()) return needs("losses (faults.one_way_loss)", "tc netem loss");
   if (!f.incasts.empty()) return needs("incast congestion (faults.incast)", "competing flows and tc rate limits");
+  if (!sc.workload.slow_ranks.empty() && sc.workload.receiver_hold > Nanos{0})
+    return needs("slow receivers (workload.receiver_hold_ms)", "receives held back in the lab's stream");
   if (f.downs.size() > 1) return "the lab takes one link down per run; the scenario has several";
   if (!f.downs.empty()) {
     const auto& d = f.downs.front();
@@ -72,9 +74,6 @@ Result<LabScenario> lab_version(const Scenario& sc, const LabLink& link) {
   w.channels = 1;
   if (w.recv_group != 1) out.changes.push_back("grouped receives cut to plain ones");
   w.recv_group = 1;
-  if (!w.slow_ranks.empty()) out.changes.push_back("slow receivers dropped (the lab does not hold receives)");
-  w.slow_ranks.clear();
-  w.receiver_hold = Nanos{0};
   const std::uint64_t bytes = std::min<std::uint64_t>(w.message_bytes, kLabMaxMessageBytes);
   if (bytes != w.message_bytes)
     out.changes.push_back(fmt::format("messages of {} cut to {}", bytes_text(w.message_bytes), bytes_text(bytes)));

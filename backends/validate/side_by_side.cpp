@@ -43,8 +43,8 @@ bool SideBySide::agree() const {
   return std::all_of(rows.begin(), rows.end(), [](const Row& r) { return r.agree; });
 }
 
-SideBySide compare(const std::string& scenario, const sim::RunSummary& sim, const std::vector<Lab>& lab,
-                   const Tolerance& tol) {
+SideBySide compare(const std::string& scenario, const sim::RunSummary& sim, std::uint64_t message_bytes,
+                   const std::vector<Lab>& lab, const Tolerance& tol) {
   SideBySide out;
   out.scenario = scenario;
   out.sim_outcome = sim.outcome == sim::RunOutcome::Delivered ? "delivered" : std::string(to_string(sim.outcome));
@@ -79,10 +79,14 @@ SideBySide compare(const std::string& scenario, const sim::RunSummary& sim, cons
     }
     out.rows.push_back(std::move(row));
   };
-  add("detection_ms", Kind::Time, sim_ms_after_fault(sim, sim.detected_at),
-      [](const Lab& r) { return lab_ms_after_fault(r, r.detected_ns); });
-  add("first_replayed_delivery_ms", Kind::Time, sim_ms_after_fault(sim, sim.flowing_at),
-      [](const Lab& r) { return lab_ms_after_fault(r, r.first_replayed_ns); });
+  // Times after an outage, and the goodput either side of it, exist only where there is one.
+  const bool outage = sim.fault_at.has_value();
+  if (outage) {
+    add("detection_ms", Kind::Time, sim_ms_after_fault(sim, sim.detected_at),
+        [](const Lab& r) { return lab_ms_after_fault(r, r.detected_ns); });
+    add("first_replayed_delivery_ms", Kind::Time, sim_ms_after_fault(sim, sim.flowing_at),
+        [](const Lab& r) { return lab_ms_after_fault(r, r.first_replayed_ns); });
+  }
   add("failovers", Kind::Count, static_cast<double>(sim.failovers),
       [](const Lab& r) { return static_cast<double>(r.failovers); });
   add("false_failovers", Kind::Count, static_cast<double>(sim.false_failovers), [benign](const Lab& r) {
@@ -94,10 +98,39 @@ SideBySide compare(const std::string& scenario, const sim::RunSummary& sim, cons
   // The lab's receiver fails its run on a duplicate or misplaced message (message_stream.hpp):
   // a run that completed had none.
   add("duplicated", Kind::Count, static_cast<double>(sim.duplicates + sim.misplaced), [](const Lab&) { return 0.0; });
-  add("goodput_before_gbps", Kind::Goodput, sim.gbps_before_fault,
-      [](const Lab& r) { return r.fault_ns >= 0 ? std::optional<double>(r.gbps_before) : std::nullopt; });
-  add("goodput_after_gbps", Kind::Goodput, sim.gbps_after_switch,
-      [](const Lab& r) { return r.first_replayed_ns >= 0 ? std::optional<double>(r.gbps_after) : std::nullopt; });
+  // The whole stream's payload rate, first delivery to last, outage included.
+  const double sim_stream_s = to_millis(sim.end_time) / 1e3;
+  add("goodput_gbps", Kind::Goodput,
+      sim_stream_s > 0 ? std::optional<double>(static_cast<double>(sim.messages_delivered) *
+                                               static_cast<double>(message_bytes) * 8.0 / sim_stream_s / 1e9)
+                       : std::nullopt,
+      [message_bytes](const Lab& r) {
+        return r.end_ns > r.start_ns
+                   ? std::optional<double>(static_cast<double>(r.verified) * static_cast<double>(message_bytes) * 8.0 /
+                                           static_cast<double>(r.end_ns - r.start_ns))
+                   : std::nullopt;
+      });
+  if (outage) {
+    add("goodput_before_gbps", Kind::Goodput, sim.gbps_before_fault,
+        [](const Lab& r) { return r.fault_ns >= 0 ? std::optional<double>(r.gbps_before) : std::nullopt; });
+    add("goodput_after_gbps", Kind::Goodput, sim.gbps_after_switch,
+        [](const Lab& r) { return r.first_replayed_ns >= 0 ? std::optional<double>(r.gbps_after) : std::nullopt; });
+  }
+  for (std::size_t i = 0; i < lab.size(); ++i) {
+    const Lab& r = lab[i];
+    if (r.fault_ns < 0) continue;
+    auto near_fault = [&](const conform::LabSideReport& side) {
+      std::string text;
+      for (const auto& [at, d] : side.stalls)
+        if (at + d >= r.fault_ns && at < r.fault_ns + 100'000'000)
+          text += fmt::format("{}{:.1f} ms at {:+.1f} ms", text.empty() ? "" : ", ", static_cast<double>(d) / 1e6,
+                              static_cast<double>(at - r.fault_ns) / 1e6);
+      return text.empty() ? std::string("none") : text;
+    };
+    out.lab_notes.push_back(
+        fmt::format("run {}: calls of 1 ms or more within 100 ms of the fault: sender {}; receiver {}", i + 1,
+                    near_fault(r.sender), near_fault(r.receiver)));
+  }
   // Rows the sim has no figure for where there was no fault (a clean run has no detection).
   for (auto& row : out.rows)
     if (!row.sim && !row.hardware) row.agree = true;
@@ -122,6 +155,7 @@ std::string to_text(const SideBySide& s) {
     out += fmt::format("{:<28} {:>12} {:>12} {:>10}  {}{}\n", r.metric, cell(r.sim), cell(r.hardware), diff,
                        r.agree ? "agree" : "DISAGREE", runs);
   }
+  for (const auto& n : s.lab_notes) out += fmt::format("  lab {}\n", n);
   out += s.agree() ? "verdict    the drivers agree within the tolerance\n"
                    : "verdict    the drivers DISAGREE beyond the tolerance (rows marked)\n";
   return out;
@@ -138,7 +172,8 @@ nlohmann::json to_json(const SideBySide& s) {
                     {"agree", r.agree}});
   return {{"scenario", s.scenario}, {"outcome", {{"sim", s.sim_outcome}, {"hardware", s.hardware_outcome}}},
           {"rows", rows},           {"changes", s.changes},
-          {"machine", s.machine},   {"agree", s.agree()}};
+          {"machine", s.machine},   {"lab_notes", s.lab_notes},
+          {"agree", s.agree()}};
 }
 
 }  // namespace railcheck::validation

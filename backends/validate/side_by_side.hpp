@@ -34,10 +34,14 @@ struct SideBySide {
   std::vector<Row> rows;
   std::vector<std::string> changes;  // what validation changed of the scenario (lab_scenario.hpp)
   std::string machine;               // where the lab ran, and whether its sides ran SCHED_FIFO
+  // What the lab showed that the sim does not model yet, per run: the provider's stalls (calls of
+  // 1 ms or more) in the 100 ms after the fault, on each side.
+  std::vector<std::string> lab_notes;
   bool agree() const;
 };
 
-SideBySide compare(const std::string& scenario, const sim::RunSummary& sim,
+// `message_bytes`: the stream's (both sides run the same).
+SideBySide compare(const std::string& scenario, const sim::RunSummary& sim, std::uint64_t message_bytes,
                    const std::vector<conform::LabFailoverResult>& lab, const Tolerance& tol);
 
 // One line per row: metric | sim | hardware | difference | agree.

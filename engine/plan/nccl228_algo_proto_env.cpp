@@ -8,6 +8,7 @@
 
 #include "engine/plan/nccl228_cost_table.hpp"
 #include "engine/plan/nccl228_enable_list.hpp"
+#include "engine/plan/nccl_rank_env.hpp"
 #include "engine/plan/nccl_types.hpp"
 
 namespace railcheck::plan {
@@ -23,18 +24,6 @@ std::vector<std::string> words(std::string_view text) {
 }
 
 std::optional<EnvSetting>& slot(AlgoProtoSettings& s, std::string_view var) { return var == kAlgo ? s.algo : s.proto; }
-
-// src/graph/tuning.cc ncclTopoTuneModel: INFO(NCCL_ENV, "NCCL_PROTO set by environment to %s", protoStr).
-std::optional<EnvSetting> env_line(std::string_view text, std::string_view var, std::string_view origin) {
-  const std::string key = fmt::format(" NCCL INFO {} set by environment to ", var);
-  const auto at = text.find(key);
-  if (at == std::string_view::npos) return std::nullopt;
-  const auto from = at + key.size();
-  std::string_view value = text.substr(from, text.find('\n', from) - from);
-  while (!value.empty() && (value.back() == '\r' || value.back() == ' ')) value.remove_suffix(1);
-  const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n');
-  return EnvSetting{std::string(value), fmt::format("{}:{}", origin, line)};
-}
 
 // Per variable, `first`'s where it has one, else `second`'s.
 AlgoProtoSettings prefer(const AlgoProtoSettings& first, const AlgoProtoSettings& second) {
@@ -67,17 +56,20 @@ Result<AlgoProtoSettings> settings_from_option(std::string_view text, std::strin
 
 Result<AlgoProtoSettings> settings_from_logs(const std::vector<NamedLog>& logs) {
   AlgoProtoSettings out;
-  for (const auto& log : logs)
+  for (const auto& log : logs) {
+    // src/graph/tuning.cc ncclTopoTuneModel: INFO(NCCL_ENV, "NCCL_PROTO set by environment to %s", protoStr).
+    const RankEnv env = env_from_log(log.text, log.name);
     for (std::string_view var : {kAlgo, kProto}) {
-      auto found = env_line(log.text, var, log.name);
-      if (!found) continue;
+      const EnvSetting* found = env.find(var);
+      if (found == nullptr) continue;
       auto& s = slot(out, var);
       if (!s)
-        s = found;
+        s = *found;
       else if (s->value != found->value)
         return Error{fmt::format("{} says {}={}, {} says {}", s->origin, var, s->value, found->origin, found->value),
                      fmt::format("the model has one communicator: choose with --nccl-env '{}=...'", var)};
     }
+  }
   return out;
 }
 

@@ -13,7 +13,7 @@ namespace {
 // The knobs a rank has set, as "NCCL_PROTO=LL (rank1.log:31)".
 std::string settings_text(const RankEnv& env) {
   std::vector<std::string> parts;
-  for (const auto& [var, s] : env.values) parts.push_back(fmt::format("{}={} ({})", var, s.value, s.origin));
+  for (const auto& [var, s] : env.values) parts.push_back(fmt::format("{}={} (from {})", var, s.value, s.origin));
   return parts.empty() ? "none" : fmt::format("{}", fmt::join(parts, ", "));
 }
 
@@ -38,6 +38,8 @@ Result<std::vector<std::string>> finish(const std::vector<bool>& has_log, SchedI
   if (differ)
     for (std::size_t r = 0; r < n; ++r)
       notes.push_back(fmt::format("rank {} runs with {}", r, settings_text(input.rank_env[r])));
+  else if (n != 0 && !input.rank_env[0].values.empty())
+    notes.push_back(fmt::format("every rank runs with {}", settings_text(input.rank_env[0])));
   std::vector<std::uint32_t> blind;
   for (std::size_t r = 0; r < n; ++r)
     if (has_log[r] && !input.rank_env[r].log_has_env_lines) blind.push_back(static_cast<std::uint32_t>(r));

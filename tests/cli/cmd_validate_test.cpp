@@ -28,7 +28,7 @@ std::string scenario(const std::string& name) { return std::string(RAILCHECK_SOU
 
 }  // namespace
 
-TEST_CASE("validate: a fault the lab cannot make is exit 77 with the reason; bad input is exit 2", "[cli][validate]") {
+TEST_CASE("validate: a fault the lab cannot make is exit 77 with the reason, bad input is exit 2", "[cli][validate]") {
   const fs::path dir = fresh("skip");
   const auto flap = exe::run_railcheck(dir, "validate " + scenario("link-flap.toml"));
   CHECK(flap.code == 77);

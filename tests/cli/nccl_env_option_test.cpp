@@ -61,7 +61,10 @@ TEST_CASE("the nccl-env option: text NCCL would reject exits 2 naming the variab
     CHECK(bad.code == 2);
     CHECK_THAT(bad.err, Catch::Contains("NCCL_PROTO=\"LL,Simpel\""));
     CHECK(std::count(bad.err.begin(), bad.err.end(), '\n') == 1);
-    CHECK(exe::run_railcheck(dir, cmd + " --nccl-env 'NCCL_MAX_NCHANNELS=4'").code == 2);
+    // A variable the command does not read: align reads NCCL_ALGO/NCCL_PROTO only, replay-sched
+    // every setting of engine/plan/nccl_rank_env.hpp's table, and no other.
+    CHECK(exe::run_railcheck(dir, cmd + " --nccl-env 'NCCL_SOCKET_IFNAME=lo'").code == 2);
   }
+  CHECK(exe::run_railcheck(dir, "align nvl2_ll --predict --nccl-env 'NCCL_MAX_NCHANNELS=4'").code == 2);
   fs::remove_all(dir);
 }

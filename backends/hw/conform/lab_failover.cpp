@@ -70,6 +70,25 @@ void nap_if_realtime(bool realtime) {
   if (realtime) std::this_thread::sleep_for(kProxyNap);
 }
 
+// Calls into the engine and provider that took at least kStallFloor (a steady-state step takes
+// microseconds): when they began and how long they took, the first kMaxStalls of them. The
+// provider's own stalls around a fault are what the sim must model (docs/validation.md).
+constexpr long long kStallFloor = 1'000'000;
+constexpr std::size_t kMaxStalls = 32;
+
+struct Stalls {
+  std::vector<std::pair<long long, long long>> seen;  // (start ns, duration ns)
+  void note(Clock::time_point before, Clock::time_point after) {
+    const long long d = stamp(after) - stamp(before);
+    if (d >= kStallFloor && seen.size() < kMaxStalls) seen.emplace_back(stamp(before), d);
+  }
+  std::string text() const {  // "start:duration,start:duration" (ns), "-" when none
+    std::string out;
+    for (const auto& [at, d] : seen) out += fmt::format("{}{}:{}", out.empty() ? "" : ",", at, d);
+    return out.empty() ? "-" : out;
+  }
+};
+
 struct Pipes {
   int handle[2] = {-1, -1};  // side b -> side a: the engine's handle
   int mark[2] = {-1, -1};    // side b -> parent: "fault" when a StopReceiver fault is due
@@ -96,9 +115,11 @@ int receive_side(const NetnsSide& b, const LabFailoverPlan& plan, const Pipes& p
   long long start_ns = -1, fault_ns = -1, first_replayed_ns = -1, end_ns = -1, longest_step_ns = 0;
   std::uint64_t seen = 0, at_fault = 0, at_switch = 0;
   auto last_progress = Clock::now();
+  Stalls stalls;
   while (!rx.done()) {
     const auto before = Clock::now();
     if (!rx.step()) return fail_with(13, "receiver: " + rx.error());
+    stalls.note(before, Clock::now());
     if (fault_ns >= 0) longest_step_ns = std::max(longest_step_ns, stamp(Clock::now()) - stamp(before));
     nap_if_realtime(realtime);
     const auto now = Clock::now();
@@ -136,7 +157,7 @@ int receive_side(const NetnsSide& b, const LabFailoverPlan& plan, const Pipes& p
   line << "start_ns " << start_ns << " fault_ns " << fault_ns << " first_replayed_ns " << first_replayed_ns
        << " end_ns " << end_ns << " verified " << seen << " at_fault " << at_fault << " at_switch " << at_switch
        << " failovers " << st.failovers << " active " << st.active_rail << " longest_step_ns " << longest_step_ns
-       << " realtime " << realtime;
+       << " realtime " << realtime << " stalls " << stalls.text();
   return write_line(p.rx_report[1], line.str()) ? 0 : fail_with(16, "writing the report");
 }
 
@@ -158,9 +179,11 @@ int send_side(const NetnsSide& a, const LabFailoverPlan& plan, const Pipes& p) {
   long long longest_step_ns = 0;  // until the first failover: one call into the provider at most
   std::uint64_t done = 0;
   auto last_progress = Clock::now();
+  Stalls stalls;
   while (!tx.done()) {
     const auto before = Clock::now();
     if (!tx.step()) return fail_with(23, "sender: " + tx.error());
+    stalls.note(before, Clock::now());
     if (conn.failovers() == 0) longest_step_ns = std::max(longest_step_ns, stamp(Clock::now()) - stamp(before));
     nap_if_realtime(realtime);
     if (tx.completed() != done) {
@@ -172,8 +195,8 @@ int send_side(const NetnsSide& a, const LabFailoverPlan& plan, const Pipes& p) {
   }
   const ConnectionStats st = conn.stats();
   std::ostringstream line;
-  line << "longest_step_ns " << longest_step_ns << " realtime " << realtime << " failovers " << st.failovers
-       << " liveness " << st.liveness << " failover_ns "
+  line << "stalls " << stalls.text() << " longest_step_ns " << longest_step_ns << " realtime " << realtime
+       << " failovers " << st.failovers << " liveness " << st.liveness << " failover_ns "
        << (st.first_failover_at ? stamp(*st.first_failover_at) : -1LL);
   for (std::size_t r = 0; r < st.rails.size(); ++r)
     line << " probes" << r << " " << st.rails[r].probes_sent << " answered" << r << " " << st.rails[r].probes_answered;
@@ -189,6 +212,19 @@ LabSideReport parse_report(const std::string& line) {
     if (key == "why") {
       std::getline(in >> std::ws, r.why);
       break;
+    }
+    if (key == "stalls") {
+      std::string list;
+      in >> list;
+      for (std::size_t pos = 0; list != "-" && pos < list.size();) {
+        const auto comma = std::min(list.find(',', pos), list.size());
+        const std::string one = list.substr(pos, comma - pos);
+        const auto colon = one.find(':');
+        if (colon != std::string::npos)
+          r.stalls.emplace_back(std::stoll(one.substr(0, colon)), std::stoll(one.substr(colon + 1)));
+        pos = comma + 1;
+      }
+      continue;
     }
     long long v = 0;
     in >> v;

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backends/hw/conform/message_stream.hpp"
@@ -43,6 +44,8 @@ struct LabFailoverPlan {
 struct LabSideReport {
   std::map<std::string, long long> values;
   std::string why;
+  // Calls into the engine and provider of 1 ms or more: (start, duration), CLOCK_MONOTONIC ns.
+  std::vector<std::pair<long long, long long>> stalls;
   long long get(const std::string& key, long long missing = -1) const;
 };
 
