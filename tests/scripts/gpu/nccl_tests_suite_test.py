@@ -2,7 +2,8 @@
 """scripts/gpu/nccl_tests_suite.sh without a GPU: its reader of nccl-tests' output on hand-written
 samples (tests/data/nccl-tests/, in the format of nccl-tests 2.19.6 src/util.cu), the log checks
 it shares with nccl_plugin_conformance.sh, and the whole script in a fake world (nvidia-smi, nvcc,
-NCCL and nccl-tests' *_perf stand-ins) where one alltoall run crashes with SIGSEGV.
+NCCL and nccl-tests' *_perf stand-ins) where one alltoall run crashes with SIGSEGV, and issue 42's
+like-for-like table of the suite's JSON (plugin_tcp_table.py).
 
 Run: python3 tests/scripts/gpu/nccl_tests_suite_test.py (CTest: nccl_tests_suite_*).
 """
@@ -214,6 +215,47 @@ class SuiteInAFakeWorld(unittest.TestCase):
         self.assertIn("| sendrecv | plugin-tcp | one-process | pass 2/2 | 0 | 0 | 6.00 | 2.00x |", text)
         self.assertIn("SEGV_REPORT", (t / "out" / "failures.txt").read_text())  # segv_report.c preloaded
         self.assertLessEqual(len(list((t / "out").iterdir())), 8)
+
+
+class PluginTcpTable(unittest.TestCase):
+    """scripts/gpu/plugin_tcp_table.py: issue 42's like-for-like rows from the suite's JSON."""
+
+    def run_table(self, after, before=None):
+        tmp = pathlib.Path(tempfile.mkdtemp(prefix="plugin-tcp-table-"))
+        self.addCleanup(shutil.rmtree, tmp)
+        (tmp / "after.json").write_text(json.dumps({"runs": after}))
+        args = [sys.executable, str(GPU / "plugin_tcp_table.py"), "--json", str(tmp / "out.json")]
+        if before is not None:
+            (tmp / "before.json").write_text(json.dumps({"runs": before}))
+            args += ["--before", str(tmp / "before.json")]
+        r = subprocess.run(args + [str(tmp / "after.json")], capture_output=True, text=True)
+        return r.returncode, json.loads((tmp / "out.json").read_text())["rows"], r.stdout
+
+    @staticmethod
+    def record(op, config, times, status="pass"):
+        rows = [{"bytes": b, "time_us_oop": t} for b, t in times.items()]
+        return {"op": op, "config": config, "mode": "one-process", "rep": 1, "status": status, "rows": rows}
+
+    def test_each_column_is_the_median_of_the_passing_runs_and_a_failed_run_marks_its_op(self):
+        after = [self.record("sendrecv", "plugin-tcp", {8: t}) for t in (30.0, 10.0, 20.0)]
+        after += [self.record("sendrecv", "socket", {8: 25.0}), self.record("sendrecv", "fault-tcp", {8: 22.0})]
+        after += [self.record("all_reduce", "socket", {8: 40.0}), self.record("all_reduce", "plugin-tcp", {}, "crash")]
+        after += [self.record("sendrecv", "plugin-tcp", {8: 1.0}, "wrong")]  # not counted in the median
+        rc, rows, text = self.run_table(after, before=[self.record("sendrecv", "plugin-tcp", {8: 400.0})])
+        self.assertEqual(rc, 1)  # the crashed all_reduce run
+        by = {(r["test"], r["bytes"]): r for r in rows}
+        s = by[("sendrecv", 8)]
+        self.assertEqual((s["plugin_us"], s["socket_us"], s["fault_us"], s["plugin_before_us"]), (20.0, 25.0, 22.0, 400.0))
+        self.assertEqual(s["runs"]["plugin_us"], 3)
+        self.assertFalse(s["correct"])  # the wrong sendrecv run
+        self.assertFalse(by[("all_reduce", 8)]["correct"])
+        self.assertIn("| sendrecv | 8 | 25.0 | 20.0 | 0.80 | 22.0 | 1.10 | 400.0 | NO |", text)
+
+    def test_every_run_passing_exits_0(self):
+        rc, rows, _ = self.run_table([self.record("alltoall", "plugin-tcp", {64: 5.0}), self.record("alltoall", "socket", {64: 6.0})])
+        self.assertEqual(rc, 0)
+        self.assertEqual(rows, [{"test": "alltoall", "bytes": 64, "plugin_us": 5.0, "socket_us": 6.0,
+                                 "runs": {"plugin_us": 1, "socket_us": 1}, "correct": True}])
 
 
 if __name__ == "__main__":
