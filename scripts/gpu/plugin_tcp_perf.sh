@@ -46,5 +46,6 @@ if [[ -n "${BEFORE:-}" ]]; then
   before_json=(--before "$out/nt-before/nccl_tests.json")
 fi
 tail -n 3 "$out"/nt-*.log
-cat "$out/nt-after/table.txt" 2>/dev/null
+[[ -f "$out/nt-after/nccl_tests.json" ]] || { echo "plugin_tcp_perf: no nccl-tests results (nt-after.log says why)" >&2; exit 1; }
+cat "$out/nt-after/table.txt"
 python3 "$here/plugin_tcp_table.py" --json "$out/plugin_tcp.json" "${before_json[@]}" "$out/nt-after/nccl_tests.json"
