@@ -23,6 +23,14 @@ struct NicPreset {
   std::uint32_t max_qp_wr = 0;
   std::uint32_t max_sge = 0;
   bool ordered = true;  // RC (in order per QP) vs SRD (reliable, unordered)
+  // How late the driver reads a rail it treats as idle (nothing of this end in flight there: no
+  // send awaiting completion, no receive posted): what lands there (a resync request, its answer,
+  // a heartbeat) waits for the next read. 0 = at once, as the
+  // presets of real NICs model a driver that polls every CQ. The libfabric backend reads an idle
+  // rail's CQ every 1024 progress() calls and at least once per coarse-clock tick
+  // (backends/hw/libfabric/fabric_executor.cpp kIdlePollEvery); `railcheck validate` sets it to
+  // the lab's tick (docs/validation.md). The sim charges half of it, the expected wait.
+  Nanos idle_rail_poll{};
 };
 
 std::span<const NicPreset> nic_presets();

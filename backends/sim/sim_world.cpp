@@ -83,7 +83,37 @@ SimWorld::~SimWorld() = default;
 
 Nanos SimWorld::now() const { return from_seconds(simgrid::s4u::Engine::get_clock() - epoch_); }
 
+namespace {
+
+// The path a control message arrived on (in band), if the item is one. Completions of this end's
+// own WRs are read promptly: their rail was busy while they were outstanding.
+std::optional<PathIndex> control_path(const InboxItem& item) {
+  const auto* ev = std::get_if<Event>(&item.what);
+  if (ev == nullptr) return std::nullopt;
+  if (const auto* m = std::get_if<ControlReceived>(ev); m != nullptr && !m->channel.out_of_band) return m->channel.path;
+  return std::nullopt;
+}
+
+}  // namespace
+
 void SimWorld::post(std::uint32_t rank, InboxItem item) {
+  // A driver that reads idle rails late (NicPreset::idle_rail_poll): what lands on a path where
+  // this end has nothing in flight (no send waiting for completion, no receive posted: the
+  // libfabric backend's idle rail, fabric_executor.cpp poll_rails) waits, on average, half the
+  // interval.
+  if (const Nanos late = sc_.topology.nic.idle_rail_poll; late > Nanos{0} && item.conn < conns_.size()) {
+    SimConnection& c = conns_[item.conn];
+    const auto path = control_path(item);
+    auto& qps = c.qps(item.side);
+    if (path && path->value < qps.size()) {
+      const SimQp& qp = qps[path->value];
+      if (qp.outstanding.empty() && qp.recv_queue.empty()) item.at += late / 2;
+      // One CQ per rail: a message read late holds back the ones after it on that rail.
+      Nanos& not_before = idle_read_not_before_[{item.conn, static_cast<int>(item.side), path->value}];
+      item.at = std::max(item.at, not_before);
+      not_before = item.at;
+    }
+  }
   item.order = order_++;
   ranks_[rank].inbox.push(std::move(item));
   if (event_) {

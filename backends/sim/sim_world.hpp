@@ -8,6 +8,7 @@
 #include <optional>
 #include <queue>
 #include <simgrid/s4u.hpp>
+#include <tuple>
 #include <unordered_map>
 #include <variant>
 #include <vector>
@@ -137,6 +138,9 @@ class SimWorld {
   WireMode wire_;
   std::unique_ptr<SimPlatform> platform_;
   std::unique_ptr<EventWire> event_;
+  // NicPreset::idle_rail_poll: per (connection, side, path), the time the last control message
+  // read late was read; later ones on that path are not read before it.
+  std::map<std::tuple<std::uint32_t, int, std::uint32_t>, Nanos> idle_read_not_before_;
   std::vector<SimConnection> conns_;
   std::vector<SimRank> ranks_;
   SeededRng rng_;

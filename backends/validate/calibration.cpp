@@ -2,6 +2,7 @@
 #include "backends/validate/calibration.hpp"
 
 #include <fmt/format.h>
+#include <time.h>
 
 namespace railcheck::validation {
 namespace {
@@ -43,6 +44,10 @@ Result<LabLink> calibrate(const conform::NetnsLab& lab, const std::string& provi
   auto rtt = clean_run(lab, provider, 64, 1, 200, tunables);
   if (!rtt) return rtt.error();
   link.round_trip = Nanos{(rtt->end_ns - rtt->start_ns) / static_cast<long long>(rtt->verified - 1)};
+  // The backend's idle-rail reads: once per coarse-clock tick (backends/hw/libfabric/coarse_clock.hpp).
+  timespec tick{};
+  if (clock_getres(CLOCK_MONOTONIC_COARSE, &tick) == 0)
+    link.idle_rail_poll = Nanos{static_cast<std::int64_t>(tick.tv_sec) * 1'000'000'000 + tick.tv_nsec};
   return link;
 }
 

@@ -3,7 +3,8 @@
 // SimGrid driver can model it: the payload rate of one stream of the lab's message size and
 // window, and the round trip of a 64 B message (window 1: each send waits for its completion,
 // which under the engine's delivery acks is the receiver's acknowledgement). Both come from
-// fault-free lab runs of the same engine and provider that validation then faults.
+// fault-free lab runs of the same engine and provider that validation then faults; and the
+// coarse-clock tick that paces the backend's reads of an idle rail (LabLink::idle_rail_poll).
 #include "backends/hw/conform/netns_lab.hpp"
 #include "backends/validate/lab_scenario.hpp"
 #include "engine/core/result.hpp"

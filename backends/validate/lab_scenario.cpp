@@ -65,6 +65,12 @@ Result<LabScenario> lab_version(const Scenario& sc, const LabLink& link) {
   nic.description = "the netns lab's veth rail under tcp;ofi_rxm (calibrated)";
   nic.link_gbps = link.gbps;
   nic.link_latency = Nanos{std::max<std::int64_t>(1, link.round_trip.count() / 4)};
+  nic.idle_rail_poll = link.idle_rail_poll;
+  if (link.idle_rail_poll > Nanos{0})
+    out.changes.push_back(fmt::format(
+        "the driver reads an idle rail (the standby) once per {:.1f} ms coarse-clock tick, as the libfabric backend "
+        "does",
+        to_millis(link.idle_rail_poll)));
   // The workload: one stream, rank 0 -> rank 1.
   Workload& w = out.sim.workload;
   if (w.pattern != TrafficPattern::Unidirectional)

@@ -28,6 +28,10 @@ struct LabLink {
   Nanos round_trip{};  // one message and its completion, window 1, 64 B
   std::size_t message_bytes = 0;
   std::uint32_t window = 0;
+  // How late the backend reads an idle rail's CQ: one coarse-clock tick (clock_getres of
+  // CLOCK_MONOTONIC_COARSE: the kernel's HZ), where 1024 progress() calls take longer
+  // (fabric_executor.cpp kIdlePollEvery; 20-30 us per lab loop).
+  Nanos idle_rail_poll{};
 };
 
 // ofi_rxm's eager size (FI_OFI_RXM_BUFFER_SIZE, 16 KiB by default): larger messages go by
