@@ -20,9 +20,9 @@ timeout_s="${TIMEOUT_S:-15}"
 kill_s="${KILL_S:-75}"
 parallel="${PARALLEL:-4}"
 mkdir -p "$out"
-ngpus="$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | wc -l)"
-(( ngpus >= 2 )) || { echo "divergence_battery: needs 2 GPUs or more (nvidia-smi lists $ngpus)" >&2; exit 2; }
-python3 -c 'import torch' 2>/dev/null || { echo "divergence_battery: no PyTorch" >&2; exit 2; }
+# shellcheck source=scripts/gpu/lib_torch_gpus.sh
+source "$here/lib_torch_gpus.sh"
+require_torch_gpus divergence_battery 2
 
 # name | ranks | ranks per NCCL_HOSTID host | workload | per-rank settings ("R:VAR=VAL,VAR=VAL;R:...",
 # "*" = every rank, "-" = none)

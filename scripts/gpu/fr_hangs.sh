@@ -20,9 +20,9 @@ out="${OUT:-$PWD/fr-hangs-out}"
 timeout_s="${TIMEOUT_S:-10}"
 parallel="${PARALLEL:-4}"
 mkdir -p "$out"
-ngpus="$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | wc -l)"
-(( ngpus >= 1 )) || { echo "fr_hangs: no GPU (nvidia-smi lists none)" >&2; exit 2; }
-python3 -c 'import torch' 2>/dev/null || { echo "fr_hangs: no PyTorch" >&2; exit 2; }
+# shellcheck source=scripts/gpu/lib_torch_gpus.sh
+source "$here/lib_torch_gpus.sh"
+require_torch_gpus fr_hangs 1
 
 all_cases="healthy:2 healthy_uneven:2 skip_allreduce:2 skip_in_loop:2 op_mismatch:2 size_mismatch:2
 batch_missing_send:2 p2p_cycle:2 rank_dies:2 healthy:4 healthy_groups:4 skip_allreduce:4 p2p_cycle:4 rank_dies:4"
