@@ -12,8 +12,9 @@
 #                        (BEFORE optional: without it, no before columns)
 #         LIBS           the plugin's shared-library dependencies (RAILCHECK_HWLIBS)
 #         NCCL_TESTS_DIR nccl-tests checkout; OPS [sendrecv alltoall all_reduce]; REPEAT [3]
-#         CPU_RUNS [2], CPU_REPEAT [5]; DEADLINE: seconds after this script's start past which
-#         no nccl-tests run starts (those left are not-run) [none]
+#         CPU_RUNS [2], CPU_REPEAT [5]; RUN_TIMEOUT seconds per nccl-tests run [120]
+#         DEADLINE: seconds after this script's start past which no nccl-tests run starts (those
+#         left are not-run) [none]
 # Output: $OUT/cpu_<after|before>_<i>.txt, $OUT/nt-after/, $OUT/nt-before/, $OUT/plugin_tcp.json,
 #         the tables on stdout.
 set -uo pipefail
@@ -32,7 +33,7 @@ for i in $(seq "${CPU_RUNS:-2}"); do
   done
 done
 export NCCL_NVLS_ENABLE=0
-base=(NCCL_TESTS_DIR="$NCCL_TESTS_DIR" RAILCHECK_HWLIBS="${LIBS:-}" RUN_TIMEOUT=120 BUILD_DIR=/tmp/nt-build
+base=(NCCL_TESTS_DIR="$NCCL_TESTS_DIR" RAILCHECK_HWLIBS="${LIBS:-}" RUN_TIMEOUT="${RUN_TIMEOUT:-120}" BUILD_DIR=/tmp/nt-build
   OPS="${OPS:-sendrecv alltoall all_reduce}" MODES=one-process REPEAT="${REPEAT:-3}")
 left() {  # SUITE_DEADLINE for a suite starting now (at least 1: the suite refuses 0)
   [[ -n "${DEADLINE:-}" ]] && echo "SUITE_DEADLINE=$((DEADLINE - SECONDS > 1 ? DEADLINE - SECONDS : 1))" || echo "SUITE_DEADLINE="
