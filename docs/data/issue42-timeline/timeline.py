@@ -14,7 +14,7 @@ EVENTS = [("S.isend", "sender: isend called (its fi_senddata writes the bytes to
           ("S.ack_read", "sender: delivery ack read from its CQ"),
           ("S.complete", "sender: its request complete (test() reports done)")]
 COUNTS = [("S.nccl_test", "sender: the plugin's test() calls"), ("S.progress", "sender: progress() calls"),
-          ("S.test", "sender: FabricConnection::test calls"), ("S.cq", "sender: CQ reads (both rails)"),
+          ("S.test", "sender: result lookups (FabricConnection::finished)"), ("S.cq", "sender: CQ reads (both rails)"),
           ("S.skip", "sender: rail polls skipped as idle (both rails)"), ("R.nccl_test", "receiver: the plugin's test() calls"),
           ("R.progress", "receiver: progress() calls"), ("R.cq", "receiver: CQ reads")]
 
