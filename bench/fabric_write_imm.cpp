@@ -28,6 +28,7 @@
 #include "backends/hw/libfabric/provider_query.hpp"
 #include "bench/machine_line.hpp"
 #include "bench/median.hpp"
+#include "bench/parse_options.hpp"
 
 using namespace railcheck;
 using bench::median;
@@ -245,15 +246,7 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"both", "plain", "engine"}));
   app.add_option("--repeat", repeat, "runs of each path per case, alternated (medians reported)")
       ->check(CLI::Range(1, 100));
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    // Exit 2 with one line, as the other benches and `railcheck` do (CLI11 would exit 101..114).
-    std::fprintf(stderr, "%s: %s (--help lists the options)\n", argv[0], e.what());
-    return 2;
-  }
+  if (auto rc = bench::parse_options(app, argc, argv)) return *rc;
   const bool with_plain = path != "engine", with_engine = path != "plain";
   fmt::print("fabric_write_imm: {} | libfabric {}.{}\n", bench::machine_summary(), FI_MAJOR(fi_version()),
              FI_MINOR(fi_version()));

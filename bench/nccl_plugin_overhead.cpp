@@ -33,6 +33,7 @@
 #include "bench/machine_line.hpp"
 #include "bench/median.hpp"
 #include "bench/message_pair.hpp"
+#include "bench/parse_options.hpp"
 #include "tests/backends/hw/nccl/plugin_harness.hpp"
 
 using namespace railcheck;
@@ -219,15 +220,7 @@ int main(int argc, char** argv) {
   app.add_option("--plugin", opt.plugin, "the plugin to load (another build's, or one carried to another machine)")
       ->check(CLI::ExistingFile);
   app.add_option("--size", opt.sizes, "only these sizes (64, 4096, 65536)")->check(CLI::IsMember({64, 4096, 65536}));
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    // Exit 2 with one line, as the other benches and `railcheck` do (CLI11 would exit 101..114).
-    std::fprintf(stderr, "%s: %s (--help lists the options)\n", argv[0], e.what());
-    return 2;
-  }
+  if (auto rc = bench::parse_options(app, argc, argv)) return *rc;
   fmt::print("nccl_plugin_overhead: {} | libfabric {}.{}\n", bench::machine_summary(), FI_MAJOR(fi_version()),
              FI_MINOR(fi_version()));
   fmt::print(
