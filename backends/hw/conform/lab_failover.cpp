@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "backends/hw/conform/child_process.hpp"
+#include "backends/hw/conform/peer_channel.hpp"
 #include "backends/hw/libfabric/fabric_connection.hpp"
 #include "backends/hw/libfabric/provider_query.hpp"
 
@@ -32,26 +33,6 @@ FabricOptions options_for(const NetnsSide& side, const LabFailoverPlan& plan) {
   o.rail_addresses = {side.rails[0].address, side.rails[1].address};
   o.tunables = plan.tunables;
   return o;
-}
-
-bool write_line(int fd, const std::string& line) {
-  const std::string l = line + "\n";
-  return write(fd, l.data(), l.size()) == static_cast<ssize_t>(l.size());
-}
-
-// One line from `fd` within `wait_ms`, or empty.
-std::string read_line(int fd, int wait_ms) {
-  std::string line;
-  const auto until = Clock::now() + std::chrono::milliseconds(wait_ms);
-  char ch = 0;
-  while (Clock::now() < until) {
-    pollfd p{fd, POLLIN, 0};
-    if (poll(&p, 1, 50) != 1) continue;
-    if (read(fd, &ch, 1) != 1) break;
-    if (ch == '\n') return line;
-    line.push_back(ch);
-  }
-  return {};
 }
 
 // NCCL's proxy thread polls on a core of its own; the nearest a process gets to that is
@@ -143,7 +124,7 @@ int receive_side(const NetnsSide& b, const LabFailoverPlan& plan, const Pipes& p
       if (plan.fault.kind == LabFault::Kind::LinkDown) {
         if (auto down = set_link_up(b.rails[0].if_name, false); !down) return fail_with(15, down.error().message());
       }
-      (void)write_line(p.mark[1], "fault");
+      (void)PeerChannel(p.mark[1]).send_line("fault");
     }
   }
   // The sender still waits for the acknowledgements of the last messages: progress until the
@@ -158,7 +139,7 @@ int receive_side(const NetnsSide& b, const LabFailoverPlan& plan, const Pipes& p
        << " end_ns " << end_ns << " verified " << seen << " at_fault " << at_fault << " at_switch " << at_switch
        << " failovers " << st.failovers << " active " << st.active_rail << " longest_step_ns " << longest_step_ns
        << " realtime " << realtime << " stalls " << stalls.text();
-  return write_line(p.rx_report[1], line.str()) ? 0 : fail_with(16, "writing the report");
+  return PeerChannel(p.rx_report[1]).send_line(line.str()) ? 0 : fail_with(16, "writing the report");
 }
 
 // Side a: connects with b's handle and sends; reports the first failover (when, and what started
@@ -201,7 +182,7 @@ int send_side(const NetnsSide& a, const LabFailoverPlan& plan, const Pipes& p) {
   for (std::size_t r = 0; r < st.rails.size(); ++r)
     line << " probes" << r << " " << st.rails[r].probes_sent << " answered" << r << " " << st.rails[r].probes_answered;
   line << " why " << st.first_failover_why;
-  return write_line(p.tx_report[1], line.str()) ? 0 : fail_with(25, "writing the report");
+  return PeerChannel(p.tx_report[1]).send_line(line.str()) ? 0 : fail_with(25, "writing the report");
 }
 
 LabSideReport parse_report(const std::string& line) {
@@ -258,23 +239,20 @@ Result<LabFailoverResult> run_lab_failover(const NetnsLab& lab, const LabFailove
   const pid_t rx = fork_child([&] { return receive_side(lab.side(1), plan, p); }, alarm_s);
   const pid_t tx = fork_child([&] { return send_side(lab.side(0), plan, p); }, alarm_s);
   close_all({p.handle[0], p.handle[1], p.mark[1], p.stop[0], p.rx_report[1], p.tx_report[1]});
+  PeerChannel mark(p.mark[0]), tx_report(p.tx_report[0]), rx_report(p.rx_report[0]);
   LabFailoverResult r;
-  if (plan.fault.kind == LabFault::Kind::StopReceiver &&
-      read_line(p.mark[0], static_cast<int>(plan.give_up.count() * 1000)) == "fault") {
+  if (plan.fault.kind == LabFault::Kind::StopReceiver && mark.read_line(plan.give_up).value_or("") == "fault") {
     const auto stopped = Clock::now();
     kill(rx, SIGSTOP);
     std::this_thread::sleep_for(plan.fault.stop_for);
     kill(rx, SIGCONT);
     r.stopped_ms = std::chrono::duration<double, std::milli>(Clock::now() - stopped).count();
   }
-  const int wait_ms = static_cast<int>(plan.give_up.count() * 2000 + 10000);
-  const std::string tx_line = read_line(p.tx_report[0], wait_ms);
+  const std::string tx_line = tx_report.read_line(plan.give_up * 2 + std::chrono::seconds(10)).value_or("");
   r.sender_exit = wait_child(tx);
-  (void)write_line(p.stop[1], "stop");  // side b may stop progressing now
-  close(p.stop[1]);
-  const std::string rx_line = read_line(p.rx_report[0], 10000);
+  (void)PeerChannel(p.stop[1]).send_line("stop");  // side b may stop progressing now
+  const std::string rx_line = rx_report.read_line(std::chrono::seconds(10)).value_or("");
   r.receiver_exit = wait_child(rx);
-  close_all({p.mark[0], p.rx_report[0], p.tx_report[0]});
   r.sender = parse_report(tx_line);
   r.receiver = parse_report(rx_line);
   r.realtime = r.sender.get("realtime") == 1 && r.receiver.get("realtime") == 1;
@@ -303,12 +281,11 @@ Result<bool> provider_usable_in_lab(const NetnsLab& lab, const std::string& prov
     if (auto in = enter_netns(lab.side(0).netns); !in) return fail_with(1, in.error().message());
     auto q = fabric::query_provider(provider, lab.side(0).rails[0].address);
     if (q) return 0;
-    (void)write_line(err[1], q.error().message());
+    (void)PeerChannel(err[1]).send_line(q.error().message());
     return 2;
   });
   close(err[1]);
-  const std::string why = read_line(err[0], 1000);
-  close(err[0]);
+  const std::string why = PeerChannel(err[0]).read_line(std::chrono::seconds(1)).value_or("");
   if (code != 0)
     return Error{fmt::format("{} is not usable in the lab's namespaces (exit {}){}", provider, code,
                              why.empty() ? "" : ": " + why),
