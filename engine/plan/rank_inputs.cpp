@@ -63,11 +63,23 @@ Result<std::vector<std::string>> finish(const std::vector<bool>& has_log, SchedI
   return notes;
 }
 
+// A setting given for a rank the input does not have is a typo, never silently dropped.
+Result<bool> ranks_exist(const RankEnvSources& given, std::uint32_t n) {
+  for (const GivenEnv* g : {&given.option, &given.env_txt})
+    for (const auto& [rank, env] : g->by_rank)
+      if (rank >= n && !env.values.empty())
+        return Error{fmt::format("{} gives settings for rank {}; the input has {} rank{}",
+                                 env.values.begin()->second.origin, rank, n, n == 1 ? "" : "s"),
+                     "ranks count from 0"};
+  return true;
+}
+
 }  // namespace
 
 Result<std::vector<std::string>> model_each_rank(const std::vector<RankLogText>& logs, const RankEnvSources& given,
                                                  SchedInput& input) {
   const auto n = static_cast<std::uint32_t>(input.ranks.size());
+  if (auto ok = ranks_exist(given, n); !ok) return ok.error();
   std::vector<InitTuning> init(n);
   std::vector<bool> has_log(n, false);
   input.rank_env.assign(n, RankEnv{});
@@ -112,6 +124,7 @@ Result<std::vector<std::string>> model_each_rank(const std::vector<RankLogText>&
 
 Result<std::vector<std::string>> model_each_rank(const RankEnvSources& given, SchedInput& input) {
   const auto n = static_cast<std::uint32_t>(input.ranks.size());
+  if (auto ok = ranks_exist(given, n); !ok) return ok.error();
   input.rank_env.assign(n, RankEnv{});
   input.rank_shapes.assign(n, input.shape);
   for (std::uint32_t r = 0; r < n; ++r) {

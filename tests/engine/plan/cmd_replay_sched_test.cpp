@@ -87,7 +87,7 @@ TEST_CASE("replay-sched: per-rank settings from --nccl-env and --env-txt make th
   CHECK(cmd_replay_sched(o) == kExitViolation);
   o.env_txt.reset();
   for (const char* bad : {"1:NCCL_PROTO=bogus", "NCCL_SOCKET_IFNAME=lo", "x:NCCL_PROTO=LL", "NCCL_BUFFSIZE=big",
-                          "1:NCCL_PROTO=LL 1:NCCL_PROTO=Simple"}) {
+                          "1:NCCL_PROTO=LL 1:NCCL_PROTO=Simple", "2:NCCL_PROTO=LL"}) {  // rank 2 of a 2-rank job
     INFO(bad);
     o.nccl_env = bad;
     CHECK(cmd_replay_sched(o) == kExitBadInput);
