@@ -59,6 +59,12 @@ pkg_check_modules(RDMACM QUIET IMPORTED_TARGET librdmacm)
 if(NOT RDMACM_FOUND)
   railcheck_missing("librdmacm (rdma-core)" "librdmacm-dev")
 endif()
+# The netns lab's delay faults (backends/hw/conform/packet_delayer): packets held in user space
+# through an NFQUEUE rule, since sch_netem is not built into every kernel (this VM's is not).
+pkg_check_modules(NFQUEUE QUIET IMPORTED_TARGET libnetfilter_queue)
+if(NOT NFQUEUE_FOUND)
+  railcheck_missing("libnetfilter_queue" "libnetfilter-queue-dev")
+endif()
 find_package(Threads REQUIRED)
 
 # OpenMPI: `railcheck sweep` under mpirun. Optional: without it the sweep runs shards by hand.

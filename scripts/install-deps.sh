@@ -17,6 +17,8 @@ packages=(
   libibverbs-dev librdmacm-dev  # backends/hw/verbs: builds and links against rdma-core
   openmpi-bin libopenmpi-dev    # sweeps under mpirun (issue 6)
   iproute2                  # conformance: network namespaces and veth pairs for the failover cut
+  nftables                  # validate: the lab's loss faults (nft numgen drop rules; netem is not in every kernel)
+  iptables libnetfilter-queue-dev  # validate: the lab's delay faults (an NFQUEUE rule and the packet delayer)
   clang-14 libclang-rt-14-dev  # fuzz/: libFuzzer targets (quickstart.sh test runs them briefly)
   mold                      # the linker: links the test binaries in a third of GNU ld's time
   libjemalloc-dev           # the executables' malloc: the model checker copies a world per state

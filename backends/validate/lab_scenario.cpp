@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 namespace railcheck::validation {
 namespace {
@@ -20,7 +21,7 @@ std::string bytes_text(std::uint64_t b) {
 std::optional<std::string> not_runnable(const Scenario& sc) {
   const auto& f = sc.faults;
   if (sc.topology.ranks != 2) return fmt::format("the lab has two hosts; the scenario has {} ranks", sc.topology.ranks);
-  if (sc.topology.rails < 2 || sc.topology.paths_per_conn != 2)
+  if (sc.topology.rails != 2 || sc.topology.paths_per_conn != 2)
     return fmt::format(
         "the lab has two rails, each connection a primary and one standby; the scenario has {} rails, "
         "{} paths per connection",
@@ -28,25 +29,88 @@ std::optional<std::string> not_runnable(const Scenario& sc) {
   auto needs = [](std::string_view what, std::string_view tool) {
     return fmt::format("{} need {} in the lab, which validate does not drive yet (issue 41)", what, tool);
   };
-  if (!f.flaps.empty()) return needs("link flaps (faults.link_flap)", "a timed ip link down/up");
-  if (!f.jitters.empty()) return needs("delay spikes (faults.jitter)", "tc netem delay");
-  if (!f.losses.empty()) return needs("losses (faults.one_way_loss)", "tc netem loss");
   if (!f.incasts.empty()) return needs("incast congestion (faults.incast)", "competing flows and tc rate limits");
   if (!sc.workload.slow_ranks.empty() && sc.workload.receiver_hold > Nanos{0})
     return needs("slow receivers (workload.receiver_hold_ms)", "receives held back in the lab's stream");
-  if (f.downs.size() > 1) return "the lab takes one link down per run; the scenario has several";
-  if (!f.downs.empty()) {
-    const auto& d = f.downs.front();
-    if (d.link.rail != 0)
-      return fmt::format("the lab cuts rail 0 (the primary); the scenario cuts rail {}", d.link.rail);
-    if (d.until) return needs("a link that comes back (link_down.until)", "a timed ip link up");
+  for (const auto& s : f.stalls)
+    if (s.rank != 1) return "the lab stops the receiving process (rank 1); the scenario stalls rank 0";
+  // One impairment per side and rail: a second on the same end would replace the first, not add up.
+  std::map<std::pair<std::uint32_t, std::uint32_t>, int> impaired;
+  for (const auto& l : f.losses) ++impaired[{l.link.rank, l.link.rail}];
+  for (const auto& j : f.jitters) {
+    ++impaired[{0, j.link.rail}];
+    ++impaired[{1, j.link.rail}];
   }
-  if (f.stalls.size() > 1) return "the lab stops one process per run; the scenario stalls several";
-  if (!f.stalls.empty() && !f.downs.empty()) return "the lab makes one fault per run; the scenario has two";
-  if (!f.stalls.empty() && f.stalls.front().rank != 1)
-    return "the lab stops the receiving process (rank 1); the scenario stalls rank 0";
+  for (const auto& [end, n] : impaired)
+    if (n > 1)
+      return fmt::format("the lab holds one loss or delay fault per rank and rail; rank {} rail {} has {}", end.first,
+                         end.second, n);
   return std::nullopt;
 }
+
+namespace {
+
+using Act = conform::LabAction::Kind;
+
+std::chrono::nanoseconds after_start(Nanos t, const Workload& w) {
+  return std::chrono::nanoseconds(std::max<std::int64_t>(0, (t - w.start).count()));
+}
+
+// The scenario's faults as the lab's actions, and a line for each saying how the lab makes it.
+conform::LabFault lab_faults(const Scenario& sc, std::vector<std::string>& changes) {
+  const FaultProfile& f = sc.faults;
+  const Workload& w = sc.workload;
+  conform::LabFault out;
+  auto add = [&](Act k, Nanos at, int side, std::uint32_t rail) -> conform::LabAction& {
+    conform::LabAction a;
+    a.kind = k;
+    a.at = after_start(at, w);
+    a.side = side;
+    a.rail = static_cast<int>(rail);
+    return out.actions.emplace_back(a);
+  };
+  for (const auto& d : f.downs) {
+    add(Act::LinkDown, d.at, 1, d.link.rail);
+    if (d.until) add(Act::LinkUp, *d.until, 1, d.link.rail);
+  }
+  for (const auto& fl : f.flaps)
+    for (std::uint32_t i = 0; i < fl.count; ++i) {
+      const Nanos down = fl.start + fl.period * i;
+      add(Act::LinkDown, down, 1, fl.link.rail);
+      add(Act::LinkUp, down + fl.down_for, 1, fl.link.rail);
+    }
+  if (!f.downs.empty() || !f.flaps.empty())
+    changes.push_back("links go down and up by side b's veth end (SIOCSIFFLAGS: both ends lose the carrier)");
+  for (const auto& j : f.jitters) {
+    // The sim delays both directions through the rank's link (backends/sim/wire.cpp spike_delay,
+    // jitter_delay); the delayer holds a side's egress, so both ends of the rail get it.
+    for (int side = 0; side < 2; ++side) {
+      auto& a = add(Act::Delay, j.at, side, j.link.rail);
+      a.delay = j.extra;
+      a.spread = j.spread;
+      add(Act::Clear, j.until, side, j.link.rail);
+    }
+    changes.push_back(fmt::format(
+        "the delay spike on rank {} rail {} (+{:.3g} ms and up to {:.3g} ms more) holds both ends' packets on rail {} in "
+        "the lab's packet delayer (NFQUEUE), in order",
+        j.link.rank, j.link.rail, to_millis(j.extra), to_millis(j.spread), j.link.rail));
+  }
+  for (const auto& l : f.losses) {
+    add(Act::Loss, l.at, static_cast<int>(l.link.rank), l.link.rail).loss = l.probability;
+    add(Act::Clear, l.until, static_cast<int>(l.link.rank), l.link.rail);
+    changes.push_back(fmt::format(
+        "the loss on rank {} rail {} ({:.4g}%) is an nftables drop rule on that end's egress{}", l.link.rank,
+        l.link.rail, l.probability * 100, l.probability < 1 ? " (the kernel draws which packets: not from the seed)" : ""));
+  }
+  for (const auto& st : f.stalls) {
+    add(Act::StopReceiver, st.at, 1, 0);
+    add(Act::ContReceiver, st.at + st.for_, 1, 0);
+  }
+  if (!f.stalls.empty()) changes.push_back("the stall is SIGSTOP of the receiving process, SIGCONT after it");
+  return out;
+}
+
+}  // namespace
 
 Result<LabScenario> lab_version(const Scenario& sc, const LabLink& link) {
   if (auto why = not_runnable(sc)) return Error{fmt::format("{}: {}", sc.name, *why), ""};
@@ -85,8 +149,7 @@ Result<LabScenario> lab_version(const Scenario& sc, const LabLink& link) {
     out.changes.push_back(fmt::format("messages of {} cut to {}", bytes_text(w.message_bytes), bytes_text(bytes)));
   w.message_bytes = bytes;
   // Enough messages to run past the fault at the calibrated rate, never fewer than the file's.
-  const auto fault =
-      first_fault_time(sc.faults).value_or(sc.faults.stalls.empty() ? ms(20) : sc.faults.stalls.front().at);
+  const auto fault = first_fault_time(sc.faults).value_or(first_benign_fault_time(sc.faults).value_or(ms(20)));
   const double seconds = to_millis(fault) / 1e3 + std::chrono::duration<double>(kLabRunPastFault).count();
   const auto needed = static_cast<std::uint32_t>(
       std::ceil(seconds * link.gbps * 1e9 / 8.0 / static_cast<double>(std::max<std::uint64_t>(bytes, 1))));
@@ -104,14 +167,7 @@ Result<LabScenario> lab_version(const Scenario& sc, const LabLink& link) {
   p.spec.window = w.window;
   p.spec.max_group = 1;
   p.tunables = sc.engine;
-  if (!sc.faults.downs.empty()) {
-    p.fault.kind = conform::LabFault::Kind::LinkDown;
-    p.fault.at = sc.faults.downs.front().at - w.start;
-  } else if (!sc.faults.stalls.empty()) {
-    p.fault.kind = conform::LabFault::Kind::StopReceiver;
-    p.fault.at = sc.faults.stalls.front().at - w.start;
-    p.fault.stop_for = sc.faults.stalls.front().for_;
-  }
+  p.fault = lab_faults(sc, out.changes);
   return out;
 }
 

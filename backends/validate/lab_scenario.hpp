@@ -7,10 +7,11 @@
 // fault. The engine tunables and the fault (kind, rail, time) are the scenario's. Every change is
 // listed in `changes`, for the report.
 //
-// Faults the lab can make today: a link going down for good (rail 0 of either rank: taking one
-// end of a veth pair down drops the carrier of both), a stalled peer (SIGSTOP of the receiving
-// process), or none. The others (flaps, delay spikes, loss, one-way loss, incast) need tc netem
-// or a timed `ip link` flap in the lab: not_runnable() says so, and `validate` exits 77.
+// Faults the lab makes, as a schedule of actions after the stream's first delivery
+// (conform::LabFault): links down and back up, flaps (taking one end of a veth pair down drops the
+// carrier of both), delay spikes and loss by `tc netem` on a veth end's egress, a stalled receiving
+// process (SIGSTOP, SIGCONT). Not yet: incast, slow receivers, stalls of the sender, more than two
+// ranks or rails: not_runnable() says so, and `validate` exits 77.
 #include <chrono>
 #include <optional>
 #include <string>

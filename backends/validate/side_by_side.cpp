@@ -113,7 +113,8 @@ SideBySide compare(const std::string& scenario, const sim::RunSummary& sim, std:
   if (outage) {
     add("goodput_before_gbps", Kind::Goodput, sim.gbps_before_fault,
         [](const Lab& r) { return r.fault_ns >= 0 ? std::optional<double>(r.gbps_before) : std::nullopt; });
-    add("goodput_after_gbps", Kind::Goodput, sim.gbps_after_switch,
+    add("goodput_after_gbps", Kind::Goodput,
+        sim.switched_at ? std::optional<double>(sim.gbps_after_switch) : std::nullopt,
         [](const Lab& r) { return r.first_replayed_ns >= 0 ? std::optional<double>(r.gbps_after) : std::nullopt; });
   }
   for (std::size_t i = 0; i < lab.size(); ++i) {

@@ -1,8 +1,8 @@
 // railcheck validate (cli/cmd_validate.cpp, backends/validate): a scenario the lab cannot make is
 // exit 77 with the reason, bad input exit 2; and where this machine can build the netns lab (root,
-// namespaces), the default scenario runs on both drivers: the same outcome, every message
-// delivered exactly once on both, one failover each, no false one, with each figure written side
-// by side in the JSON the issue names.
+// namespaces), each scenario family the lab can make runs on both drivers: the same outcome, every
+// message delivered exactly once on both, the same failovers and no false one, the detection within
+// the tolerance, each figure written side by side in the JSON the issue names.
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -30,41 +30,60 @@ std::string scenario(const std::string& name) { return std::string(RAILCHECK_SOU
 
 TEST_CASE("validate: a fault the lab cannot make is exit 77 with the reason, bad input is exit 2", "[cli][validate]") {
   const fs::path dir = fresh("skip");
-  const auto flap = exe::run_railcheck(dir, "validate " + scenario("link-flap.toml"));
-  CHECK(flap.code == 77);
-  CHECK(flap.err.find("cannot run in the lab") != std::string::npos);
-  CHECK(flap.err.find("link flaps") != std::string::npos);
-  CHECK(exe::run_railcheck(dir, "validate " + scenario("incast-congestion.toml")).code == 77);
+  const auto incast = exe::run_railcheck(dir, "validate " + scenario("incast-congestion.toml"));
+  CHECK(incast.code == 77);
+  CHECK(incast.err.find("cannot run in the lab") != std::string::npos);
+  CHECK(incast.err.find("incast") != std::string::npos);
+  CHECK(exe::run_railcheck(dir, "validate " + scenario("standby-dies-three-paths.toml")).code == 77);
   CHECK(exe::run_railcheck(dir, "validate no-such-file.toml").code != 0);
   std::ofstream(dir / "bad.toml") << "name = \"bad\"\n[topology]\nranks = -1\n";
   CHECK(exe::run_railcheck(dir, "validate bad.toml").code == 2);
 }
 
-TEST_CASE(
-    "validate: the default scenario on SimGrid and in the netns lab: same outcome, exactly once on both, one "
-    "failover each",
-    "[cli][validate][netns]") {
-  const fs::path dir = fresh("primary");
-  const auto ran = exe::run_railcheck(dir, "validate " + scenario("primary-dies.toml") + " --runs 2 --json out.json");
+// Each scenario family the lab can make, on both drivers (issue 41): the outcome and every count
+// (failovers, false failovers, lost, duplicated) the same; for an outage, the detection within the
+// tolerance (10 % or 2 ms) on the median of three lab runs. The other times and the goodput are
+// reported, not asserted here (docs/validation.md says which agree yet). The lab's sides run
+// SCHED_FIFO, which keeps these on a loaded 2-core machine.
+TEST_CASE("validate: every lab-made scenario family on SimGrid and in the netns lab: same outcome and counts",
+          "[cli][validate][netns]") {
+  struct Family {
+    const char* file;
+    double failovers;
+    bool outage;
+  };
+  const Family family = GENERATE(Family{"primary-dies.toml", 1, true}, Family{"link-flap.toml", 1, true},
+                                 Family{"one-way-loss.toml", 1, true}, Family{"short-flap.toml", 0, true},
+                                 Family{"peer-stall.toml", 0, false}, Family{"delay-spike.toml", 0, false});
+  const std::string name = fs::path(family.file).stem();
+  const fs::path dir = fresh(name);
+  const auto ran = exe::run_railcheck(dir, "validate " + scenario(family.file) + " --runs 3 --json out.json");
   if (ran.code == 77) {
     WARN("no netns lab here: " << ran.err);
     return;
   }
-  INFO(ran.out << ran.err);
-  REQUIRE((ran.code == 0 || ran.code == 1));  // 1: a timing outside the tolerance (docs/validation.md)
+  INFO(name << "\n" << ran.out << ran.err);
+  REQUIRE((ran.code == 0 || ran.code == 1));  // 1: a figure outside the tolerance (docs/validation.md)
   const auto j = nlohmann::json::parse(exe::slurp(dir / "out.json"));
-  CHECK(j["scenario"] == "primary-dies");
+  CHECK(j["scenario"] == name);
   CHECK(j["outcome"]["sim"] == "delivered");
   CHECK(j["outcome"]["hardware"] == "delivered");
+  bool saw_detection = false;
   for (const auto& row : j["rows"]) {
     const std::string metric = row["metric"];
     INFO(metric);
-    REQUIRE(row["sim"].is_number());
-    REQUIRE(row["hardware"].is_number());
-    if (metric == "failovers") CHECK(row["sim"] == 1.0);
-    if (metric == "failovers" || metric == "false_failovers" || metric == "lost" || metric == "duplicated")
+    if (metric == "failovers") CHECK(row["sim"] == family.failovers);
+    if (metric == "failovers" || metric == "false_failovers" || metric == "lost" || metric == "duplicated") {
+      REQUIRE(row["hardware"].is_number());
       CHECK(row["agree"] == true);
-    if (metric.ends_with("_ms")) CHECK(row["hardware"].get<double>() > 0);
+    }
+    if (metric == "detection_ms" && family.failovers > 0) {
+      saw_detection = true;
+      REQUIRE(row["hardware"].is_number());
+      CHECK(row["hardware"].get<double>() > 0);
+      CHECK(row["agree"] == true);
+    }
   }
+  CHECK(saw_detection == (family.outage && family.failovers > 0));
   CHECK(ran.out.find("replaced by the lab link") != std::string::npos);
 }

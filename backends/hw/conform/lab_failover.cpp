@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "backends/hw/conform/child_process.hpp"
+#include "backends/hw/conform/packet_delayer.hpp"
 #include "backends/hw/conform/peer_channel.hpp"
 #include "backends/hw/libfabric/fabric_connection.hpp"
 #include "backends/hw/libfabric/provider_query.hpp"
@@ -72,14 +73,38 @@ struct Stalls {
 
 struct Pipes {
   int handle[2] = {-1, -1};  // side b -> side a: the engine's handle
-  int mark[2] = {-1, -1};    // side b -> parent: "fault" when a StopReceiver fault is due
-  int stop[2] = {-1, -1};    // parent -> side b: the sender finished, stop progressing
+  int mark[2] = {-1, -1};    // side b -> parent: "start <ns>" at its first verified delivery
+  int stop[2] = {-1, -1};    // parent -> side b: "stop <ns>" once the sender finished (<ns>: its first action, or -1)
   int rx_report[2] = {-1, -1};
   int tx_report[2] = {-1, -1};
 };
 
-// Side b: listens, hands its handle to side a, receives and verifies. `plan.fault.at` after its
-// first verified delivery it takes rail 0's link down itself, or tells the parent to stop it.
+// Side b's share of the plan: the link changes, in time order, with their index in the plan.
+std::vector<std::size_t> side_b_actions(const LabFault& f) {
+  std::vector<std::size_t> order;
+  for (std::size_t i = 0; i < f.actions.size(); ++i)
+    if (f.actions[i].by_side_b()) order.push_back(i);
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return f.actions[x].at < f.actions[y].at; });
+  return order;
+}
+
+std::vector<std::size_t> parent_actions(const LabFault& f) {
+  std::vector<std::size_t> order;
+  for (std::size_t i = 0; i < f.actions.size(); ++i)
+    if (!f.actions[i].by_side_b()) order.push_back(i);
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return f.actions[x].at < f.actions[y].at; });
+  return order;
+}
+
+// "i:ns,i:ns" (plan index : when it took effect), "-" when none.
+std::string action_times_text(const std::vector<std::pair<std::size_t, long long>>& done) {
+  std::string out;
+  for (const auto& [i, at] : done) out += fmt::format("{}{}:{}", out.empty() ? "" : ",", i, at);
+  return out.empty() ? "-" : out;
+}
+
+// Side b: listens, hands its handle to side a, receives and verifies. Its link changes it makes
+// itself, each `at` after its first verified delivery; the parent makes the rest.
 int receive_side(const NetnsSide& b, const LabFailoverPlan& plan, const Pipes& p) {
   if (auto in = enter_netns(b.netns); !in) return fail_with(10, in.error().message());
   // A lab serves several runs: whatever the last one took down comes back up first.
@@ -93,15 +118,20 @@ int receive_side(const NetnsSide& b, const LabFailoverPlan& plan, const Pipes& p
     return fail_with(12, "writing the handle");
   FabricConnection& conn = *c.value();
   StreamReceiver rx(conn, plan.spec);
-  long long start_ns = -1, fault_ns = -1, first_replayed_ns = -1, end_ns = -1, longest_step_ns = 0;
-  std::uint64_t seen = 0, at_fault = 0, at_switch = 0;
+  const std::vector<std::size_t> links = side_b_actions(plan.fault);
+  std::size_t next_link = 0;
+  std::vector<std::pair<std::size_t, long long>> links_done;
+  std::vector<long long> deliveries;  // when each verified message landed: the count at the fault, once known
+  deliveries.reserve(plan.spec.messages);
+  long long start_ns = -1, first_replayed_ns = -1, end_ns = -1, longest_step_ns = 0;
+  std::uint64_t seen = 0, at_switch = 0;
   auto last_progress = Clock::now();
   Stalls stalls;
   while (!rx.done()) {
     const auto before = Clock::now();
     if (!rx.step()) return fail_with(13, "receiver: " + rx.error());
     stalls.note(before, Clock::now());
-    if (fault_ns >= 0) longest_step_ns = std::max(longest_step_ns, stamp(Clock::now()) - stamp(before));
+    if (start_ns >= 0) longest_step_ns = std::max(longest_step_ns, stamp(Clock::now()) - stamp(before));
     nap_if_realtime(realtime);
     const auto now = Clock::now();
     if (rx.verified() == seen) {
@@ -111,34 +141,47 @@ int receive_side(const NetnsSide& b, const LabFailoverPlan& plan, const Pipes& p
       seen = rx.verified();
       last_progress = now;
       end_ns = stamp(now);
-      if (start_ns < 0) start_ns = end_ns;
+      deliveries.resize(seen, end_ns);
+      if (start_ns < 0) {
+        start_ns = end_ns;
+        (void)PeerChannel(p.mark[1]).send_line(fmt::format("start {}", start_ns));
+      }
       if (first_replayed_ns < 0 && conn.failovers() > 0) {
         first_replayed_ns = end_ns;
         at_switch = seen - 1;
       }
     }
-    if (fault_ns < 0 && plan.fault.kind != LabFault::Kind::None && start_ns >= 0 &&
-        stamp(now) - start_ns >= plan.fault.at.count()) {
-      fault_ns = stamp(now);
-      at_fault = seen;
-      if (plan.fault.kind == LabFault::Kind::LinkDown) {
-        if (auto down = set_link_up(b.rails[0].if_name, false); !down) return fail_with(15, down.error().message());
-      }
-      (void)PeerChannel(p.mark[1]).send_line("fault");
+    while (start_ns >= 0 && next_link < links.size() &&
+           stamp(now) - start_ns >= plan.fault.actions[links[next_link]].at.count()) {
+      const LabAction& a = plan.fault.actions[links[next_link]];
+      const auto& rail = b.rails.at(static_cast<std::size_t>(a.rail));
+      if (auto set = set_link_up(rail.if_name, a.kind == LabAction::Kind::LinkUp); !set)
+        return fail_with(15, set.error().message());
+      links_done.emplace_back(links[next_link], stamp(Clock::now()));
+      ++next_link;
     }
   }
   // The sender still waits for the acknowledgements of the last messages: progress until the
-  // parent says it finished.
-  for (pollfd q{p.stop[0], POLLIN, 0}; poll(&q, 1, 0) == 0 && Clock::now() - last_progress < plan.give_up;) {
+  // parent says it finished, and when its first action took effect.
+  PeerChannel stop(p.stop[0]);
+  std::optional<std::string> stop_line;
+  while (!(stop_line = stop.read_line(std::chrono::milliseconds(0))) && !stop.closed() &&
+         Clock::now() - last_progress < plan.give_up) {
     conn.progress();
     nap_if_realtime(realtime);
   }
+  long long fault_ns = -1;
+  if (stop_line && stop_line->rfind("stop ", 0) == 0) fault_ns = std::stoll(stop_line->substr(5));
+  if (!links_done.empty() && (fault_ns < 0 || links_done.front().second < fault_ns)) fault_ns = links_done.front().second;
+  const auto at_fault = static_cast<std::uint64_t>(
+      fault_ns < 0 ? 0 : std::lower_bound(deliveries.begin(), deliveries.end(), fault_ns) - deliveries.begin());
   const ConnectionStats st = conn.stats();
   std::ostringstream line;
   line << "start_ns " << start_ns << " fault_ns " << fault_ns << " first_replayed_ns " << first_replayed_ns
        << " end_ns " << end_ns << " verified " << seen << " at_fault " << at_fault << " at_switch " << at_switch
        << " failovers " << st.failovers << " active " << st.active_rail << " longest_step_ns " << longest_step_ns
-       << " realtime " << realtime << " stalls " << stalls.text();
+       << " realtime " << realtime << " stalls "
+       << stalls.text() << " actions " << action_times_text(links_done);
   return PeerChannel(p.rx_report[1]).send_line(line.str()) ? 0 : fail_with(16, "writing the report");
 }
 
@@ -185,6 +228,19 @@ int send_side(const NetnsSide& a, const LabFailoverPlan& plan, const Pipes& p) {
   return PeerChannel(p.tx_report[1]).send_line(line.str()) ? 0 : fail_with(25, "writing the report");
 }
 
+// "a:b,a:b" -> pairs; "-" -> none.
+std::vector<std::pair<long long, long long>> parse_pairs(const std::string& list) {
+  std::vector<std::pair<long long, long long>> out;
+  for (std::size_t pos = 0; list != "-" && pos < list.size();) {
+    const auto comma = std::min(list.find(',', pos), list.size());
+    const std::string one = list.substr(pos, comma - pos);
+    const auto colon = one.find(':');
+    if (colon != std::string::npos) out.emplace_back(std::stoll(one.substr(0, colon)), std::stoll(one.substr(colon + 1)));
+    pos = comma + 1;
+  }
+  return out;
+}
+
 LabSideReport parse_report(const std::string& line) {
   LabSideReport r;
   std::istringstream in(line);
@@ -194,17 +250,10 @@ LabSideReport parse_report(const std::string& line) {
       std::getline(in >> std::ws, r.why);
       break;
     }
-    if (key == "stalls") {
+    if (key == "stalls" || key == "actions") {
       std::string list;
       in >> list;
-      for (std::size_t pos = 0; list != "-" && pos < list.size();) {
-        const auto comma = std::min(list.find(',', pos), list.size());
-        const std::string one = list.substr(pos, comma - pos);
-        const auto colon = one.find(':');
-        if (colon != std::string::npos)
-          r.stalls.emplace_back(std::stoll(one.substr(0, colon)), std::stoll(one.substr(colon + 1)));
-        pos = comma + 1;
-      }
+      (key == "stalls" ? r.stalls : r.actions) = parse_pairs(list);
       continue;
     }
     long long v = 0;
@@ -231,7 +280,148 @@ long long LabSideReport::get(const std::string& key, long long missing) const {
   return it == values.end() ? missing : it->second;
 }
 
+bool LabFault::impairs() const {
+  return std::any_of(actions.begin(), actions.end(), [](const LabAction& a) {
+    return a.kind == LabAction::Kind::Loss || a.kind == LabAction::Kind::Delay || a.kind == LabAction::Kind::Clear;
+  });
+}
+
+LabFault LabFault::link_down(std::chrono::nanoseconds at, int rail) {
+  LabFault f;
+  LabAction a;
+  a.kind = LabAction::Kind::LinkDown;
+  a.at = at;
+  a.rail = rail;
+  f.actions.push_back(a);
+  return f;
+}
+
+LabFault LabFault::stop_receiver(std::chrono::nanoseconds at, std::chrono::nanoseconds stop_for) {
+  LabFault f;
+  LabAction a;
+  a.kind = LabAction::Kind::StopReceiver;
+  a.at = at;
+  f.actions.push_back(a);
+  a.kind = LabAction::Kind::ContReceiver;
+  a.at = at + stop_for;
+  f.actions.push_back(a);
+  return f;
+}
+
+namespace {
+
+// A rail's impairment on one side lives in its own nftables table, "railcheck_r<rail>", in that
+// side's namespace: an output-hook chain matching the rail's interface (locally sent packets: the
+// lab's sockets). Clearing it deletes the table.
+std::string impairment_table(int rail) { return fmt::format("railcheck_r{}", rail); }
+
+Result<std::string> nft_in(const NetnsSide& side, const std::string& commands) {
+  return run_ip({"netns", "exec", side.netns, "nft", commands});
+}
+
+// Every impairment of the lab removed (a run's own at its end, a crashed run's at the next start).
+// Deleting a table that is not there is an error nft prints and nothing else.
+void clear_impairments(const NetnsLab& lab) {
+  for (int s = 0; s < 2; ++s)
+    for (int rail = 0; rail < 2; ++rail) (void)nft_in(lab.side(s), "delete table inet " + impairment_table(rail));
+}
+
+// The parent's impairments: a delayer per side and rail that has a delay fault (started before
+// the run), and which sides' rails hold a loss rule now.
+struct Impairments {
+  std::map<std::pair<int, int>, std::unique_ptr<PacketDelayer>> delayers;
+  std::map<std::pair<int, int>, bool> lossy;
+};
+
+// The parent's action, made now; an Error says what the kernel or a tool refused.
+Result<bool> make_action(const NetnsLab& lab, const LabAction& a, pid_t receiver, Impairments& imp) {
+  const NetnsSide& side = lab.side(a.side);
+  const std::string& dev = side.rails.at(static_cast<std::size_t>(a.rail)).if_name;
+  const std::string table = impairment_table(a.rail);
+  const std::pair<int, int> end{a.side, a.rail};
+  switch (a.kind) {
+    case LabAction::Kind::Loss: {
+      // numgen draws per packet from the kernel's PRNG: the lab's loss is not replayable from the
+      // run's seed (validate says so).
+      constexpr std::uint64_t kScale = 1'000'000;
+      const auto below = static_cast<std::uint64_t>(std::clamp(a.loss, 0.0, 1.0) * static_cast<double>(kScale));
+      const std::string match = below >= kScale ? "" : fmt::format("numgen random mod {} < {} ", kScale, below);
+      const std::string cmds = fmt::format(
+          "add table inet {0} ; add chain inet {0} out {{ type filter hook output priority 0 ; policy accept ; }} ; "
+          "flush chain inet {0} out ; add rule inet {0} out oifname \"{1}\" {2}drop",
+          table, dev, match);
+      if (auto done = nft_in(side, cmds); !done) return done.error();
+      imp.lossy[end] = true;
+      return true;
+    }
+    case LabAction::Kind::Delay: {
+      auto it = imp.delayers.find(end);
+      if (it == imp.delayers.end()) return Error{"lab: no packet delayer was started for this delay", ""};
+      return it->second->engage();
+    }
+    case LabAction::Kind::Clear:
+      if (auto it = imp.delayers.find(end); it != imp.delayers.end())
+        if (auto done = it->second->disengage(); !done) return done.error();
+      if (imp.lossy[end]) {
+        if (auto done = nft_in(side, "delete table inet " + table); !done) return done.error();
+        imp.lossy[end] = false;
+      }
+      return true;
+    case LabAction::Kind::StopReceiver:
+      if (kill(receiver, SIGSTOP) != 0) return Error{"lab: SIGSTOP to side b failed", ""};
+      return true;
+    case LabAction::Kind::ContReceiver:
+      if (kill(receiver, SIGCONT) != 0) return Error{"lab: SIGCONT to side b failed", ""};
+      return true;
+    case LabAction::Kind::LinkDown:
+    case LabAction::Kind::LinkUp:
+      break;
+  }
+  return Error{"lab: a link change is side b's to make", ""};
+}
+
+// The parent keeps its actions' times as the sides keep theirs: SCHED_FIFO while it runs them
+// (where it may), its old policy back afterwards.
+class RealtimeWhileInScope {
+ public:
+  RealtimeWhileInScope() {
+    policy_ = sched_getscheduler(0);
+    sched_getparam(0, &old_);
+    sched_param p{};
+    p.sched_priority = 1;
+    on_ = sched_setscheduler(0, SCHED_FIFO, &p) == 0;
+  }
+  ~RealtimeWhileInScope() {
+    if (on_) sched_setscheduler(0, policy_, &old_);
+  }
+  RealtimeWhileInScope(const RealtimeWhileInScope&) = delete;
+  RealtimeWhileInScope& operator=(const RealtimeWhileInScope&) = delete;
+
+ private:
+  int policy_ = SCHED_OTHER;
+  sched_param old_{};
+  bool on_ = false;
+};
+
+}  // namespace
+
 Result<LabFailoverResult> run_lab_failover(const NetnsLab& lab, const LabFailoverPlan& plan) {
+  for (const auto& a : plan.fault.actions)
+    if (a.rail < 0 || a.rail > 1 || a.side < 0 || a.side > 1)
+      return Error{fmt::format("lab: an action on side {} rail {}; the lab has sides 0-1 and rails 0-1", a.side, a.rail),
+                   ""};
+  if (plan.fault.impairs()) clear_impairments(lab);
+  // Delayers start before the sides: binding a queue takes a fork and netlink round trips, and
+  // the sides must not inherit a half-made one.
+  Impairments imp;
+  for (std::size_t i = 0; i < plan.fault.actions.size(); ++i) {
+    const LabAction& a = plan.fault.actions[i];
+    if (a.kind != LabAction::Kind::Delay || imp.delayers.count({a.side, a.rail}) != 0) continue;
+    auto d = PacketDelayer::start(lab.side(a.side), a.rail, static_cast<std::uint16_t>(100 + 2 * a.side + a.rail),
+                                  DelaySpec{a.delay, a.spread, plan.spec.seed * 31 + i});
+    if (!d) return d.error();
+    imp.delayers[{a.side, a.rail}] = std::move(d).value();
+  }
   Pipes p;
   for (int* fds : {p.handle, p.mark, p.stop, p.rx_report, p.tx_report})
     if (pipe2(fds, O_CLOEXEC) != 0) return Error{"lab: pipe2 failed", "too many open files?"};
@@ -241,20 +431,69 @@ Result<LabFailoverResult> run_lab_failover(const NetnsLab& lab, const LabFailove
   close_all({p.handle[0], p.handle[1], p.mark[1], p.stop[0], p.rx_report[1], p.tx_report[1]});
   PeerChannel mark(p.mark[0]), tx_report(p.tx_report[0]), rx_report(p.rx_report[0]);
   LabFailoverResult r;
-  if (plan.fault.kind == LabFault::Kind::StopReceiver && mark.read_line(plan.give_up).value_or("") == "fault") {
-    const auto stopped = Clock::now();
-    kill(rx, SIGSTOP);
-    std::this_thread::sleep_for(plan.fault.stop_for);
-    kill(rx, SIGCONT);
-    r.stopped_ms = std::chrono::duration<double, std::milli>(Clock::now() - stopped).count();
+  r.action_ns.assign(plan.fault.actions.size(), -1);
+  // The parent's actions, each at its time after side b's first delivery, until the sender is done
+  // (an action due after the stream ended is not made: a loss "until 10 s" outlives a short run).
+  const auto mine = parent_actions(plan.fault);
+  std::optional<std::string> tx_line;
+  std::optional<Error> failed;
+  bool stopped = false;
+  long long first_parent_ns = -1, stop_ns = -1;
+  std::chrono::nanoseconds stop_at{};  // the plan's time of the stop in effect
+  if (!mine.empty()) {
+    RealtimeWhileInScope realtime;
+    const auto start_line = mark.read_line(plan.give_up);
+    if (start_line && start_line->rfind("start ", 0) == 0) {
+      const Clock::time_point start{std::chrono::nanoseconds(std::stoll(start_line->substr(6)))};
+      for (std::size_t i : mine) {
+        const LabAction& a = plan.fault.actions[i];
+        auto due = start + a.at;
+        // A stall lasts its full length: the SIGCONT moves by however late the SIGSTOP was made.
+        if (a.kind == LabAction::Kind::ContReceiver && stopped)
+          due = std::max(due, Clock::time_point{std::chrono::nanoseconds(stop_ns)} + (a.at - stop_at));
+        const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(due - Clock::now());
+        if (wait.count() > 0 && (tx_line = tx_report.read_line(wait))) break;  // the sender finished first
+        if (tx_report.closed()) break;
+        std::this_thread::sleep_until(due);  // the rest of the millisecond read_line rounds off
+        if (auto made = make_action(lab, a, rx, imp); !made) {
+          failed = made.error();
+          break;
+        }
+        const long long at = stamp(Clock::now());
+        r.action_ns[i] = at;
+        if (first_parent_ns < 0) first_parent_ns = at;
+        if (a.kind == LabAction::Kind::StopReceiver) {
+          stopped = true;
+          stop_ns = at;
+          stop_at = a.at;
+        } else if (a.kind == LabAction::Kind::ContReceiver && stopped) {
+          stopped = false;
+          if (r.stopped_ms == 0) r.stopped_ms = static_cast<double>(at - stop_ns) / 1e6;
+        }
+      }
+    }
   }
-  const std::string tx_line = tx_report.read_line(plan.give_up * 2 + std::chrono::seconds(10)).value_or("");
+  if (stopped) kill(rx, SIGCONT);  // never leave side b stopped
+  if (failed) {
+    kill(tx, SIGKILL);
+    kill(rx, SIGKILL);
+    (void)wait_child(tx);
+    (void)wait_child(rx);
+    close_all({p.stop[1]});
+    if (plan.fault.impairs()) clear_impairments(lab);
+    return *failed;
+  }
+  if (!tx_line) tx_line = tx_report.read_line(plan.give_up * 2 + std::chrono::seconds(10));
   r.sender_exit = wait_child(tx);
-  (void)PeerChannel(p.stop[1]).send_line("stop");  // side b may stop progressing now
+  // Side b may stop progressing now; it counts its deliveries before the first action.
+  (void)PeerChannel(p.stop[1]).send_line(fmt::format("stop {}", first_parent_ns));
   const std::string rx_line = rx_report.read_line(std::chrono::seconds(10)).value_or("");
   r.receiver_exit = wait_child(rx);
-  r.sender = parse_report(tx_line);
+  if (plan.fault.impairs()) clear_impairments(lab);
+  r.sender = parse_report(tx_line.value_or(""));
   r.receiver = parse_report(rx_line);
+  for (const auto& [i, at] : r.receiver.actions)
+    if (i >= 0 && static_cast<std::size_t>(i) < r.action_ns.size()) r.action_ns[static_cast<std::size_t>(i)] = at;
   r.realtime = r.sender.get("realtime") == 1 && r.receiver.get("realtime") == 1;
   r.start_ns = r.receiver.get("start_ns");
   r.fault_ns = r.receiver.get("fault_ns");

@@ -2,8 +2,10 @@
 // One failover scenario on real hardware (issue 41): the HA engine over a libfabric provider
 // (tcp;ofi_rxm by default) between the netns lab's two namespaces, a verified message stream
 // from side a (rank 0) to side b (rank 1), and a real fault at a given time after the stream's
-// first delivery: rail 0's link taken down (`ip link` semantics, SIOCSIFFLAGS on side b's veth
-// end, which drops the carrier of both ends), or side b stopped with SIGSTOP for a while. What
+// first delivery, or a schedule of them: links taken down and brought back (`ip link` semantics,
+// SIOCSIFFLAGS on side b's veth end, which drops the carrier of both ends), loss on either side's
+// egress of a rail (an nftables drop rule with a random number per packet: netem is not built
+// into every kernel, this lab's included), side b stopped with SIGSTOP. What
 // `railcheck validate` holds against the SimGrid driver, and what the liveness lab test asserts.
 //
 // Each side is a forked child that enters its namespace before libfabric opens anything and
@@ -25,11 +27,37 @@
 
 namespace railcheck::conform {
 
+// One change the lab makes to its links or to side b's process, `at` after side b's first
+// verified delivery. Side b makes the link changes itself (SIOCSIFFLAGS, microseconds, no
+// process spawned), the parent the rest (tc, signals), each at its time on the one clock.
+struct LabAction {
+  enum class Kind : std::uint8_t {
+    LinkDown,      // the rail's veth pair loses its carrier (side b's end set down: both ends lose it)
+    LinkUp,        // and gets it back
+    Loss,          // `side`'s egress on the rail drops each packet with probability `loss` (nftables)
+    Delay,         // `side`'s egress on the rail holds each packet `delay` + [0, `spread`) (packet delayer)
+    Clear,         // the rail's loss or delay on `side` ends
+    StopReceiver,  // SIGSTOP to side b
+    ContReceiver,  // SIGCONT to side b
+  };
+  Kind kind = Kind::LinkDown;
+  std::chrono::nanoseconds at{};
+  int side = 1;  // Loss, Delay, Clear: 0 = a (rank 0), 1 = b (rank 1)
+  int rail = 0;
+  double loss = 1;                       // Loss
+  std::chrono::nanoseconds delay{};      // Delay
+  std::chrono::nanoseconds spread{};     // Delay
+  bool by_side_b() const { return kind == Kind::LinkDown || kind == Kind::LinkUp; }
+};
+
 struct LabFault {
-  enum class Kind : std::uint8_t { None, LinkDown, StopReceiver };
-  Kind kind = Kind::None;
-  std::chrono::nanoseconds at{};        // after side b's first verified delivery
-  std::chrono::nanoseconds stop_for{};  // StopReceiver: how long side b stays stopped
+  std::vector<LabAction> actions;  // in any order; each side runs its own in time order
+  bool none() const { return actions.empty(); }
+  bool impairs() const;  // any Loss, Delay or Clear: the lab cleans its rules before and after the run
+  // Rail 0's link down for good at `at`.
+  static LabFault link_down(std::chrono::nanoseconds at, int rail = 0);
+  // Side b stopped at `at` for `stop_for`.
+  static LabFault stop_receiver(std::chrono::nanoseconds at, std::chrono::nanoseconds stop_for);
 };
 
 struct LabFailoverPlan {
@@ -46,6 +74,8 @@ struct LabSideReport {
   std::string why;
   // Calls into the engine and provider of 1 ms or more: (start, duration), CLOCK_MONOTONIC ns.
   std::vector<std::pair<long long, long long>> stalls;
+  // Side b: the link changes it made, (plan index, when), CLOCK_MONOTONIC ns.
+  std::vector<std::pair<long long, long long>> actions;
   long long get(const std::string& key, long long missing = -1) const;
 };
 
@@ -53,12 +83,15 @@ struct LabFailoverResult {
   bool realtime = false;  // both sides ran SCHED_FIFO
   int sender_exit = -1;
   int receiver_exit = -1;
-  double stopped_ms = 0;  // StopReceiver: how long side b really stayed stopped
+  double stopped_ms = 0;  // StopReceiver: how long side b really stayed stopped (the first stop)
+  // When each action took effect (CLOCK_MONOTONIC ns; -1 = not made), in the plan's order: side b's
+  // link changes as it made them, the parent's once tc or kill returned.
+  std::vector<long long> action_ns;
   LabSideReport sender;
   LabSideReport receiver;
   // Derived, CLOCK_MONOTONIC nanoseconds (-1 = did not happen).
   long long start_ns = -1;               // side b's first verified delivery
-  long long fault_ns = -1;               // the fault began
+  long long fault_ns = -1;               // the first action took effect
   long long detected_ns = -1;            // the sender's first failover started
   long long first_replayed_ns = -1;      // side b's first delivery after its engine switched rails
   long long end_ns = -1;                 // side b's last delivery

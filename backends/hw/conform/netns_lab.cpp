@@ -46,8 +46,8 @@ class OwnedFd {
   int fd_;
 };
 
-std::string command_line(const std::vector<std::string>& args) {
-  std::string line = "ip";
+std::string command_line(const std::string& tool, const std::vector<std::string>& args) {
+  std::string line = tool;
   for (const std::string& a : args) line += " " + a;
   return line;
 }
@@ -110,8 +110,12 @@ Result<bool> ip_step(const std::vector<std::string>& args) {
 
 }  // namespace
 
-Result<std::string> run_ip(const std::vector<std::string>& args) {
-  const std::string cmd = command_line(args);
+Result<std::string> run_ip(const std::vector<std::string>& args) { return run_tool("ip", args); }
+
+Result<std::string> run_tc(const std::vector<std::string>& args) { return run_tool("tc", args); }
+
+Result<std::string> run_tool(const std::string& tool, const std::vector<std::string>& args) {
+  const std::string cmd = command_line(tool, args);
   int out_pipe[2];
   int err_pipe[2];
   if (pipe2(out_pipe, O_CLOEXEC) != 0) return Error{fmt::format("`{}`: pipe: {}", cmd, std::strerror(errno)), {}};
@@ -127,16 +131,16 @@ Result<std::string> run_ip(const std::vector<std::string>& args) {
   posix_spawn_file_actions_adddup2(&fa, out_w.get(), STDOUT_FILENO);  // dup2 clears O_CLOEXEC on the copy
   posix_spawn_file_actions_adddup2(&fa, err_w.get(), STDERR_FILENO);
   std::vector<char*> argv;
-  argv.push_back(const_cast<char*>("ip"));
+  argv.push_back(const_cast<char*>(tool.c_str()));
   for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
   pid_t pid = 0;
-  const int rc = posix_spawnp(&pid, "ip", &fa, nullptr, argv.data(), environ);
+  const int rc = posix_spawnp(&pid, tool.c_str(), &fa, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&fa);
   out_w.reset();  // so that EOF arrives when ip exits
   err_w.reset();
-  if (rc == ENOENT) return Error{fmt::format("`{}`: no `ip` binary on PATH", cmd), "apt-get install iproute2"};
-  if (rc != 0) return Error{fmt::format("`{}`: cannot start ip: {}", cmd, std::strerror(rc)), {}};
+  if (rc == ENOENT) return Error{fmt::format("`{}`: no `{}` binary on PATH", cmd, tool), "apt-get install iproute2"};
+  if (rc != 0) return Error{fmt::format("`{}`: cannot start {}: {}", cmd, tool, std::strerror(rc)), {}};
 
   std::string out;
   std::string err;

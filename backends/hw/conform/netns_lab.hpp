@@ -67,6 +67,10 @@ Result<bool> set_link_up(const std::string& if_name, bool up);
 // Runs `ip <args>` (posix_spawnp, no shell) and returns its stdout. A failure carries the command
 // line and ip's stderr; a missing binary says to install iproute2. Waits at most 10 s.
 Result<std::string> run_ip(const std::vector<std::string>& args);
+// The same for `tc` (iproute2's traffic control: the lab's netem faults).
+Result<std::string> run_tc(const std::vector<std::string>& args);
+// The same for any iproute2 tool on PATH.
+Result<std::string> run_tool(const std::string& tool, const std::vector<std::string>& args);
 
 // A prefix unique to this process: "rc" + pid.
 std::string default_netns_prefix();

@@ -34,9 +34,11 @@ constexpr bool kSanitized = false;
 
 double millis_between(long long from_ns, long long to_ns) { return static_cast<double>(to_ns - from_ns) / 1e6; }
 
+constexpr auto kFaultAt = std::chrono::milliseconds(100);
+
 // A 1 KiB stream, window 16, the engine's defaults (the detector on, as shipped); the fault 100 ms
 // into the stream (about 500 messages at this machine's rate).
-conform::LabFailoverPlan plan_for(conform::LabFault::Kind fault, std::chrono::milliseconds stop_for = {}) {
+conform::LabFailoverPlan plan_for(conform::LabFault fault) {
   conform::LabFailoverPlan p;
   p.provider = kProvider;
   p.spec.seed = 28;
@@ -45,9 +47,7 @@ conform::LabFailoverPlan plan_for(conform::LabFault::Kind fault, std::chrono::mi
   p.spec.window = 16;
   p.spec.max_group = 1;  // one message per receive: its delivery is its request's completion
   p.tunables = HaTunables{};
-  p.fault.kind = fault;
-  p.fault.at = std::chrono::milliseconds(100);
-  p.fault.stop_for = stop_for;
+  p.fault = std::move(fault);
   return p;
 }
 
@@ -77,7 +77,7 @@ TEST_CASE(
   if (!lab || !provider_usable_in_lab(*lab)) return;
   const HaTunables t;
   REQUIRE(t.liveness);
-  const auto run = run_lab(*lab, plan_for(conform::LabFault::Kind::LinkDown));
+  const auto run = run_lab(*lab, plan_for(conform::LabFault::link_down(kFaultAt)));
   const long long cut = run.fault_ns;
   const long long detected = run.detected_ns;
   const long long replayed = run.first_replayed_ns;
@@ -129,7 +129,7 @@ TEST_CASE(
     "[netns][liveness]") {
   auto lab = lab_or_skip();
   if (!lab || !provider_usable_in_lab(*lab)) return;
-  const auto run = run_lab(*lab, plan_for(conform::LabFault::Kind::StopReceiver, std::chrono::milliseconds(200)));
+  const auto run = run_lab(*lab, plan_for(conform::LabFault::stop_receiver(kFaultAt, std::chrono::milliseconds(200))));
   std::printf("liveness lab, receiver stopped %.1f ms: %lld failovers; probes rail 0 %lld sent %lld answered\n",
               run.stopped_ms, run.sender.get("failovers"), run.sender.get("probes0"), run.sender.get("answered0"));
   INFO("sender's failover, if any: " << run.sender.why);
