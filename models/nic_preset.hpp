@@ -29,8 +29,14 @@ struct NicPreset {
   // presets of real NICs model a driver that polls every CQ. The libfabric backend reads an idle
   // rail's CQ every 1024 progress() calls and at least once per coarse-clock tick
   // (backends/hw/libfabric/fabric_executor.cpp kIdlePollEvery); `railcheck validate` sets it to
-  // the lab's tick (docs/validation.md). The sim charges half of it, the expected wait.
+  // the lab's tick (docs/validation.md). The sim delivers such a message at the next tick, on a grid
+  // every process shares (the kernel's coarse clock), its phase drawn from the run's seed.
   Nanos idle_rail_poll{};
+  // The host's work per message, as a rate: 0 = the host never limits (the NIC presets: an HCA
+  // takes WQEs as fast as the wire drains them). Otherwise each QP's sends are prepared one after
+  // another at this rate before they reach the wire, as a proxy thread feeding one TCP stream
+  // does: `railcheck validate` sets it to the lab stream's calibrated rate (docs/validation.md).
+  double host_gbps = 0;
 };
 
 std::span<const NicPreset> nic_presets();

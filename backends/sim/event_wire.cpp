@@ -308,10 +308,11 @@ void EventWire::start_attempt(std::uint32_t packet) {
   const std::uint32_t src = c.rank(p.from);
   const std::uint32_t dst = c.rank(other(p.from));
   const std::uint32_t rail = c.path_rail[p.path];
+  const double ready = host_ready_at(w_, requester(p), p.wr.total_bytes(), p.attempt);
   const Nanos delay = spike_delay(w_, src, dst, rail) + jitter_delay(w_, src, dst, rail);
-  if (delay > Nanos{0}) {
+  if (delay > Nanos{0} || ready > p.attempt) {
     p.stage = PacketStage::Jitter;
-    return arm(packet, p.attempt + to_seconds(delay));
+    return arm(packet, ready + to_seconds(delay));
   }
   start_transfer(packet);
 }

@@ -22,6 +22,7 @@ struct SimQp {
   std::uint32_t next_psn = 0;                        // PSN for the next posted send
   std::uint32_t next_completion_psn = 0;             // completions are reported in PSN order
   std::map<std::uint32_t, WorkRequest> outstanding;  // psn -> send not yet completed
+  double host_free_at = 0;  // simulated seconds: the host has prepared every send before this (NicPreset::host_gbps)
 
   // Responder side.
   std::uint32_t expected_psn = 0;      // next PSN that may land

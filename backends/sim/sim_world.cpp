@@ -50,6 +50,10 @@ SimWorld::SimWorld(const Scenario& sc, std::uint64_t seed, WireMode wire)
   const std::uint32_t rails = sc.topology.rails;
   const std::uint32_t npaths = std::min(sc.topology.paths_per_conn, rails);
   SeededRng psn_rng = rng_.fork(1);
+  // Where the coarse clock's ticks fall relative to the run: drawn from the seed (the lab's
+  // faults land at arbitrary phases of it), only where the model is on, so no other run's draws move.
+  if (const Nanos tick = sc.topology.nic.idle_rail_poll; tick > Nanos{0})
+    idle_poll_phase_ = Nanos{static_cast<std::int64_t>(rng_.fork(2).below(static_cast<std::uint64_t>(tick.count())))};
   for (const auto& [s, r] : pairs) {
     for (std::uint32_t ch = 0; ch < sc.workload.channels; ++ch) {
       SimConnection c;
@@ -99,15 +103,21 @@ std::optional<PathIndex> control_path(const InboxItem& item) {
 void SimWorld::post(std::uint32_t rank, InboxItem item) {
   // A driver that reads idle rails late (NicPreset::idle_rail_poll): what lands on a path where
   // this end has nothing in flight (no send waiting for completion, no receive posted: the
-  // libfabric backend's idle rail, fabric_executor.cpp poll_rails) waits, on average, half the
-  // interval.
+  // libfabric backend's idle rail, fabric_executor.cpp poll_rails) waits for the next tick of the
+  // coarse clock, which every process of a host sees change at the same instant. So a request and
+  // its answer, each landing on an idle rail, wait a part of a tick and then a whole one: the
+  // answer leaves just after a tick and lands just after it, not at a random time (half a tick
+  // each under-predicted the lab's failover by 3 ms; docs/validation.md).
   if (const Nanos late = sc_.topology.nic.idle_rail_poll; late > Nanos{0} && item.conn < conns_.size()) {
     SimConnection& c = conns_[item.conn];
     const auto path = control_path(item);
     auto& qps = c.qps(item.side);
     if (path && path->value < qps.size()) {
       const SimQp& qp = qps[path->value];
-      if (qp.outstanding.empty() && qp.recv_queue.empty()) item.at += late / 2;
+      if (qp.outstanding.empty() && qp.recv_queue.empty()) {
+        const auto since = (item.at - idle_poll_phase_).count();
+        item.at = idle_poll_phase_ + late * (since >= 0 ? since / late.count() + 1 : 0);
+      }
       // One CQ per rail: a message read late holds back the ones after it on that rail.
       Nanos& not_before = idle_read_not_before_[{item.conn, static_cast<int>(item.side), path->value}];
       item.at = std::max(item.at, not_before);

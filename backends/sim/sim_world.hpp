@@ -141,6 +141,7 @@ class SimWorld {
   // NicPreset::idle_rail_poll: per (connection, side, path), the time the last control message
   // read late was read; later ones on that path are not read before it.
   std::map<std::tuple<std::uint32_t, int, std::uint32_t>, Nanos> idle_read_not_before_;
+  Nanos idle_poll_phase_{};  // the coarse clock's ticks fall at idle_poll_phase_ + k * idle_rail_poll
   std::vector<SimConnection> conns_;
   std::vector<SimRank> ranks_;
   SeededRng rng_;

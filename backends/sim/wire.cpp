@@ -52,8 +52,10 @@ void carry_data(SimWorld* wp, std::uint32_t conn, Side from, std::uint32_t path,
     ++w.counters().data_packets;
     bool arrived = true;
     try {
+      const double ready = host_ready_at(w, S, bytes, attempt);
       const Nanos delay = spike_delay(w, src, dst, rail) + jitter_delay(w, src, dst, rail);
-      if (delay > Nanos{0}) sg4::this_actor::sleep_for(to_seconds(delay));
+      const double wait = ready - attempt + to_seconds(delay);
+      if (wait > 0) sg4::this_actor::sleep_for(wait);
       transfer(w, src, dst, rail, bytes > 0 ? bytes : 1);
       arrived = !lost_one_way(w, src, rail);
     } catch (const simgrid::NetworkFailureException&) {
@@ -180,6 +182,14 @@ void incast_flow(SimWorld* wp, std::uint32_t src, std::uint32_t dst, std::uint32
 }
 
 }  // namespace
+
+double host_ready_at(const SimWorld& w, SimQp& requester, std::uint64_t bytes, double now) {
+  const double gbps = w.scenario().topology.nic.host_gbps;
+  if (gbps <= 0) return now;
+  const double begin = std::max(now, requester.host_free_at);
+  requester.host_free_at = begin + static_cast<double>(bytes) * 8.0 / (gbps * 1e9);
+  return requester.host_free_at;
+}
 
 bool lost_one_way(SimWorld& w, std::uint32_t src, std::uint32_t rail) {
   const double p = one_way_loss(w.scenario().faults, LinkRef{src, rail}, w.now());

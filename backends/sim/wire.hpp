@@ -56,6 +56,10 @@ void launch_probe(SimWorld& w, std::uint32_t conn, Side from, std::uint32_t path
 // A packet leaving rank `src`'s NIC on `rail` now is lost to a one-way loss fault (draws from
 // the run's generator when the probability is strictly between 0 and 1).
 bool lost_one_way(SimWorld& w, std::uint32_t src, std::uint32_t rail);
+
+// When the requester's host has prepared a send of `bytes` posted (or retried) at `now`, in
+// simulated seconds: its sends one after another at NicPreset::host_gbps; `now` where that is 0.
+double host_ready_at(const SimWorld& w, SimQp& requester, std::uint64_t bytes, double now);
 // Background flows of the scenario's incast faults (each its own actor). Call once per run.
 void start_incast_flows(SimWorld& w);
 // A control message from `from` to its peer.

@@ -1,6 +1,8 @@
 // Measuring the lab's link (calibration.hpp).
 #include "backends/validate/calibration.hpp"
 
+#include "backends/validate/lab_scenario.hpp"
+
 #include <fmt/format.h>
 #include <time.h>
 
@@ -13,14 +15,15 @@ Result<conform::LabFailoverResult> clean_run(const conform::NetnsLab& lab, const
   conform::LabFailoverPlan p;
   p.provider = provider;
   p.spec.seed = 41;
-  p.spec.messages = messages;
+  p.warmup = lab_warmup(window);
+  p.spec.messages = messages + p.warmup;
   p.spec.fixed_size = bytes;
   p.spec.window = window;
   p.spec.max_group = 1;
   p.tunables = tunables;
   auto r = conform::run_lab_failover(lab, p);
   if (!r) return r.error();
-  if (!r->ok() || r->verified != messages || r->end_ns <= r->start_ns)
+  if (!r->ok() || r->measured() != messages || r->end_ns <= r->start_ns)
     return Error{
         fmt::format("calibration run ({} messages of {} B, window {}) failed: sender exit {}, receiver exit {}",
                     messages, bytes, window, r->sender_exit, r->receiver_exit),
@@ -38,12 +41,12 @@ Result<LabLink> calibrate(const conform::NetnsLab& lab, const std::string& provi
   // The rate: long enough (a few thousand messages) that the first delivery's set-up is noise.
   auto rate = clean_run(lab, provider, bytes, window, 3000, tunables);
   if (!rate) return rate.error();
-  link.gbps = static_cast<double>(rate->verified - 1) * static_cast<double>(bytes) * 8.0 /
+  link.gbps = static_cast<double>(rate->measured() - 1) * static_cast<double>(bytes) * 8.0 /
               static_cast<double>(rate->end_ns - rate->start_ns);
   // The round trip: one 64 B message at a time.
   auto rtt = clean_run(lab, provider, 64, 1, 200, tunables);
   if (!rtt) return rtt.error();
-  link.round_trip = Nanos{(rtt->end_ns - rtt->start_ns) / static_cast<long long>(rtt->verified - 1)};
+  link.round_trip = Nanos{(rtt->end_ns - rtt->start_ns) / static_cast<long long>(rtt->measured() - 1)};
   // The backend's idle-rail reads: once per coarse-clock tick (backends/hw/libfabric/coarse_clock.hpp).
   timespec tick{};
   if (clock_getres(CLOCK_MONOTONIC_COARSE, &tick) == 0)

@@ -12,6 +12,7 @@
 // carrier of both), delay spikes and loss by `tc netem` on a veth end's egress, a stalled receiving
 // process (SIGSTOP, SIGCONT). Not yet: incast, slow receivers, stalls of the sender, more than two
 // ranks or rails: not_runnable() says so, and `validate` exits 77.
+#include <algorithm>
 #include <chrono>
 #include <optional>
 #include <string>
@@ -41,6 +42,12 @@ struct LabLink {
 // 2026-11-27 with 64 KiB messages and the resync policy; docs/validation.md). Until that is
 // worked around in the backend, the lab runs eager messages.
 inline constexpr std::size_t kLabMaxMessageBytes = 16 * 1024;
+// The sim's wire for the lab: fast enough never to be the bottleneck (the lab's rate is its hosts'
+// work per message, NicPreset::host_gbps; a veth pair copies in memory).
+inline constexpr double kLabWireGbps = 1000;
+// Messages the lab streams before its clock starts (LabFailoverPlan::warmup): two windows, so that
+// a fresh connection's stall after its first window falls inside them.
+inline std::uint32_t lab_warmup(std::uint32_t window) { return std::max<std::uint32_t>(16, 2 * window); }
 // The stream runs at least this long past the fault, so that detection, the switch and the
 // goodput after it are all inside it.
 inline constexpr auto kLabRunPastFault = std::chrono::milliseconds(400);

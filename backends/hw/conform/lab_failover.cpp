@@ -142,7 +142,7 @@ int receive_side(const NetnsSide& b, const LabFailoverPlan& plan, const Pipes& p
       last_progress = now;
       end_ns = stamp(now);
       deliveries.resize(seen, end_ns);
-      if (start_ns < 0) {
+      if (start_ns < 0 && seen > plan.warmup) {
         start_ns = end_ns;
         (void)PeerChannel(p.mark[1]).send_line(fmt::format("start {}", start_ns));
       }
@@ -175,9 +175,17 @@ int receive_side(const NetnsSide& b, const LabFailoverPlan& plan, const Pipes& p
   if (!links_done.empty() && (fault_ns < 0 || links_done.front().second < fault_ns)) fault_ns = links_done.front().second;
   const auto at_fault = static_cast<std::uint64_t>(
       fault_ns < 0 ? 0 : std::lower_bound(deliveries.begin(), deliveries.end(), fault_ns) - deliveries.begin());
+  // The stream's start: how many messages landed in its first 5 and 10 ms (the sim has no set-up
+  // cost; validate prints these beside the steady rate).
+  auto landed_within = [&](long long ns) {
+    if (start_ns < 0) return 0L;
+    const auto upto = std::upper_bound(deliveries.begin(), deliveries.end(), start_ns + ns) - deliveries.begin();
+    return std::max(0L, static_cast<long>(upto) - static_cast<long>(plan.warmup));
+  };
   const ConnectionStats st = conn.stats();
   std::ostringstream line;
-  line << "start_ns " << start_ns << " fault_ns " << fault_ns << " first_replayed_ns " << first_replayed_ns
+  line << "first5ms " << landed_within(5'000'000) << " first10ms " << landed_within(10'000'000) << " start_ns "
+       << start_ns << " fault_ns " << fault_ns << " first_replayed_ns " << first_replayed_ns
        << " end_ns " << end_ns << " verified " << seen << " at_fault " << at_fault << " at_switch " << at_switch
        << " failovers " << st.failovers << " active " << st.active_rail << " longest_step_ns " << longest_step_ns
        << " realtime " << realtime << " stalls "
@@ -502,7 +510,9 @@ Result<LabFailoverResult> run_lab_failover(const NetnsLab& lab, const LabFailove
   r.end_ns = r.receiver.get("end_ns");
   r.messages = plan.spec.messages;
   r.verified = static_cast<std::uint64_t>(std::max(0LL, r.receiver.get("verified", 0)));
-  r.verified_at_fault = static_cast<std::uint64_t>(std::max(0LL, r.receiver.get("at_fault", 0)));
+  r.warmup = plan.warmup;
+  r.verified_at_fault =
+      static_cast<std::uint64_t>(std::max(0LL, r.receiver.get("at_fault", 0) - static_cast<long long>(plan.warmup)));
   r.verified_at_switch = static_cast<std::uint64_t>(std::max(0LL, r.receiver.get("at_switch", 0)));
   r.failovers = static_cast<std::uint32_t>(std::max(0LL, r.sender.get("failovers", 0)));
   r.detected_by = r.sender.why;
