@@ -40,8 +40,12 @@ Result<std::unique_ptr<FabricConnection::State>> FabricConnection::open_state(co
   st->delivery_acks = o.delivery_acks.value_or(fabric::send_completion_is_local(o.provider));
   // RAILCHECK_FABRIC_DELIVERY_ACKS=0|1 overrides both, to see what the acks buy (a peer process
   // inherits it, so both sides agree).
-  if (const char* env = std::getenv("RAILCHECK_FABRIC_DELIVERY_ACKS"); env != nullptr && (env[0] == '0' || env[0] == '1'))
+  if (const char* env = std::getenv("RAILCHECK_FABRIC_DELIVERY_ACKS");
+      env != nullptr && (env[0] == '0' || env[0] == '1'))
     st->delivery_acks = env[0] == '1';
+  // Staging only takes the delivery ack out of a send's completion: without acks a send
+  // completes on the provider's completion already.
+  if (st->delivery_acks) st->staged = fabric::StagedSends(o.staged_send_slots, o.staged_send_bytes);
   HaConnectionConfig cfg;
   cfg.role = role;
   cfg.tunables = o.tunables;
@@ -118,7 +122,7 @@ void FabricConnection::progress() {
 }
 
 bool FabricConnection::ready() const { return s_->engine->comm_ready(); }
-bool FabricConnection::failed() const { return s_->engine->failed() || s_->handshake_failed; }
+bool FabricConnection::failed() const { return s_->engine->failed() || s_->handshake_failed || s_->staged_send_lost; }
 
 Result<MemoryRegion*> FabricConnection::register_memory(void* addr, std::size_t len) {
   auto m = std::make_unique<MemoryRegion>();
@@ -153,8 +157,32 @@ Result<RequestId> FabricConnection::isend(const void* data, std::size_t size, st
   if (mr == nullptr || s_->mrs.count(mr) == 0)
     return Error{"isend: the buffer's memory region is not registered here", ""};
   const RequestId id{++s_->next_request};
-  s_->feed(UserIsend{id, Sge{reinterpret_cast<std::uint64_t>(data), static_cast<std::uint32_t>(size), mr->id}, tag});
+  Sge sge{reinterpret_cast<std::uint64_t>(data), static_cast<std::uint32_t>(size), mr->id};
+  if (auto copy = stage(id, data, size))
+    sge = Sge{reinterpret_cast<std::uint64_t>(*copy), sge.length, s_->staged_mr->id};
+  s_->feed(UserIsend{id, sge, tag});
   return id;
+}
+
+std::optional<const std::byte*> FabricConnection::stage(RequestId id, const void* data, std::size_t size) {
+  State& s = *s_;
+  if (s.staging_off || !s.staged.fits(size)) return std::nullopt;
+  auto copy = s.staged.stage(id, data, size);
+  if (!copy || s.staged_mr != nullptr) return copy;
+  // The first staged send: register the arena the copies live in, once, on every rail the
+  // engine posts it to (lazily, as any region).
+  auto mr = register_memory(const_cast<std::byte*>(s.staged.arena()), s.staged.arena_bytes());
+  if (!mr) {
+    fmt::print(stderr,
+               "railcheck fabric: registering the staged-send arena failed ({}); sends wait for their "
+               "delivery ack\n",
+               mr.error().message());
+    (void)s.staged.completed(id);
+    s.staging_off = true;
+    return std::nullopt;
+  }
+  s.staged_mr = mr.value();
+  return copy;
 }
 
 Result<RequestId> FabricConnection::irecv(std::span<void* const> data, std::span<const std::size_t> sizes,
@@ -201,6 +229,7 @@ void FabricConnection::cut_rail(PathIndex rail) {
 ConnectionStats FabricConnection::stats() const {
   ConnectionStats st;
   st.progress_calls = s_->progress_calls;
+  st.staged_early = s_->staged_early;
   st.failovers = s_->engine->failovers();
   st.replayed = s_->replayed;
   st.active_rail = s_->engine->active_path().value;
@@ -222,6 +251,8 @@ ConnectionStats FabricConnection::stats() const {
 }
 
 std::uint32_t FabricConnection::failovers() const { return s_->engine->failovers(); }
+
+std::size_t FabricConnection::unacknowledged_sends() const { return s_->staged.in_use(); }
 
 const std::string& FabricConnection::provider() const { return s_->options.provider; }
 

@@ -33,6 +33,12 @@ struct FabricOptions {
   // local (ofi_rxm). Both sides must agree: a sender waiting for acks that never come fails
   // over on its soft RTO.
   std::optional<bool> delivery_acks;
+  // Staged sends (staged_sends.hpp): with delivery acks, a send of at most staged_send_bytes
+  // completes on the provider's local completion, from a copy the connection keeps for replay
+  // until the receiver acknowledges it; at most staged_send_slots such copies at once (more wait
+  // for their ack, as without staging). 0 in either: off.
+  std::size_t staged_send_bytes = 0;
+  std::uint32_t staged_send_slots = 0;
   HaTunables tunables;
 };
 
@@ -69,6 +75,7 @@ struct WriteCompletion {
 
 struct ConnectionStats {
   std::uint64_t progress_calls = 0;  // progress() runs, those inside test() included
+  std::uint64_t staged_early = 0;    // sends reported done on their local completion (staged_sends.hpp)
   std::uint32_t failovers = 0;
   std::uint64_t replayed = 0;  // WRs re-posted on a new path (TraceKind::Replayed counts)
   std::uint32_t active_rail = 0;
@@ -144,6 +151,9 @@ class FabricConnection {
   // Failovers completed so far: stats().failovers without building the per-rail table (the NCCL
   // plugin asks after every progress call).
   std::uint32_t failovers() const;
+  // Staged sends reported done whose delivery is not yet acknowledged: the connection still owes
+  // them progress (a replay if their rail dies) though the user may never call test() again.
+  std::size_t unacknowledged_sends() const;
   const std::string& provider() const;
 
  private:
@@ -151,6 +161,9 @@ class FabricConnection {
   static Result<std::unique_ptr<State>> open_state(const FabricOptions& options, bool sender,
                                                    bool peer_advertises_probes);
   explicit FabricConnection(std::unique_ptr<State> state);
+  // A copy of a send for staging (staged_sends.hpp), its arena registered on first use; nullopt
+  // when the send goes out from the user's buffer.
+  std::optional<const std::byte*> stage(RequestId id, const void* data, std::size_t size);
   std::unique_ptr<State> s_;
 };
 

@@ -23,6 +23,7 @@
 #include "backends/hw/libfabric/fabric_rail.hpp"
 #include "backends/hw/libfabric/pending_queue.hpp"
 #include "backends/hw/libfabric/rc_completion_order.hpp"
+#include "backends/hw/libfabric/staged_sends.hpp"
 #include "backends/hw/libfabric/tcp_rail_probe.hpp"
 #include "engine/failover/ha_connection.hpp"
 
@@ -43,6 +44,7 @@ struct Op {
   bool stale = false;            // reported already (flushed); its completion is dropped
   WrId wr{};
   WrOpcode opcode = WrOpcode::Send;
+  std::uint64_t addr = 0;  // a data WR's buffer (a staged send's copy: StagedSends::sent_locally)
   std::uint32_t length = 0;
   std::vector<std::uint8_t> bytes;  // control message buffer
   bool in_use = false;              // ContextSlab's
@@ -111,6 +113,14 @@ struct FabricConnection::State {
   FabricOptions options;
   std::chrono::steady_clock::time_point epoch = std::chrono::steady_clock::now();
   fabric::CoarseClock coarse{epoch};  // progress()'s "is anything due?" clock
+  // Before the rails and MRs: the copies outlive the registrations of their arena.
+  fabric::StagedSends staged{0, 0};
+  MemoryRegion* staged_mr = nullptr;  // the arena, registered on the first staged send
+  bool staging_off = false;           // registering the arena failed: send from the user's buffers
+  std::uint64_t staged_early = 0;     // ConnectionStats
+  // A send the user heard "done" for on its local completion, then failed (the connection
+  // broke before the receiver acknowledged it): failed() from then on.
+  bool staged_send_lost = false;
   // MRs before rails: they are closed before the domains they live on.
   std::vector<RailSlot> rails;
   std::unordered_map<const MemoryRegion*, std::unique_ptr<MemoryRegion>> mrs;

@@ -101,6 +101,11 @@ void FabricConnection::State::execute(Actions& actions) {
     } else if (auto* s = std::get_if<SendControl>(&a)) {
       send_control(s->channel, s->message);
     } else if (auto* r = std::get_if<CompleteRequest>(&a)) {
+      if (staged.completed(r->request) == fabric::StagedSends::Outcome::AlreadyReported) {
+        // The user heard "done" at the local completion; a failure now is the connection's.
+        if (r->outcome != RequestOutcome::Done) staged_send_lost = true;
+        continue;
+      }
       RequestResult res;
       res.ok = r->outcome == RequestOutcome::Done;
       res.sizes.assign(r->sizes.begin(), r->sizes.end());
@@ -134,6 +139,7 @@ Op* FabricConnection::State::new_op(OpKind kind, std::uint32_t rail) {
   op->stale = false;
   op->wr = {};
   op->opcode = WrOpcode::Send;
+  op->addr = 0;
   op->length = 0;
   op->bytes.clear();  // a recycled control buffer keeps its capacity
   return op;
@@ -167,6 +173,7 @@ void FabricConnection::State::post_data(PathIndex path, const WorkRequest& wr,
   Op* op = new_op(OpKind::Data, path.value);
   op->wr = wr.id;
   op->opcode = wr.opcode;
+  op->addr = reinterpret_cast<std::uint64_t>(buf);
   op->length = len;
   slot.outstanding.emplace(wr.id, op);
   FabricRail* rail = slot.rail.get();
@@ -362,6 +369,13 @@ void FabricConnection::State::on_completion(std::uint32_t r, const RailCompletio
   if (c.error != 0) {
     ev.status = status_of(c.error);
     ev.byte_len = 0;
+  } else if (op->opcode == WrOpcode::Send) {
+    // A staged send's bytes have left: the user may reuse its buffer (the copy stays for a
+    // replay until the delivery ack completes the request in the engine; staged_sends.hpp).
+    if (auto request = staged.sent_locally(op->addr)) {
+      results[*request] = RequestResult{true, {op->length}, {}};
+      ++staged_early;
+    }
   } else if (op->opcode == WrOpcode::Recv) {
     ev.byte_len = static_cast<std::uint32_t>(c.len);
     if ((c.flags & FI_REMOTE_CQ_DATA) != 0) {
