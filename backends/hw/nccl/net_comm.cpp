@@ -25,7 +25,8 @@ NetComm::NetComm(CommSide side, std::uint64_t serial, std::unique_ptr<FabricConn
       max_recvs_(max_recvs),
       early_recv_completion_(early_recv_completion),
       slots_(max_requests),
-      ready_at_(std::chrono::steady_clock::now()) {
+      ready_at_(std::chrono::steady_clock::now()),
+      last_call_(ready_at_) {
   for (auto& s : slots_) s.comm = this;
   if (fault && side == CommSide::Send) {
     fault_.emplace(*fault);
@@ -83,6 +84,7 @@ NetRequest* NetComm::free_slot() {
 
 nccl_abi::Result NetComm::isend(void* data, std::size_t size, int tag, void* mhandle, void** request) {
   std::lock_guard lock(mu_);
+  last_call_ = std::chrono::steady_clock::now();
   *request = nullptr;
   if (broken_) return nccl_abi::kRemoteError;
   NetRequest* slot = free_slot();
@@ -113,6 +115,7 @@ void NetComm::inject_fault_if_due() {
 nccl_abi::Result NetComm::irecv(int n, void** data, const std::size_t* sizes, const int* tags, void** mhandles,
                                 void** request) {
   std::lock_guard lock(mu_);
+  last_call_ = std::chrono::steady_clock::now();
   const bool optional = *request == reinterpret_cast<void*>(nccl_abi::kOptionalRecvCompletion);
   *request = nullptr;
   if (broken_) return nccl_abi::kRemoteError;
@@ -145,6 +148,7 @@ nccl_abi::Result NetComm::irecv(int n, void** data, const std::size_t* sizes, co
 
 nccl_abi::Result NetComm::test(NetRequest& request, int* done, int* sizes) {
   std::lock_guard lock(mu_);
+  last_call_ = std::chrono::steady_clock::now();
   *done = 0;
   if (!request.in_use || request.reported) {
     plugin_log().warn("{} comm #{}: test on a request that is not outstanding", side_name(side_), serial_);
@@ -177,6 +181,18 @@ nccl_abi::Result NetComm::test(NetRequest& request, int* done, int* sizes) {
   if (sizes != nullptr)
     for (int i = 0; i < request.count; ++i) sizes[i] = as_int(result->sizes.at(static_cast<std::size_t>(i)));
   return nccl_abi::kSuccess;
+}
+
+bool NetComm::progress_if_idle(std::chrono::steady_clock::time_point now, std::chrono::nanoseconds idle) {
+  std::unique_lock lock(mu_, std::try_to_lock);
+  if (!lock.owns_lock() || now - last_call_ < idle || broken_) return false;
+  // Only a comm owing a staged send its ack (or its replay): everything else waits for NCCL's
+  // next call, as it did before staging. Progressing idle comms at teardown, while NCCL closes
+  // their peers in the same process, crashed shm in fi_cq_read (2 of 3 plugin-shm runs, 2xH200,
+  // issue 42; issue 33 met the same provider bug).
+  if (conn_->unacknowledged_sends() == 0) return false;
+  poll();
+  return true;
 }
 
 void NetComm::poll() {

@@ -11,7 +11,8 @@
 //     an op would never land, since NCCL's proxy stops calling test() once the request is done
 //     and the GPU spins on the flags, so there the hint is accepted and completed normally;
 //   * the fault injector (fault_plan.hpp) on send comms;
-//   * failover reporting: every failover the connection makes is logged through NCCL's logger.
+//   * failover reporting: every failover the connection makes is logged through NCCL's logger;
+//   * progress while NCCL does not call: progress_if_idle, from the plugin's background thread.
 // NCCL drives one comm from one proxy thread, but its GDR probe and connection setup may touch
 // comms from another; a mutex per comm makes that safe at no cost when uncontended.
 #include <chrono>
@@ -59,6 +60,11 @@ class NetComm {
                          void** request);
   nccl_abi::Result test(NetRequest& request, int* done, int* sizes);
 
+  // The background thread's call (background_progress.hpp): one poll() if NCCL has not called
+  // this comm for `idle`, nobody holds it now, and it has staged sends not yet acknowledged.
+  // True when it progressed.
+  bool progress_if_idle(std::chrono::steady_clock::time_point now, std::chrono::nanoseconds idle);
+
   CommSide side() const { return side_; }
   std::uint64_t serial() const { return serial_; }
 
@@ -77,6 +83,7 @@ class NetComm {
   std::vector<NetRequest> slots_;
   std::optional<FaultClock> fault_;
   std::chrono::steady_clock::time_point ready_at_;
+  std::chrono::steady_clock::time_point last_call_;  // NCCL's last isend/irecv/test (under mu_)
   std::uint64_t messages_ = 0;
   std::uint32_t failovers_seen_ = 0;
   bool broken_ = false;

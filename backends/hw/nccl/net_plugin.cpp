@@ -1,11 +1,33 @@
 #include "backends/hw/nccl/net_plugin.hpp"
 
+#include <fmt/format.h>
+
 #include <cstdlib>
 #include <cstring>
 
 #include "backends/hw/nccl/plugin_log.hpp"
 
 namespace railcheck::nccl {
+
+namespace {
+
+// ofi_rxm sends a message of up to FI_OFI_RXM_BUFFER_SIZE (16 KiB by default) eagerly, up to
+// FI_OFI_RXM_SAR_LIMIT in segments, larger ones by rendezvous; each protocol above eager needs
+// more turns of both sides' progress, and NCCL's 32-128 KiB steps paid them (issue 42: 64 KiB
+// eager took sendrecv 256 KiB from 313 to 178 us, Socket 179, 2xH200). rxm reads the variable
+// when libfabric starts (our first fi_getinfo), so it is set before that, and never over a value
+// the user gave, as aws-ofi-nccl sets its provider's variables. What is in force, for the log.
+std::string set_rxm_eager_size(const PluginConfig& c) {
+  constexpr const char* kVar = "FI_OFI_RXM_BUFFER_SIZE";
+  if (c.provider.find("ofi_rxm") == std::string::npos) return {};
+  if (const char* user = std::getenv(kVar); user != nullptr)
+    return fmt::format("{}={} (from the environment)", kVar, user);
+  if (c.rxm_eager_bytes == 0) return fmt::format("{} unset (ofi_rxm's default)", kVar);
+  ::setenv(kVar, std::to_string(c.rxm_eager_bytes).c_str(), 0);
+  return fmt::format("{}={} (HA_NCCL_RXM_EAGER_BYTES)", kVar, c.rxm_eager_bytes);
+}
+
+}  // namespace
 
 NetPlugin& NetPlugin::instance() {
   static NetPlugin plugin;
@@ -25,10 +47,13 @@ nccl_abi::Result NetPlugin::init(nccl_abi::Logger logger) {
       auto fault = parse_fault_plan(fault_text != nullptr ? fault_text : "");
       if (!fault) return fault.error();
       fault_ = fault.value();
+      rxm_eager_ = set_rxm_eager_size(config_);
       const auto addresses = rail_addresses_of(config_, 0);
       auto facts = query_provider(config_.provider, addresses.empty() ? std::string{} : addresses[0]);
       if (!facts) return facts.error();
       auto_data_progress_ = facts.value().auto_data_progress;
+      if (config_.progress_us > 0)
+        background_ = std::make_unique<BackgroundProgress>(std::chrono::microseconds(config_.progress_us));
       for (std::uint32_t g = 0; g < config_.rail_groups; ++g) {
         auto p = device_properties(config_, facts.value(), static_cast<int>(g));
         if (!p) return p.error();
@@ -48,6 +73,15 @@ nccl_abi::Result NetPlugin::init(nccl_abi::Logger logger) {
       plugin_log().info("NCCL_NET_OPTIONAL_RECV_COMPLETION: {}",
                         auto_data_progress_ ? "honoured (the provider progresses data on its own)"
                                             : "completed normally (the provider needs progress calls)");
+      plugin_log().info("staged sends: {}; background progress: {}",
+                        background_ && config_.stage_bytes > 0
+                            ? fmt::format("up to {} B complete once sent (copies kept for replay until acked, on "
+                                          "providers with delivery acks)",
+                                          config_.stage_bytes)
+                            : std::string("off (every send waits for its delivery ack)"),
+                        background_ ? fmt::format("every {} us for comms NCCL is not calling", config_.progress_us)
+                                    : std::string("off"));
+      if (!rxm_eager_.empty()) plugin_log().info("{}", rxm_eager_);
       if (fault_) plugin_log().info("{} set: {}", kFaultVariable, describe(*fault_));
     }
   }
@@ -78,6 +112,12 @@ FabricOptions NetPlugin::options_for(std::uint32_t group) const {
   o.rails = config_.rails_per_group;
   o.rail_addresses = rail_addresses_of(config_, group);
   o.tunables = config_.engine;
+  // Staging needs the background thread: a staged send NCCL was told is done may still need a
+  // replay after NCCL's last call (background_progress.hpp).
+  if (background_) {
+    o.staged_send_bytes = config_.stage_bytes;
+    o.staged_send_slots = config_.max_requests;
+  }
   return o;
 }
 
@@ -91,6 +131,7 @@ NetComm* NetPlugin::make_comm(CommSide side, std::uint32_t group, std::unique_pt
                            static_cast<std::uint32_t>(devices_.at(group).max_recvs), auto_data_progress_, fault);
   plugin_log().info("{} comm #{} ready on {}", side == CommSide::Send ? "send" : "recv", comm->serial(),
                     devices_.at(group).name);
+  if (background_) background_->add(comm);
   return comm;
 }
 
@@ -181,6 +222,7 @@ nccl_abi::Result NetPlugin::close_comm(void* comm, CommSide side) {
                       c->side() == CommSide::Send ? "send" : "recv");
     return nccl_abi::kInvalidUsage;
   }
+  if (background_) background_->remove(c);
   delete c;
   return nccl_abi::kSuccess;
 }

@@ -11,6 +11,8 @@
 //               connects are keyed by that buffer and its bytes (a reused buffer holding a new
 //               handle starts a new connect).
 //   accept      the same for the listening side.
+// Every comm handed to NCCL is also progressed by the background thread while NCCL does not call
+// it (background_progress.hpp), from make_comm until close_comm.
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -20,6 +22,7 @@
 #include <vector>
 
 #include "backends/hw/libfabric/fabric_connection.hpp"
+#include "backends/hw/nccl/background_progress.hpp"
 #include "backends/hw/nccl/device_properties.hpp"
 #include "backends/hw/nccl/fault_plan.hpp"
 #include "backends/hw/nccl/net_abi.hpp"
@@ -69,10 +72,14 @@ class NetPlugin {
   PluginConfig config_;
   std::optional<FaultPlan> fault_;
   bool auto_data_progress_ = false;
+  std::string rxm_eager_;  // what init set of ofi_rxm's eager size (set_rxm_eager_size), for the log
   std::vector<DeviceProperties> devices_;
   std::map<void*, PendingConnect> pending_;
   std::uint64_t next_serial_ = 0;
   std::uint32_t faulted_comms_ = 0;
+  // Progress for comms NCCL stopped calling (HA_NCCL_PROGRESS_US; null when 0). Last member: its
+  // thread is joined before anything else goes.
+  std::unique_ptr<BackgroundProgress> background_;
 };
 
 }  // namespace railcheck::nccl

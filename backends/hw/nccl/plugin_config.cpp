@@ -31,6 +31,15 @@ constexpr std::array kTable = {
                       "comma-separated IPv4 bind addresses: 1, one per rail, or one per rail of every group"},
     PluginSettingInfo{"HA_NCCL_MAX_REQUESTS", "count", "32", 1, 32,
                       "outstanding requests per comm (NCCL_NET_MAX_REQUESTS is 32); more wait"},
+    PluginSettingInfo{"HA_NCCL_STAGE_BYTES", "bytes", "131072", 0, 4194304,
+                      "sends up to this size complete once their bytes left, from a copy kept for replay until "
+                      "acknowledged (providers with delivery acks: tcp;ofi_rxm); 0 = every send waits for its ack"},
+    PluginSettingInfo{"HA_NCCL_RXM_EAGER_BYTES", "bytes", "65536", 0, 1048576,
+                      "ofi_rxm's eager message size (FI_OFI_RXM_BUFFER_SIZE, set before libfabric starts unless the "
+                      "environment sets it); 0 = ofi_rxm's own default (16 KiB)"},
+    PluginSettingInfo{"HA_NCCL_PROGRESS_US", "us", "1000", 0, 1000000,
+                      "a background thread progresses every comm NCCL has not called for this long that owes a "
+                      "staged send its ack (or its replay); 0 = no thread (then no staging either)"},
 };
 
 const PluginSettingInfo* find_setting(std::string_view env) {
@@ -46,7 +55,7 @@ Result<double> parse_number(const PluginSettingInfo& row, const std::string& val
   if (value.empty() || end == nullptr || *end != '\0')
     return Error{fmt::format("{}={}: not a number", row.env, value), range};
   if (!(v >= row.min && v <= row.max)) return Error{fmt::format("{}={}: out of range", row.env, value), range};
-  if (row.unit == std::string_view{"count"} && v != std::floor(v))
+  if ((row.unit == std::string_view{"count"} || row.unit == std::string_view{"bytes"}) && v != std::floor(v))
     return Error{fmt::format("{}={}: must be a whole number", row.env, value), range};
   return v;
 }
@@ -94,6 +103,12 @@ Result<bool> apply_setting(PluginConfig& c, const PluginSettingInfo& row, const 
     c.latency_us = v.value();
   else if (row.env == std::string_view{"HA_NCCL_MAX_REQUESTS"})
     c.max_requests = u32;
+  else if (row.env == std::string_view{"HA_NCCL_STAGE_BYTES"})
+    c.stage_bytes = u32;
+  else if (row.env == std::string_view{"HA_NCCL_RXM_EAGER_BYTES"})
+    c.rxm_eager_bytes = u32;
+  else if (row.env == std::string_view{"HA_NCCL_PROGRESS_US"})
+    c.progress_us = u32;
   return true;
 }
 

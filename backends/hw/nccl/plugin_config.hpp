@@ -27,6 +27,9 @@ struct PluginConfig {
   double latency_us = 0;                    // HA_NCCL_LATENCY_US: 0 = let NCCL use its default
   std::string nic_preset;                   // HA_NCCL_NIC_PRESET: device limits for the maxComms budget
   std::uint32_t max_requests = 32;          // HA_NCCL_MAX_REQUESTS: outstanding requests per comm
+  std::uint32_t stage_bytes = 131072;       // HA_NCCL_STAGE_BYTES: staged sends up to this size (0 = off)
+  std::uint32_t progress_us = 1000;         // HA_NCCL_PROGRESS_US: background progress period (0 = off)
+  std::uint32_t rxm_eager_bytes = 65536;    // HA_NCCL_RXM_EAGER_BYTES: FI_OFI_RXM_BUFFER_SIZE (0 = rxm's)
   std::vector<std::string> rail_addresses;  // HA_NCCL_RAIL_ADDRS: bind address per rail; empty = provider's
   HaTunables engine;                        // the engine's HA_NCCL_* table
 };
@@ -34,7 +37,7 @@ struct PluginConfig {
 // One row per plugin-only setting (the engine's rows are tunable_table()).
 struct PluginSettingInfo {
   std::string_view env;
-  std::string_view unit;      // "name", "count", "Mb/s", "us"
+  std::string_view unit;      // "name", "count", "bytes", "Mb/s", "us"
   std::string_view fallback;  // the default, as text
   double min;                 // inclusive range (numbers only)
   double max;

@@ -7,9 +7,11 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include "backends/hw/libfabric/provider_query.hpp"
+#include "backends/hw/nccl/background_progress.hpp"
 
 using namespace railcheck;
 using namespace railcheck::nccl;
@@ -29,8 +31,10 @@ struct CommPair {
   void* rmh = nullptr;
 };
 
-std::unique_ptr<CommPair> open_comms() {
+std::unique_ptr<CommPair> open_comms(std::size_t staged_bytes = 0, std::optional<FaultPlan> fault = std::nullopt) {
   FabricOptions o;
+  o.staged_send_bytes = staged_bytes;
+  o.staged_send_slots = 8;
   o.provider = kProvider;
   o.rails = 2;
   o.rail_addresses.assign(2, "127.0.0.1");
@@ -50,7 +54,7 @@ std::unique_ptr<CommPair> open_comms() {
   auto p = std::make_unique<CommPair>();
   p->tx_conn = tx.value().get();
   p->rx_conn = rx.value().get();
-  p->tx = std::make_unique<NetComm>(CommSide::Send, 1, std::move(tx).value(), 32, 8, false, std::nullopt);
+  p->tx = std::make_unique<NetComm>(CommSide::Send, 1, std::move(tx).value(), 32, 8, false, fault);
   p->rx = std::make_unique<NetComm>(CommSide::Recv, 2, std::move(rx).value(), 32, 8, false, std::nullopt);
   REQUIRE(p->tx->reg_mr(p->out.data(), p->out.size(), nccl_abi::kPtrHost, &p->smh) == nccl_abi::kSuccess);
   REQUIRE(p->rx->reg_mr(p->in.data(), p->in.size(), nccl_abi::kPtrHost, &p->rmh) == nccl_abi::kSuccess);
@@ -135,4 +139,52 @@ TEST_CASE("a plugin test() progresses its connection once for an unfinished requ
     CHECK(t.done);
     CHECK(t.progress_calls == 0);
   }
+}
+
+TEST_CASE("a staged send NCCL stopped testing is replayed by the background thread when its rail dies",
+          "[nccl][comm][staging][threads]") {
+  if (auto ok = fabric::query_provider(kProvider, "127.0.0.1"); !ok) {
+    WARN("provider " << kProvider << " is not usable here: " << ok.error().message());
+    return;
+  }
+  // The fault clock cuts the primary 300 ms after the comm became ready, inside a poll(): with the
+  // test calling neither comm by then, only the background thread can run it, and the failover
+  // and replay after it.
+  auto p = open_comms(4096, FaultPlan{FaultTrigger::AfterMillis, 300, 0});
+  for (std::size_t i = 0; i < p->out.size(); ++i) p->out[i] = static_cast<std::uint8_t>(i + 1);
+  NetRequest* send = post_send(*p);
+  // Done on the local completion (the receiver never ran); then NCCL reuses the buffer.
+  test_until_done(*p->tx, *p->tx_conn, *send);
+  std::fill(p->out.begin(), p->out.end(), std::uint8_t{0xee});
+  {
+    const ConnectionStats st = p->tx_conn->stats();
+    REQUIRE(st.staged_early == 1);
+    REQUIRE_FALSE(st.rails.at(0).cut);  // not cut yet: the test ran faster than the fault clock
+    REQUIRE(p->tx_conn->unacknowledged_sends() == 1);
+  }
+  BackgroundProgress background(std::chrono::microseconds(1000));
+  background.add(p->tx.get());  // the send comm only: the receiver stays silent until the cut
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  NetRequest* recv = post_recv(*p);
+  test_until_done(*p->rx, *p->rx_conn, *recv);
+  for (std::size_t i = 0; i < p->in.size(); ++i) REQUIRE(p->in[i] == static_cast<std::uint8_t>(i + 1));
+  // The ack of the replay reaches the sender through the thread as well.
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  for (;;) {
+    bool acked = false;
+    {
+      // The test reads the connection only with the comm out of the thread's reach.
+      background.remove(p->tx.get());
+      acked = p->tx_conn->unacknowledged_sends() == 0;
+      if (!acked) background.add(p->tx.get());
+    }
+    if (acked) break;
+    REQUIRE(std::chrono::steady_clock::now() < until);
+    p->rx_conn->progress();
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  const ConnectionStats st = p->tx_conn->stats();
+  CHECK(st.rails.at(0).cut);
+  CHECK(st.failovers >= 1);
+  CHECK(background.progressed() > 0);
 }

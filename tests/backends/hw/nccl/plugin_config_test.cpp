@@ -125,3 +125,22 @@ TEST_CASE("HA_NCCL_RAIL_ADDRS gives each group its rails' bind addresses", "[ncc
   REQUIRE_FALSE(bad.ok());
   CHECK_THAT(bad.error().what, Catch::Contains("'localhost' is not an IPv4 address"));
 }
+
+TEST_CASE("issue 42's settings: staged sends, background progress and ofi_rxm's eager size", "[nccl][config]") {
+  auto d = read({});
+  REQUIRE(d.ok());
+  CHECK(d->stage_bytes == 131072);
+  CHECK(d->progress_us == 1000);
+  CHECK(d->rxm_eager_bytes == 65536);
+  auto c = read({{"HA_NCCL_STAGE_BYTES", "0"}, {"HA_NCCL_PROGRESS_US", "250"}, {"HA_NCCL_RXM_EAGER_BYTES", "0"}});
+  REQUIRE(c.ok());
+  CHECK(c->stage_bytes == 0);
+  CHECK(c->progress_us == 250);
+  CHECK(c->rxm_eager_bytes == 0);
+  auto frac = read({{"HA_NCCL_STAGE_BYTES", "4096.5"}});
+  REQUIRE_FALSE(frac.ok());
+  CHECK_THAT(frac.error().what, Catch::Contains("whole number"));
+  auto big = read({{"HA_NCCL_STAGE_BYTES", "8388608"}});
+  REQUIRE_FALSE(big.ok());
+  CHECK_THAT(big.error().message(), Catch::Contains("0 .. 4194304"));
+}
