@@ -11,6 +11,11 @@
 //             until all completed at both ends;
 //   latency   `pings` one at a time, isend to the sender's completion (what NCCL waits for
 //             before it reuses a buffer), mean.
+// With Load::check every latency message carries its own byte (the message's index) in every
+// byte, is waited for at the receiver too, and is compared byte by byte: the first wrong byte is
+// the run's error (CI runs it so, ctest nccl_plugin_overhead_check; a timed run leaves it off, as
+// it adds the receiver's completion to each message). A pair also gives src() and dst().
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -31,6 +36,7 @@ struct Load {
   std::uint64_t messages;  // rate run
   std::uint32_t window;
   std::uint64_t pings;  // latency run
+  bool check = false;   // verify every latency message's bytes at the receiver
 };
 
 struct Figures {
@@ -44,19 +50,33 @@ inline constexpr std::uint64_t kWarmup = 32;
 template <class Pair>
 Figures measure(Pair& p, const Load& l) {
   // `count` messages, each waited for at the sender before the next (its receive posted first).
+  std::string wrong;
   auto one_at_a_time = [&](std::uint64_t count) -> bool {
     for (std::uint64_t i = 0; i < count; ++i) {
       const std::uint64_t want = p.sent + 1;
+      const auto stamp = static_cast<std::uint8_t>(p.sent);
+      if (l.check) std::fill(p.src().begin(), p.src().end(), stamp);
       if (!p.post_recv() || !p.post_send()) return false;
       while (p.sent < want)
         if (!p.reap()) return false;
+      if (!l.check) continue;
+      // The sender may be done before the receiver (a staged send): NCCL may now reuse its buffer.
+      std::fill(p.src().begin(), p.src().end(), static_cast<std::uint8_t>(~stamp));
+      while (p.recvs_in_flight() > 0)
+        if (!p.reap()) return false;
+      for (std::size_t b = 0; b < l.size; ++b)
+        if (p.dst()[b] != stamp) {
+          wrong = "message " + std::to_string(want) + " byte " + std::to_string(b) + ": received " +
+                  std::to_string(p.dst()[b]) + ", sent " + std::to_string(stamp);
+          return false;
+        }
     }
     // Receives of the last messages may still be completing: not part of the next phase.
     while (p.recvs_in_flight() > 0)
       if (!p.reap()) return false;
     return true;
   };
-  if (!one_at_a_time(kWarmup)) return {0, 0, "warm-up failed"};
+  if (!one_at_a_time(kWarmup)) return {0, 0, wrong.empty() ? "warm-up failed" : wrong};
   const std::uint64_t base_sent = p.sent, base_received = p.received;
   const auto t0 = Clock::now();
   std::uint64_t posted = 0;
@@ -71,7 +91,7 @@ Figures measure(Pair& p, const Load& l) {
   Figures f;
   f.msgs_per_s = static_cast<double>(l.messages) / seconds_since(t0);
   const auto t1 = Clock::now();
-  if (!one_at_a_time(l.pings)) return {0, 0, "latency run failed"};
+  if (!one_at_a_time(l.pings)) return {0, 0, wrong.empty() ? "latency run failed" : wrong};
   f.lat_us = seconds_since(t1) * 1e6 / static_cast<double>(l.pings);
   return f;
 }
@@ -141,6 +161,8 @@ class FabricPair {
   }
   std::size_t sends_in_flight() const { return sends_.size(); }
   std::size_t recvs_in_flight() const { return recvs_.size(); }
+  std::vector<std::uint8_t>& src() { return src_; }
+  const std::vector<std::uint8_t>& dst() const { return dst_; }
 
   std::uint64_t sent = 0, received = 0;
 

@@ -13,7 +13,10 @@
 // and the median of the N paired (back-to-back) ratios, which share the host's load of the moment
 // (issue 42's goal: a 64 B message through the plugin at most 1.1x the bare connection's time).
 // --plugin PATH loads another build of the plugin (the bare column stays this binary's backend).
-//   build/bench/nccl_plugin_overhead [--quick] [--repeat N] [--size 64 ...] [--plugin PATH]
+// The bare connection sends with the plugin's semantics: a send of at most HA_NCCL_STAGE_BYTES
+// completes once its bytes left (staged sends, issue 42), as the plugin's does.
+// --check verifies every latency message at the receiver (CTest nccl_plugin_overhead_check).
+//   build/bench/nccl_plugin_overhead [--quick] [--check] [--repeat N] [--size 64 ...] [--plugin PATH]
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <rdma/fabric.h>
@@ -30,6 +33,7 @@
 #include <vector>
 
 #include "backends/hw/libfabric/provider_query.hpp"
+#include "backends/hw/nccl/plugin_config.hpp"
 #include "bench/machine_line.hpp"
 #include "bench/median.hpp"
 #include "bench/message_pair.hpp"
@@ -109,6 +113,8 @@ class PluginPair {
   }
   std::size_t sends_in_flight() const { return sends_.size(); }
   std::size_t recvs_in_flight() const { return recvs_.size(); }
+  std::vector<std::uint8_t>& src() { return src_; }
+  const std::vector<std::uint8_t>& dst() const { return dst_; }
 
   std::uint64_t sent = 0, received = 0;
 
@@ -141,6 +147,14 @@ Figures run_bare(const std::string& provider, const Load& l) {
   o.provider = provider;
   o.rails = 2;  // the plugin's default HA_NCCL_RAILS_PER_GROUP
   o.rail_addresses.assign(2, "127.0.0.1");
+  // The same send semantics as the plugin's (a staged send completes once its bytes left): the
+  // plugin's settings, read as the plugin reads them (HA_NCCL_STAGE_BYTES, HA_NCCL_PROGRESS_US).
+  auto cfg = nccl::read_plugin_config([](const char* n) { return std::getenv(n); }, nccl::ha_variable_names());
+  if (!cfg) return {0, 0, cfg.error().message()};
+  if (cfg.value().progress_us > 0) {
+    o.staged_send_bytes = cfg.value().stage_bytes;
+    o.staged_send_slots = cfg.value().max_requests;
+  }
   bench::FabricPair p;
   if (auto ok = p.open(o, l.size); !ok) return {0, 0, ok.error().message()};
   return bench::measure(p, l);
@@ -154,6 +168,7 @@ Figures run_plugin(const std::string& plugin, const Load& l) {
 
 struct Options {
   bool quick = false;
+  bool check = false;
   int repeat = 1;
   std::vector<std::size_t> sizes;
   std::string plugin = RAILCHECK_NCCL_PLUGIN_PATH;  // the .so built with this bench
@@ -177,6 +192,7 @@ int run_provider(const std::string& provider, const Options& opt) {
   if (!opt.sizes.empty())
     std::erase_if(
         loads, [&](const Load& l) { return std::find(opt.sizes.begin(), opt.sizes.end(), l.size) == opt.sizes.end(); });
+  for (Load& l : loads) l.check = opt.check;
   // One plugin instance for the whole child: NCCL loads a plugin once per process.
   int rc = 0;
   for (const Load& l : loads) {
@@ -216,6 +232,8 @@ int main(int argc, char** argv) {
       "With --repeat N each size runs bare then plugin N times: medians, and the median of the paired ratios."};
   Options opt;
   app.add_flag("--quick", opt.quick, "a tenth of the messages (a smoke run, or a profile's baseline)");
+  app.add_flag("--check", opt.check,
+               "verify every latency message's bytes at the receiver (waits for each receive: not a timed run)");
   app.add_option("--repeat", opt.repeat, "bare/plugin pairs per size (medians reported)")->check(CLI::Range(1, 100));
   app.add_option("--plugin", opt.plugin, "the plugin to load (another build's, or one carried to another machine)")
       ->check(CLI::ExistingFile);
