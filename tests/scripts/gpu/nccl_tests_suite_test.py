@@ -220,7 +220,7 @@ class SuiteInAFakeWorld(unittest.TestCase):
 class PluginTcpTable(unittest.TestCase):
     """scripts/gpu/plugin_tcp_table.py: issue 42's like-for-like rows from the suite's JSON."""
 
-    def run_table(self, after, before=None):
+    def run_table(self, after, before=None, extra=None):
         tmp = pathlib.Path(tempfile.mkdtemp(prefix="plugin-tcp-table-"))
         self.addCleanup(shutil.rmtree, tmp)
         (tmp / "after.json").write_text(json.dumps({"runs": after}))
@@ -228,6 +228,9 @@ class PluginTcpTable(unittest.TestCase):
         if before is not None:
             (tmp / "before.json").write_text(json.dumps({"runs": before}))
             args += ["--before", str(tmp / "before.json")]
+        for name, (config, runs) in (extra or {}).items():
+            (tmp / f"{name}.json").write_text(json.dumps({"runs": runs}))
+            args += ["--extra", f"{name}={config}:{tmp / f'{name}.json'}"]
         r = subprocess.run(args + [str(tmp / "after.json")], capture_output=True, text=True)
         return r.returncode, json.loads((tmp / "out.json").read_text())["rows"], r.stdout
 
@@ -256,6 +259,17 @@ class PluginTcpTable(unittest.TestCase):
         self.assertEqual(rc, 0)
         self.assertEqual(rows, [{"test": "alltoall", "bytes": 64, "plugin_us": 5.0, "socket_us": 6.0,
                                  "runs": {"plugin_us": 1, "socket_us": 1}, "correct": True}])
+
+    def test_an_extra_file_gives_its_config_a_column_of_its_own(self):
+        after = [self.record("sendrecv", "plugin-tcp", {8: 10.0}), self.record("sendrecv", "plugin-shm", {8: 4.0})]
+        stage_off = [self.record("sendrecv", "plugin-tcp", {8: t}) for t in (40.0, 30.0, 50.0)]
+        stage_off += [self.record("sendrecv", "socket", {8: 99.0})]  # another config of that file: not read
+        rc, rows, text = self.run_table(after, extra={"stage_off": ("plugin-tcp", stage_off)})
+        self.assertEqual(rc, 0)
+        self.assertEqual((rows[0]["plugin_us"], rows[0]["shm_us"], rows[0]["stage_off_us"]), (10.0, 4.0, 40.0))
+        self.assertNotIn("socket_us", rows[0])
+        self.assertIn("| shm us | stage off us | correct |", text)
+        self.assertIn("| sendrecv | 8 | - | 10.0 | - | - | - | 4.0 | 40.0 | yes |", text)
 
 
 if __name__ == "__main__":
