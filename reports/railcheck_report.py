@@ -2,9 +2,15 @@
 """Turn sweep results (results.jsonl from `railcheck sweep`) into PNG plots and one
 self-contained HTML report (images inlined), for `railcheck report`.
 
-Each figure puts one sweep axis on x (--x, default: the first axis) and draws one line per
-value of another (--lines, default: the second axis); seeds and any further axes are averaged,
-and the figure says so. Malformed input is one line naming file and line, exit status 2.
+Each figure puts one sweep axis on x (--x, default: the hardware retry window when qp_timeout and
+qp_retry_cnt are both axes, else the first axis) and draws one line per value of another (--lines,
+default: the next axis that is not true/false); --panels draws one panel per value of a third
+(default: a true/false axis, which averaged would mix two regimes); seeds and any further axes are
+averaged, and the figure says so. A figure whose every series is constant says so in its title, in
+report.html and on stdout: the swept axes do not move that metric, so it is one value, not a trend.
+Each figure also says whether its runs' scenario family is one `railcheck validate` holds against
+the netns lab (on the lab's link, not the scenario's NIC). Malformed input is one line naming file
+and line, exit status 2.
 """
 import argparse
 import base64
@@ -13,6 +19,11 @@ import json
 import os
 import sys
 from collections import defaultdict
+
+try:
+    import tomllib
+except ImportError:  # Python < 3.11: the validation note says it could not read the points
+    tomllib = None
 
 # (metric, y label with unit, how a run turns into a number); None values are left out.
 METRICS = [
@@ -116,36 +127,150 @@ def sort_key(v):
     return (0, n, "") if n is not None else (1, 0.0, v)
 
 
-def plot_metric(plt, rows, x_key, line_key, metric, ylabel, value_of, fixed_text, out_png):
-    groups = defaultdict(lambda: defaultdict(list))
+# A series is constant when its values differ by less than this share of their size: averages of
+# equal runs can differ in the last bits, and a detection time moved by 0.1 % is not a trend.
+FLAT_TOLERANCE = 1e-3
+
+
+def is_constant(ys):
+    return max(ys) - min(ys) <= 1e-9 + FLAT_TOLERANCE * max(abs(y) for y in ys)
+
+
+def is_switch(rows, axis):
+    return {r["params"].get(axis) for r in rows} <= {"true", "false"}
+
+
+def series_of(rows, x_key, line_key, panel_key, value_of):
+    """{panel: {line: {x: [values]}}}, runs whose metric has no value left out."""
+    panels = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
     for r in rows:
         v = value_of(r)
         if v is None:
             continue
         x = r["params"].get(x_key, str(r["seed"])) if x_key else str(r["seed"])
         line = r["params"].get(line_key, "all runs") if line_key else "all runs"
-        groups[line][x].append(float(v))
-    if not groups:
-        return False
-    fig, ax = plt.subplots(figsize=(7, 4.2))
-    for line in sorted(groups, key=sort_key):
-        xs = sorted(groups[line], key=sort_key)
-        numeric = all(as_number(x) is not None for x in xs)
-        pos = [as_number(x) for x in xs] if numeric else list(range(len(xs)))
-        ys = [sum(groups[line][x]) / len(groups[line][x]) for x in xs]
-        ax.plot(pos, ys, marker="o", label=f"{line_key} = {line}" if line_key else line)
-        if not numeric:
-            ax.set_xticks(pos, xs)
-    ax.set_xlabel(x_key or "seed")
-    ax.set_ylabel(ylabel)
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
-    ax.set_title(f"{ylabel} vs {x_key or 'seed'}", fontsize=10)
-    fig.text(0.01, 0.01, fixed_text, fontsize=7, color="dimgray")
-    fig.tight_layout(rect=(0, 0.05, 1, 1))
+        panel = r["params"].get(panel_key, "") if panel_key else ""
+        panels[panel][line][x].append(float(v))
+    return panels
+
+
+def flatness(panels):
+    """(every series of the figure constant, [panels whose every series is constant]), judged only
+    where some series has two x values or more: one point is no line."""
+    def flat(lines):
+        return all(is_constant([sum(v) / len(v) for v in xs.values()]) for xs in lines.values())
+    lines_of = {p: lines for p, lines in panels.items() if any(len(xs) > 1 for xs in lines.values())}
+    flat_panels = [p for p, lines in lines_of.items() if flat(lines)]
+    return bool(lines_of) and len(flat_panels) == len(lines_of), flat_panels
+
+
+def constant_values(panels):
+    vals = sorted({round(sum(v) / len(v), 3) for lines in panels.values() for xs in lines.values()
+                   for v in xs.values()})
+    return ", ".join(f"{v:g}" for v in vals[:6]) + (", ..." if len(vals) > 6 else "")
+
+
+def plot_metric(plt, panels, x_key, line_key, panel_key, ylabel, footer, lab_tags, out_png):
+    """lab_tags: {(panel, line): " [lab: yes]"} where series differ in validation, else empty."""
+    figure_flat, flat_panels = flatness(panels)
+    keys = sorted(panels, key=sort_key)
+    fig, axs = plt.subplots(1, len(keys), figsize=(7 if len(keys) == 1 else 4.6 * len(keys), 4.2), sharey=True,
+                            squeeze=False)
+    for ax, panel in zip(axs[0], keys):
+        for line in sorted(panels[panel], key=sort_key):
+            pts = panels[panel][line]
+            xs = sorted(pts, key=sort_key)
+            numeric = all(as_number(x) is not None for x in xs)
+            pos = [as_number(x) for x in xs] if numeric else list(range(len(xs)))
+            ys = [sum(pts[x]) / len(pts[x]) for x in xs]
+            label = (f"{line_key} = {line}" if line_key else line) + lab_tags.get((panel, line), "")
+            ax.plot(pos, ys, marker="o", label=label)
+            if not numeric:
+                ax.set_xticks(pos, xs)
+        ax.set_xlabel(x_key or "seed")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=7)
+        if panel_key:
+            ax.set_title(f"{panel_key} = {panel}" + ("\nevery series constant" if panel in flat_panels else ""),
+                         fontsize=9, color="firebrick" if panel in flat_panels else "black")
+    axs[0][0].set_ylabel(ylabel)
+    title = f"{ylabel} vs {x_key or 'seed'}"
+    if figure_flat:
+        title += "\nFLAT: every series is constant: the swept axes do not move it"
+    fig.suptitle(title, fontsize=10, color="firebrick" if figure_flat else "black")
+    fig.text(0.01, 0.01, footer, fontsize=6.5, color="dimgray", va="bottom")
+    fig.tight_layout(rect=(0, 0.04 + 0.025 * footer.count("\n"), 1, 1))
     fig.savefig(out_png, dpi=110)
     plt.close(fig)
-    return True
+    return figure_flat, flat_panels
+
+
+# Fault kinds whose scenario family `railcheck validate` runs on SimGrid and in the netns lab with
+# the same outcome, counts and detection, asserted in CI (tests/cli/cmd_validate_test.cpp:
+# primary-dies, short-flap, link-flap, one-way-loss, peer-stall, delay-spike; docs/validation.md).
+# The lab is two network namespaces joined by veth rails running tcp;ofi_rxm, and validate replaces
+# the scenario's NIC by that calibrated link: what it holds is the engine's logic on that link,
+# not the NIC's (cx7-400g's) timings, which stay the sim's model.
+LAB_FAULTS = {"link_down": "link down", "flap": "flap", "one_way_loss": "one-way loss", "stall": "stall",
+              "jitter": "delay/jitter"}
+
+
+def lab_status(scenario):
+    """(validated, one line) for one point's scenario, read from its TOML."""
+    faults = {k: v for k, v in scenario.get("faults", {}).items() if v}
+    topo, work = scenario.get("topology", {}), scenario.get("workload", {})
+    nic = topo.get("nic", "cx7-400g")
+    missing = [f"faults.{k}" for k in sorted(faults) if k not in LAB_FAULTS]
+    if not faults:
+        missing.append("no fault")
+    if work.get("slow_ranks") and work.get("receiver_hold_ms", 0) > 0:
+        missing.append("a slow receiver (workload.receiver_hold_ms)")
+    if any(st.get("rank") != 1 for st in faults.get("stall", [])):
+        missing.append("a stall of a rank other than the receiver")
+    for key, lab in (("ranks", 2), ("rails", 2), ("paths_per_conn", 2)):
+        if topo.get(key, 2) != lab:
+            missing.append(f"topology.{key} = {topo[key]}")
+    if missing:
+        return False, f"not validated: the netns lab does not run {', '.join(missing)}"
+    kinds = ", ".join(LAB_FAULTS[k] for k in sorted(faults))
+    return True, (f"validated family ({kinds}): railcheck validate holds the engine's outcome, counts and detection"
+                  f" in the netns lab, on its calibrated tcp;ofi_rxm link, not {nic}'s timings")
+
+
+def add_lab_status(rows, results_path):
+    """Sets row["lab"] = (validated, line) from the point's scenario under <results>/points/."""
+    points = os.path.join(os.path.dirname(results_path) or ".", "points")
+    cache = {}
+    for r in rows:
+        index = r.get("index")
+        toml = os.path.join(points, f"p{index:06}.toml") if isinstance(index, int) else None
+        if tomllib is None or toml is None or not os.path.exists(toml):
+            r["lab"] = (False, f"validation unknown: no point scenarios in {points}")
+            continue
+        with open(toml, "rb") as f:
+            text = f.read()
+        body = text[text.find(b"\n", text.find(b"# base scenario")) + 1:]  # the point's own header lines differ
+        if body not in cache:
+            try:
+                cache[body] = lab_status(tomllib.loads(body.decode("utf-8")))
+            except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+                raise BadInput(f"{toml}: not a scenario ({e})")
+        r["lab"] = cache[body]
+
+
+def lab_notes(rows, x_key, line_key, panel_key):
+    """(footer lines, {(panel, line): legend tag}): one line for the figure where every run shares
+    its status, else a tag per series and one line per status."""
+    statuses = sorted({r["lab"] for r in rows})
+    if len(statuses) == 1:
+        return [f"lab: {statuses[0][1]}"], {}
+    per_series = defaultdict(set)
+    for r in rows:
+        per_series[(r["params"].get(panel_key, "") if panel_key else "",
+                    r["params"].get(line_key, "all runs") if line_key else "all runs")].add(r["lab"][0])
+    tags = {k: " [lab: yes]" if v == {True} else " [lab: no]" if v == {False} else " [lab: some]"
+            for k, v in per_series.items()}
+    return [f"lab {'yes' if ok else 'no'}: {text}" for ok, text in statuses], tags
 
 
 def main(argv):
@@ -169,8 +294,10 @@ def report(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("results", help="sweep output folder or its results.jsonl")
     ap.add_argument("--out", help="folder for the PNGs and report.html (default: <results>/report)")
-    ap.add_argument("--x", help="axis on the x axis (default: the first)")
-    ap.add_argument("--lines", help="axis drawn as one line per value (default: the second)")
+    ap.add_argument("--x", help="axis on the x axis (default: hw_window_ms where qp_timeout and qp_retry_cnt are "
+                                "axes, else the first)")
+    ap.add_argument("--lines", help="axis drawn as one line per value (default: the next axis not true/false)")
+    ap.add_argument("--panels", help="axis drawn as one panel per value (default: a true/false axis)")
     args = ap.parse_args(argv)
     try:
         path, rows, total = read_rows(args.results)
@@ -187,43 +314,74 @@ def report(argv):
         return 2
 
     add_hw_window(rows)
+    add_lab_status(rows, path)
     axes = list(rows[0]["params"].keys()) if rows else []
-    for name, key in (("--x", args.x), ("--lines", args.lines)):
+    for name, key in (("--x", args.x), ("--lines", args.lines), ("--panels", args.panels)):
         if key and key not in axes:
             print(f"railcheck report: {name} {key}: not an axis of this sweep (axes: {', '.join(axes) or 'none'})",
                   file=sys.stderr)
             return 2
-    x_key = args.x or (axes[0] if axes else None)
-    line_key = args.lines or next((a for a in axes if a != x_key), None)
-    folded = HW_WINDOW_AXES + (HW_WINDOW,) if HW_WINDOW in (x_key, line_key) else (HW_WINDOW,)
-    averaged = [a for a in axes if a not in (x_key, line_key) and a not in folded] + ["seed"]
+    x_key = args.x or (HW_WINDOW if HW_WINDOW in axes else axes[0] if axes else None)
+    folded = HW_WINDOW_AXES + (HW_WINDOW,) if x_key == HW_WINDOW or args.lines == HW_WINDOW else (HW_WINDOW,)
+    free = [a for a in axes if a not in (x_key, args.lines, args.panels) and a not in folded]
+    line_key = args.lines or next((a for a in free if not is_switch(rows, a)), None)
+    # A true/false axis averaged would mix two regimes (the liveness detector on and off): by
+    # default it gets a panel of its own.
+    panel_key = args.panels or next((a for a in free if a != line_key and is_switch(rows, a)), None)
+    averaged = [a for a in axes if a not in (x_key, line_key, panel_key) and a not in folded] + ["seed"]
     scenarios = sorted({r.get("scenario", "?") for r in rows})
     seeds = sorted({r["seed"] for r in rows})
     fixed_text = (f"scenario: {', '.join(scenarios)} | {len(rows)} runs, seeds {seeds[0]}..{seeds[-1]}"
                   f" ({len(seeds)}) | averaged over: {', '.join(averaged)}") if rows else ""
+    lab_lines, lab_tags = lab_notes(rows, x_key, line_key, panel_key)
 
     out = args.out or os.path.join(os.path.dirname(path) or ".", "report")
     os.makedirs(out, exist_ok=True)
     figures = []
     for metric, ylabel, value_of in METRICS:
+        panels = series_of(rows, x_key, line_key, panel_key, value_of)
+        if not panels:
+            continue
         png = os.path.join(out, f"{metric}.png")
-        if plot_metric(plt, rows, x_key, line_key, metric, ylabel, value_of, fixed_text, png):
-            figures.append((metric, ylabel, png))
+        flat, flat_panels = plot_metric(plt, panels, x_key, line_key, panel_key, ylabel,
+                                        "\n".join([fixed_text] + lab_lines), lab_tags, png)
+        note = ""
+        if flat:
+            note = (f"every series is constant over {x_key} ({constant_values(panels)}): the swept axes do not"
+                    f" move this metric; one value, not a trend")
+        elif flat_panels:
+            note = "every series is constant where " + " and where ".join(f"{panel_key} = {p}" for p in flat_panels)
+        if note:
+            print(f"railcheck report: {metric}: {note}")
+        figures.append((metric, ylabel, png, note))
 
     outcomes = defaultdict(int)
     for r in rows:
         outcomes[r["outcome"]] += 1
+    lab_counts = defaultdict(int)
+    for r in rows:
+        lab_counts[r["lab"]] += 1
+    for (ok, text), n in sorted(lab_counts.items()):
+        print(f"railcheck report: {n} runs {text}")
     parts = [f"<!doctype html><meta charset='utf-8'><title>railcheck sweep report</title>",
-             "<style>body{font-family:sans-serif;max-width:60em;margin:2em auto}td,th{padding:2px 8px}</style>",
+             "<style>body{font-family:sans-serif;max-width:70em;margin:2em auto}td,th{padding:2px 8px}"
+             ".flat{color:firebrick}</style>",
              f"<h1>Sweep report: {html.escape(', '.join(scenarios))}</h1>",
              f"<p>{html.escape(path)}: {total} rows, {total - len(rows)} without a summary (errors).</p>",
              "<p>Outcomes: " + ", ".join(f"{html.escape(k)} {v}" for k, v in sorted(outcomes.items())) + "</p>",
              f"<p>x: {html.escape(str(x_key))}; lines: {html.escape(str(line_key))}; "
-             f"averaged over: {html.escape(', '.join(averaged))}</p>"]
-    for metric, ylabel, png in figures:
+             f"panels: {html.escape(str(panel_key))}; averaged over: {html.escape(', '.join(averaged))}</p>",
+             "<h2>Validated in the lab?</h2><ul>"]
+    parts += [f"<li>{n} runs: {html.escape(text)}</li>" for (ok, text), n in sorted(lab_counts.items())]
+    parts.append("</ul><p>A point of a validated family is not itself run in the lab: <code>railcheck validate"
+                 " &lt;results&gt;/points/pNNNNNN.toml</code> runs it there, or says why it cannot (exit 77).</p>")
+    for metric, ylabel, png, note in figures:
         with open(png, "rb") as f:
             data = base64.b64encode(f.read()).decode()
-        parts.append(f"<h2>{html.escape(ylabel)}</h2><img alt='{metric}' src='data:image/png;base64,{data}'>")
+        parts.append(f"<h2>{html.escape(ylabel)}</h2>")
+        if note:
+            parts.append(f"<p class='flat'>{html.escape(note)}</p>")
+        parts.append(f"<img alt='{metric}' src='data:image/png;base64,{data}'>")
     report = os.path.join(out, "report.html")
     with open(report, "w", encoding="utf-8") as f:
         f.write("\n".join(parts) + "\n")
