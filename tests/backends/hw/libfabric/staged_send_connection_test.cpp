@@ -131,6 +131,13 @@ TEST_CASE(
   CHECK(st.failovers >= 1);
   CHECK(st.replayed >= 1);
   CHECK(st.active_rail == 1);
+  // Staging goes on after the failover: new sends on the standby complete before their ack too.
+  Buffers after = register_buffers(p, 4);
+  const std::uint64_t early = p.tx->stats().staged_early;
+  send_all_unacknowledged(p, after);
+  CHECK(p.tx->stats().staged_early == early + 4);
+  CHECK(receive_all(p, after) == "");
+  REQUIRE(pump([&] { p.tx->progress(), p.rx->progress(); }, [&] { return p.tx->unacknowledged_sends() == 0; }));
   // Exactly once: a further receive finds nothing (a duplicate would land in it).
   const RequestId extra = post_recv(p, b, 0);
   const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
