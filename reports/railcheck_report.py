@@ -18,6 +18,7 @@ import html
 import json
 import os
 import sys
+import textwrap
 from collections import defaultdict
 
 try:
@@ -198,6 +199,7 @@ def plot_metric(plt, panels, x_key, line_key, panel_key, ylabel, footer, lab_tag
     if figure_flat:
         title += "\nFLAT: every series is constant: the swept axes do not move it"
     fig.suptitle(title, fontsize=10, color="firebrick" if figure_flat else "black")
+    footer = "\n".join(textwrap.fill(line, int(fig.get_figwidth() * 20)) for line in footer.split("\n"))
     fig.text(0.01, 0.01, footer, fontsize=6.5, color="dimgray", va="bottom")
     fig.tight_layout(rect=(0, 0.04 + 0.025 * footer.count("\n"), 1, 1))
     fig.savefig(out_png, dpi=110)
