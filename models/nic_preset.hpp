@@ -37,6 +37,13 @@ struct NicPreset {
   // another at this rate before they reach the wire, as a proxy thread feeding one TCP stream
   // does: `railcheck validate` sets it to the lab stream's calibrated rate (docs/validation.md).
   double host_gbps = 0;
+  // The transport's own retransmission, where it is not the RC QP's (local ACK timeout
+  // 4.096 us x 2^qp_timeout, qp_retry_cnt tries, then an error): 0 = the QP's. Otherwise a lost
+  // packet goes again `transport_rto` after it was sent, twice that after the next loss, and so
+  // on, never giving up: TCP as Linux runs it (TCP_RTO_MIN 200 ms bounds the timeout of a
+  // low-latency connection; tcp_retries2 = 15 is about 15 minutes). `railcheck validate` sets it
+  // for the lab's tcp;ofi_rxm link, whose engine tunables qp_timeout and qp_retry_cnt reach no QP.
+  Nanos transport_rto{};
 };
 
 std::span<const NicPreset> nic_presets();

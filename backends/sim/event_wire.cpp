@@ -390,9 +390,10 @@ void EventWire::settle(std::uint32_t packet, PacketOutcome out) {
       return arm(packet, sim_clock() + to_seconds(rnr_delay(rel.min_rnr_timer)));
     case PacketOutcome::Lost: {
       ++w_.counters().retransmissions;
-      p.give_up = ++p.retries > rel.retry_cnt;
-      // The local ACK timeout runs from the start of the attempt.
-      const double wait = p.attempt + to_seconds(ack_timeout(rel.timeout)) - sim_clock();
+      // The local ACK timeout (or the transport's RTO) runs from the start of the attempt.
+      const RetryPlan next = after_loss(w_, p.attempt, ++p.retries);
+      p.give_up = next.give_up;
+      const double wait = next.at - sim_clock();
       if (wait > 0) {
         p.stage = PacketStage::Backoff;
         return arm(packet, sim_clock() + wait);

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "backends/sim/event_wire.hpp"
 #include "backends/sim/qp_ops.hpp"
 #include "engine/core/rc_timeouts.hpp"
@@ -42,7 +44,6 @@ void carry_data(SimWorld* wp, std::uint32_t conn, Side from, std::uint32_t path,
   SimQp& S = c.qps(from)[path];
   SimQp& R = c.qps(to)[path];
   const QpReliability rel = w.scenario().engine.qp;
-  const double ack_to = to_seconds(ack_timeout(rel.timeout));
   const std::uint64_t bytes = wr.total_bytes();
   std::uint32_t retries = 0;
   std::uint32_t rnr = 0;
@@ -98,19 +99,17 @@ void carry_data(SimWorld* wp, std::uint32_t conn, Side from, std::uint32_t path,
           sg4::this_actor::sleep_for(to_seconds(rnr_delay(rel.min_rnr_timer)));
         }
         break;
-      case PacketOutcome::Lost:
+      case PacketOutcome::Lost: {
         ++w.counters().retransmissions;
-        if (++retries > rel.retry_cnt) {
-          const double wait = attempt + ack_to - sg4::Engine::get_clock();
-          if (wait > 0) sg4::this_actor::sleep_for(wait);
+        const RetryPlan next = after_loss(w, attempt, ++retries);
+        const double wait = next.at - sg4::Engine::get_clock();
+        if (wait > 0) sg4::this_actor::sleep_for(wait);
+        if (next.give_up) {
           if (S.generation == gen) sim_requester_error(w, conn, from, path, WcStatus::RetryExcErr);
           return;
         }
-        {
-          const double wait = attempt + ack_to - sg4::Engine::get_clock();
-          if (wait > 0) sg4::this_actor::sleep_for(wait);
-        }
         break;
+      }
     }
   }
 }
@@ -182,6 +181,15 @@ void incast_flow(SimWorld* wp, std::uint32_t src, std::uint32_t dst, std::uint32
 }
 
 }  // namespace
+
+RetryPlan after_loss(const SimWorld& w, double attempt, std::uint32_t retries) {
+  if (const Nanos rto = w.scenario().topology.nic.transport_rto; rto > Nanos{0}) {
+    const int doublings = static_cast<int>(std::min<std::uint32_t>(retries > 0 ? retries - 1 : 0, 12));
+    return RetryPlan{attempt + std::ldexp(to_seconds(rto), doublings), false};
+  }
+  const QpReliability rel = w.scenario().engine.qp;
+  return RetryPlan{attempt + to_seconds(ack_timeout(rel.timeout)), retries > rel.retry_cnt};
+}
 
 double host_ready_at(const SimWorld& w, SimQp& requester, std::uint64_t bytes, double now) {
   const double gbps = w.scenario().topology.nic.host_gbps;

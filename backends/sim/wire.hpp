@@ -57,6 +57,15 @@ void launch_probe(SimWorld& w, std::uint32_t conn, Side from, std::uint32_t path
 // the run's generator when the probability is strictly between 0 and 1).
 bool lost_one_way(SimWorld& w, std::uint32_t src, std::uint32_t rail);
 
+// After the attempt that began at `attempt` (simulated seconds) was lost, for the `retries`-th
+// time: when the next one goes out, or when the requester gives up (RETRY_EXC_ERR) instead. The
+// RC QP's local ACK timeout and retry count, or the transport's own (NicPreset::transport_rto).
+struct RetryPlan {
+  double at = 0;
+  bool give_up = false;
+};
+RetryPlan after_loss(const SimWorld& w, double attempt, std::uint32_t retries);
+
 // When the requester's host has prepared a send of `bytes` posted (or retried) at `now`, in
 // simulated seconds: its sends one after another at NicPreset::host_gbps; `now` where that is 0.
 double host_ready_at(const SimWorld& w, SimQp& requester, std::uint64_t bytes, double now);

@@ -51,6 +51,14 @@ Result<LabLink> calibrate(const conform::NetnsLab& lab, const std::string& provi
   timespec tick{};
   if (clock_getres(CLOCK_MONOTONIC_COARSE, &tick) == 0)
     link.idle_rail_poll = Nanos{static_cast<std::int64_t>(tick.tv_sec) * 1'000'000'000 + tick.tv_nsec};
+  // TCP's retransmission floor, as the lab's namespaces have it (a per-namespace sysctl since
+  // Linux 6.11; older kernels: the compiled-in TCP_RTO_MIN, 200 ms).
+  link.transport_rto = ms(200);
+  if (auto v = conform::run_ip({"netns", "exec", lab.side(0).netns, "cat", "/proc/sys/net/ipv4/tcp_rto_min_us"}))
+    try {
+      link.transport_rto = Nanos{std::stoll(v.value()) * 1000};
+    } catch (const std::exception&) {
+    }
   return link;
 }
 

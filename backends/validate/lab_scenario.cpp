@@ -136,6 +136,12 @@ Result<LabScenario> lab_version(const Scenario& sc, const LabLink& link) {
   nic.link_gbps = kLabWireGbps;
   nic.link_latency = Nanos{std::max<std::int64_t>(1, link.round_trip.count() / 4)};
   nic.idle_rail_poll = link.idle_rail_poll;
+  nic.transport_rto = link.transport_rto;
+  if (link.transport_rto > Nanos{0})
+    out.changes.push_back(fmt::format(
+        "lost packets are TCP's: sent again {:.0f} ms later (tcp_rto_min), then twice that, never an error; the "
+        "engine's qp_timeout and qp_retry_cnt reach no QP in the lab",
+        to_millis(link.transport_rto)));
   if (link.idle_rail_poll > Nanos{0})
     out.changes.push_back(fmt::format(
         "the driver reads an idle rail (the standby) once per {:.1f} ms coarse-clock tick, as the libfabric backend "

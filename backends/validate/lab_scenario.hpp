@@ -34,6 +34,9 @@ struct LabLink {
   // CLOCK_MONOTONIC_COARSE: the kernel's HZ), where 1024 progress() calls take longer
   // (fabric_executor.cpp kIdlePollEvery; 20-30 us per lab loop).
   Nanos idle_rail_poll{};
+  // TCP's minimum retransmission timeout in the lab's namespaces (net.ipv4.tcp_rto_min_us, 200 ms
+  // unless changed): what a lost packet of the lab's stream waits before it goes again.
+  Nanos transport_rto{};
 };
 
 // ofi_rxm's eager size (FI_OFI_RXM_BUFFER_SIZE, 16 KiB by default): larger messages go by

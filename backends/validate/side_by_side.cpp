@@ -43,26 +43,33 @@ bool SideBySide::agree() const {
   return std::all_of(rows.begin(), rows.end(), [](const Row& r) { return r.agree; });
 }
 
-SideBySide compare(const std::string& scenario, const sim::RunSummary& sim, std::uint64_t message_bytes,
+SideBySide compare(const std::string& scenario, const std::vector<sim::RunSummary>& sims, std::uint64_t message_bytes,
                    const std::vector<Lab>& lab, const Tolerance& tol) {
   SideBySide out;
   out.scenario = scenario;
-  out.sim_outcome = sim.outcome == sim::RunOutcome::Delivered ? "delivered" : std::string(to_string(sim.outcome));
-  std::map<std::string, int> outcomes;
-  for (const auto& r : lab) ++outcomes[lab_outcome(r)];
-  if (outcomes.size() == 1)
-    out.hardware_outcome = outcomes.begin()->first;
-  else
-    for (const auto& [o, n] : outcomes)
-      out.hardware_outcome +=
-          fmt::format("{}{} ({} of {})", out.hardware_outcome.empty() ? "" : ", ", o, n, lab.size());
+  auto tally = [](const std::map<std::string, int>& outcomes, std::size_t n) {
+    if (outcomes.size() == 1) return outcomes.begin()->first;
+    std::string text;
+    for (const auto& [o, k] : outcomes) text += fmt::format("{}{} ({} of {})", text.empty() ? "" : ", ", o, k, n);
+    return text;
+  };
+  std::map<std::string, int> sim_outcomes, lab_outcomes;
+  for (const auto& s : sims)
+    ++sim_outcomes[s.outcome == sim::RunOutcome::Delivered ? "delivered" : std::string(to_string(s.outcome))];
+  for (const auto& r : lab) ++lab_outcomes[lab_outcome(r)];
+  out.sim_outcome = tally(sim_outcomes, sims.size());
+  out.hardware_outcome = tally(lab_outcomes, lab.size());
+  if (sims.empty()) return out;
+  const sim::RunSummary& sim = sims.front();  // what every prediction shares: whether there is an outage
 
   const bool benign = sim.fault_at == std::nullopt;  // no outage: every failover is a false one
-  auto add = [&](std::string metric, Kind kind, std::optional<double> s,
+  auto add = [&](std::string metric, Kind kind, const std::function<std::optional<double>(const sim::RunSummary&)>& s,
                  const std::function<std::optional<double>(const Lab&)>& h) {
     Row row;
     row.metric = std::move(metric);
-    row.sim = s;
+    for (const auto& one : sims)
+      if (auto v = s(one)) row.sim_runs.push_back(*v);
+    if (!row.sim_runs.empty()) row.sim = median(row.sim_runs);
     for (const auto& r : lab)
       if (r.ok())
         if (auto v = h(r)) row.hardware_runs.push_back(*v);
@@ -82,28 +89,34 @@ SideBySide compare(const std::string& scenario, const sim::RunSummary& sim, std:
   // Times after an outage, and the goodput either side of it, exist only where there is one.
   const bool outage = sim.fault_at.has_value();
   if (outage) {
-    add("detection_ms", Kind::Time, sim_ms_after_fault(sim, sim.detected_at),
+    add("detection_ms", Kind::Time, [](const sim::RunSummary& x) { return sim_ms_after_fault(x, x.detected_at); },
         [](const Lab& r) { return lab_ms_after_fault(r, r.detected_ns); });
-    add("first_replayed_delivery_ms", Kind::Time, sim_ms_after_fault(sim, sim.flowing_at),
+    add("first_replayed_delivery_ms", Kind::Time,
+        [](const sim::RunSummary& x) { return sim_ms_after_fault(x, x.flowing_at); },
         [](const Lab& r) { return lab_ms_after_fault(r, r.first_replayed_ns); });
   }
-  add("failovers", Kind::Count, static_cast<double>(sim.failovers),
+  add("failovers", Kind::Count, [](const sim::RunSummary& x) { return std::optional<double>(x.failovers); },
       [](const Lab& r) { return static_cast<double>(r.failovers); });
-  add("false_failovers", Kind::Count, static_cast<double>(sim.false_failovers), [benign](const Lab& r) {
+  add("false_failovers", Kind::Count, [](const sim::RunSummary& x) { return std::optional<double>(x.false_failovers); },
+      [benign](const Lab& r) {
     const bool early = r.detected_ns >= 0 && r.fault_ns >= 0 && r.detected_ns < r.fault_ns;
     return static_cast<double>(benign ? r.failovers : (early ? 1 : 0));
   });
-  add("lost", Kind::Count, static_cast<double>(sim.lost),
+  add("lost", Kind::Count, [](const sim::RunSummary& x) { return std::optional<double>(x.lost); },
       [](const Lab& r) { return static_cast<double>(r.messages - r.verified); });  // warm-up included on both counts
   // The lab's receiver fails its run on a duplicate or misplaced message (message_stream.hpp):
   // a run that completed had none.
-  add("duplicated", Kind::Count, static_cast<double>(sim.duplicates + sim.misplaced), [](const Lab&) { return 0.0; });
+  add("duplicated", Kind::Count,
+      [](const sim::RunSummary& x) { return std::optional<double>(x.duplicates + x.misplaced); },
+      [](const Lab&) { return std::optional<double>(0.0); });
   // The whole stream's payload rate, first delivery to last, outage included.
-  const double sim_stream_s = to_millis(sim.end_time) / 1e3;
   add("goodput_gbps", Kind::Goodput,
-      sim_stream_s > 0 ? std::optional<double>(static_cast<double>(sim.messages_delivered) *
-                                               static_cast<double>(message_bytes) * 8.0 / sim_stream_s / 1e9)
-                       : std::nullopt,
+      [message_bytes](const sim::RunSummary& x) {
+        const double stream_s = to_millis(x.end_time) / 1e3;
+        return stream_s > 0 ? std::optional<double>(static_cast<double>(x.messages_delivered) *
+                                                    static_cast<double>(message_bytes) * 8.0 / stream_s / 1e9)
+                            : std::nullopt;
+      },
       [message_bytes](const Lab& r) {
         return r.end_ns > r.start_ns
                    ? std::optional<double>(static_cast<double>(r.measured()) * static_cast<double>(message_bytes) * 8.0 /
@@ -111,10 +124,13 @@ SideBySide compare(const std::string& scenario, const sim::RunSummary& sim, std:
                    : std::nullopt;
       });
   if (outage) {
-    add("goodput_before_gbps", Kind::Goodput, sim.gbps_before_fault,
+    add("goodput_before_gbps", Kind::Goodput,
+        [](const sim::RunSummary& x) { return std::optional<double>(x.gbps_before_fault); },
         [](const Lab& r) { return r.fault_ns >= 0 ? std::optional<double>(r.gbps_before) : std::nullopt; });
     add("goodput_after_gbps", Kind::Goodput,
-        sim.switched_at ? std::optional<double>(sim.gbps_after_switch) : std::nullopt,
+        [](const sim::RunSummary& x) {
+          return x.switched_at ? std::optional<double>(x.gbps_after_switch) : std::nullopt;
+        },
         [](const Lab& r) { return r.first_replayed_ns >= 0 ? std::optional<double>(r.gbps_after) : std::nullopt; });
   }
   for (std::size_t i = 0; i < lab.size(); ++i) {
@@ -150,11 +166,13 @@ std::string to_text(const SideBySide& s) {
                      s.sim_outcome == s.hardware_outcome ? "agree" : "DISAGREE");
   for (const auto& r : s.rows) {
     const std::string diff = r.sim && r.hardware ? fmt::format("{:+.3f}", *r.hardware - *r.sim) : "";
-    std::string runs;
-    if (r.hardware_runs.size() > 1) {
-      auto [lo, hi] = std::minmax_element(r.hardware_runs.begin(), r.hardware_runs.end());
-      runs = fmt::format("  (lab {:.3f}..{:.3f} over {} runs)", *lo, *hi, r.hardware_runs.size());
-    }
+    auto range = [](const char* side, const std::vector<double>& v) {
+      if (v.size() < 2) return std::string();
+      auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+      return *lo == *hi ? std::string() : fmt::format(" {} {:.3f}..{:.3f}", side, *lo, *hi);
+    };
+    std::string runs = range("sim", r.sim_runs) + range("lab", r.hardware_runs);
+    if (!runs.empty()) runs = fmt::format("  ({} over {} runs)", runs.substr(1), std::max(r.sim_runs.size(), r.hardware_runs.size()));
     out += fmt::format("{:<28} {:>12} {:>12} {:>10}  {}{}\n", r.metric, cell(r.sim), cell(r.hardware), diff,
                        r.agree ? "agree" : "DISAGREE", runs);
   }
@@ -171,6 +189,7 @@ nlohmann::json to_json(const SideBySide& s) {
     rows.push_back({{"metric", r.metric},
                     {"sim", num(r.sim)},
                     {"hardware", num(r.hardware)},
+                    {"sim_runs", r.sim_runs},
                     {"hardware_runs", r.hardware_runs},
                     {"agree", r.agree}});
   return {{"scenario", s.scenario}, {"outcome", {{"sim", s.sim_outcome}, {"hardware", s.hardware_outcome}}},

@@ -21,7 +21,8 @@ struct Tolerance {
 
 struct Row {
   std::string metric;  // "detection_ms", "goodput_before_gbps", "lost", ...
-  std::optional<double> sim;
+  std::optional<double> sim;       // the median over the sim's predictions
+  std::vector<double> sim_runs;
   std::optional<double> hardware;  // the median over the lab's runs; empty: not measured there
   std::vector<double> hardware_runs;
   bool agree = true;  // a row one side did not measure agrees vacuously and says so
@@ -40,8 +41,10 @@ struct SideBySide {
   bool agree() const;
 };
 
-// `message_bytes`: the stream's (both sides run the same).
-SideBySide compare(const std::string& scenario, const sim::RunSummary& sim, std::uint64_t message_bytes,
+// `sims[i]`: the sim's prediction from the calibration taken just before lab run `lab[i]` (the
+// lab's rate drifts with the machine's load; each prediction is held against the run it was
+// calibrated for, and each column is the median of its runs). `message_bytes`: the stream's.
+SideBySide compare(const std::string& scenario, const std::vector<sim::RunSummary>& sims, std::uint64_t message_bytes,
                    const std::vector<conform::LabFailoverResult>& lab, const Tolerance& tol);
 
 // One line per row: metric | sim | hardware | difference | agree.

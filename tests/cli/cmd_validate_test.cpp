@@ -41,10 +41,13 @@ TEST_CASE("validate: a fault the lab cannot make is exit 77 with the reason, bad
 }
 
 // Each scenario family the lab can make, on both drivers (issue 41): the outcome and every count
-// (failovers, false failovers, lost, duplicated) the same; for an outage, the detection within the
-// tolerance (10 % or 2 ms) on the median of three lab runs. The other times and the goodput are
-// reported, not asserted here (docs/validation.md says which agree yet). The lab's sides run
-// SCHED_FIFO, which keeps these on a loaded 2-core machine.
+// (failovers, false failovers, lost, duplicated) the same; for an outage, the detection and the
+// first replayed delivery within the tolerance (10 % or 2 ms), and the whole stream's goodput
+// within 10 %, on the medians of three runs, each calibrated just before it. The goodput before
+// the fault and after the switch is reported, not asserted: 20 ms of a stream on a loaded machine
+// (docs/validation.md). Under a sanitizer the lab's processes run several times slower than the
+// calibration can follow inside one run: the counts are asserted there, not the figures. The
+// lab's sides run SCHED_FIFO, which keeps these on a loaded 2-core machine.
 TEST_CASE("validate: every lab-made scenario family on SimGrid and in the netns lab: same outcome and counts",
           "[cli][validate][netns]") {
   struct Family {
@@ -68,6 +71,11 @@ TEST_CASE("validate: every lab-made scenario family on SimGrid and in the netns 
   CHECK(j["scenario"] == name);
   CHECK(j["outcome"]["sim"] == "delivered");
   CHECK(j["outcome"]["hardware"] == "delivered");
+#ifdef RAILCHECK_SANITIZE
+  constexpr bool kFigures = false;
+#else
+  constexpr bool kFigures = true;
+#endif
   bool saw_detection = false;
   for (const auto& row : j["rows"]) {
     const std::string metric = row["metric"];
@@ -81,6 +89,11 @@ TEST_CASE("validate: every lab-made scenario family on SimGrid and in the netns 
       saw_detection = true;
       REQUIRE(row["hardware"].is_number());
       CHECK(row["hardware"].get<double>() > 0);
+      if (kFigures) CHECK(row["agree"] == true);
+    }
+    if (kFigures && (metric == "first_replayed_delivery_ms" || metric == "goodput_gbps")) {
+      REQUIRE(row["sim"].is_number());
+      REQUIRE(row["hardware"].is_number());
       CHECK(row["agree"] == true);
     }
   }

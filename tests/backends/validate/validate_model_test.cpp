@@ -1,0 +1,198 @@
+// backends/validate without the lab (issue 41): how a scenario becomes the lab's plan and the
+// sim's lab-link scenario (lab_scenario.cpp), and how the two drivers' figures are judged
+// (side_by_side.cpp). The lab runs themselves are tests/cli/cmd_validate_test.cpp.
+#include <catch2/catch.hpp>
+#include <string>
+
+#include "backends/validate/lab_scenario.hpp"
+#include "backends/validate/side_by_side.hpp"
+#include "models/scenario.hpp"
+
+using namespace railcheck;
+using namespace railcheck::validation;
+using Act = conform::LabAction::Kind;
+
+namespace {
+
+Scenario scenario_file(const std::string& name) {
+  auto sc = load_scenario_file(std::string(RAILCHECK_SOURCE_DIR) + "/scenarios/" + name);
+  REQUIRE(sc.ok());
+  return std::move(sc).value();
+}
+
+LabLink calibrated() {
+  LabLink l;
+  l.gbps = 2.0;
+  l.round_trip = std::chrono::microseconds(160);
+  l.message_bytes = 16 * 1024;
+  l.window = 8;
+  l.idle_rail_poll = ms(4);
+  l.transport_rto = ms(200);
+  return l;
+}
+
+std::size_t count(const conform::LabFault& f, Act k) {
+  std::size_t n = 0;
+  for (const auto& a : f.actions) n += a.kind == k ? 1 : 0;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("validate model: the lab's plan carries the scenario's faults, after the warm-up", "[validate]") {
+  SECTION("a flap is its cycles of down and up on the rail, at the scenario's times") {
+    const Scenario sc = scenario_file("link-flap.toml");
+    auto v = lab_version(sc, calibrated());
+    REQUIRE(v.ok());
+    const auto& flap = sc.faults.flaps.front();
+    CHECK(count(v->lab.fault, Act::LinkDown) == flap.count);
+    CHECK(count(v->lab.fault, Act::LinkUp) == flap.count);
+    const auto& first = v->lab.fault.actions.front();
+    CHECK(first.kind == Act::LinkDown);
+    CHECK(first.rail == static_cast<int>(flap.link.rail));
+    CHECK(first.at == flap.start - sc.workload.start);
+    CHECK(v->lab.fault.actions[1].at == flap.start + flap.down_for - sc.workload.start);
+  }
+  SECTION("a one-way loss is a loss on that rank's end of the rail, cleared at its end") {
+    const Scenario sc = scenario_file("one-way-loss.toml");
+    auto v = lab_version(sc, calibrated());
+    REQUIRE(v.ok());
+    const auto& loss = sc.faults.losses.front();
+    REQUIRE(count(v->lab.fault, Act::Loss) == 1);
+    for (const auto& a : v->lab.fault.actions)
+      if (a.kind == Act::Loss) {
+        CHECK(a.side == static_cast<int>(loss.link.rank));
+        CHECK(a.loss == loss.probability);
+      }
+    CHECK(count(v->lab.fault, Act::Clear) == 1);
+  }
+  SECTION("a delay spike holds both ends of the rail, with the sim's extra and spread") {
+    const Scenario sc = scenario_file("delay-spike.toml");
+    auto v = lab_version(sc, calibrated());
+    REQUIRE(v.ok());
+    REQUIRE(count(v->lab.fault, Act::Delay) == 2);
+    bool side[2] = {false, false};
+    for (const auto& a : v->lab.fault.actions)
+      if (a.kind == Act::Delay) {
+        side[a.side] = true;
+        CHECK(a.delay == sc.faults.jitters.front().extra);
+        CHECK(a.spread == sc.faults.jitters.front().spread);
+      }
+    CHECK((side[0] && side[1]));
+  }
+  SECTION("a stall stops the receiver for its length") {
+    const Scenario sc = scenario_file("peer-stall.toml");
+    auto v = lab_version(sc, calibrated());
+    REQUIRE(v.ok());
+    REQUIRE(count(v->lab.fault, Act::StopReceiver) == 1);
+    REQUIRE(count(v->lab.fault, Act::ContReceiver) == 1);
+    CHECK(v->lab.fault.actions[1].at - v->lab.fault.actions[0].at == sc.faults.stalls.front().for_);
+  }
+  SECTION("the stream is one direction of eager messages, warm-up added to its length") {
+    const Scenario sc = scenario_file("primary-dies.toml");
+    auto v = lab_version(sc, calibrated());
+    REQUIRE(v.ok());
+    CHECK(v->sim.workload.pattern == TrafficPattern::Unidirectional);
+    CHECK(v->sim.workload.message_bytes == kLabMaxMessageBytes);
+    CHECK(v->lab.warmup == lab_warmup(sc.workload.window));
+    CHECK(v->lab.spec.messages == v->sim.workload.messages + v->lab.warmup);
+    // The stream outlasts the fault by kLabRunPastFault at the calibrated rate.
+    const double seconds = static_cast<double>(v->sim.workload.messages) * kLabMaxMessageBytes * 8 / 2.0e9;
+    CHECK(seconds >= to_millis(sc.faults.downs.front().at) / 1e3 + 0.4 - 0.001);
+  }
+}
+
+TEST_CASE("validate model: the sim's NIC becomes the calibrated lab link", "[validate]") {
+  const Scenario sc = scenario_file("primary-dies.toml");
+  const LabLink link = calibrated();
+  auto v = lab_version(sc, link);
+  REQUIRE(v.ok());
+  const NicPreset& nic = v->sim.topology.nic;
+  CHECK(nic.name == "lab-veth-tcp");
+  CHECK(nic.host_gbps == link.gbps);  // the stream's rate is the hosts' work per message
+  CHECK(nic.link_gbps == kLabWireGbps);
+  CHECK(nic.link_latency == link.round_trip / 4);
+  CHECK(nic.idle_rail_poll == link.idle_rail_poll);
+  CHECK(nic.transport_rto == link.transport_rto);
+  CHECK(v->lab.tunables.liveness == sc.engine.liveness);
+  LabLink none = link;
+  none.gbps = 0;
+  CHECK_FALSE(lab_version(sc, none).ok());
+}
+
+TEST_CASE("validate model: what the lab cannot make is named", "[validate]") {
+  CHECK(not_runnable(scenario_file("incast-congestion.toml")).value_or("").find("incast") != std::string::npos);
+  CHECK(not_runnable(scenario_file("standby-dies-three-paths.toml")).has_value());
+  for (const char* ok : {"primary-dies.toml", "short-flap.toml", "link-flap.toml", "one-way-loss.toml",
+                         "peer-stall.toml", "delay-spike.toml"}) {
+    INFO(ok);
+    CHECK_FALSE(not_runnable(scenario_file(ok)).has_value());
+  }
+  Scenario two_losses = scenario_file("one-way-loss.toml");
+  two_losses.faults.losses.push_back(two_losses.faults.losses.front());
+  CHECK(not_runnable(two_losses).value_or("").find("one loss or delay") != std::string::npos);
+}
+
+namespace {
+
+sim::RunSummary predicted(double detection_ms, double gbps_before) {
+  sim::RunSummary s;
+  s.fault_at = ms(20);
+  s.detected_at = ms(20) + Nanos{static_cast<std::int64_t>(detection_ms * 1e6)};
+  s.failovers = 1;
+  s.gbps_before_fault = gbps_before;
+  s.messages_delivered = 100;
+  s.end_time = ms(100);
+  return s;
+}
+
+conform::LabFailoverResult measured(double detection_ms, double gbps_before) {
+  conform::LabFailoverResult r;
+  r.sender_exit = r.receiver_exit = 0;
+  r.messages = r.verified = 100;
+  r.start_ns = 0;
+  r.fault_ns = 20'000'000;
+  r.detected_ns = r.fault_ns + static_cast<long long>(detection_ms * 1e6);
+  r.end_ns = 100'000'000;
+  r.failovers = 1;
+  r.gbps_before = gbps_before;
+  return r;
+}
+
+const Row& row(const SideBySide& s, const std::string& metric) {
+  for (const auto& r : s.rows)
+    if (r.metric == metric) return r;
+  FAIL("no row " << metric);
+  return s.rows.front();
+}
+
+}  // namespace
+
+TEST_CASE("validate model: each column is the median of its runs, judged by the tolerance", "[validate]") {
+  const std::vector<sim::RunSummary> sims = {predicted(19.0, 2.0), predicted(20.0, 2.0), predicted(21.0, 2.0)};
+  SECTION("times within 2 ms agree; an outlier run does not move the median") {
+    const auto s = compare("t", sims, 16384, {measured(20.5, 2.0), measured(21.5, 2.1), measured(90.0, 1.9)}, {});
+    CHECK(row(s, "detection_ms").sim == Approx(20.0));
+    CHECK(row(s, "detection_ms").hardware == Approx(21.5));
+    CHECK(row(s, "detection_ms").agree);
+    CHECK(row(s, "goodput_before_gbps").agree);
+    CHECK(row(s, "failovers").agree);
+    CHECK(s.agree());
+  }
+  SECTION("beyond 10 % or 2 ms, whichever is larger, they do not") {
+    const auto s = compare("t", sims, 16384, {measured(23.0, 1.7), measured(23.5, 1.7), measured(22.5, 1.7)}, {});
+    CHECK_FALSE(row(s, "detection_ms").agree);         // 3 ms over a 20 ms prediction: above both bounds
+    CHECK_FALSE(row(s, "goodput_before_gbps").agree);  // 15 % under
+    CHECK_FALSE(s.agree());
+  }
+  SECTION("a count agrees only exactly, and a run that failed is an outcome, not a figure") {
+    auto lab = std::vector<conform::LabFailoverResult>{measured(20, 2), measured(20, 2), measured(20, 2)};
+    lab[0].failovers = lab[1].failovers = 2;
+    lab[2].receiver_exit = 14;
+    const auto s = compare("t", sims, 16384, lab, {});
+    CHECK_FALSE(row(s, "failovers").agree);
+    CHECK(row(s, "failovers").hardware_runs.size() == 2);
+    CHECK(s.hardware_outcome.find("failed") != std::string::npos);
+    CHECK_FALSE(s.agree());
+  }
+}
