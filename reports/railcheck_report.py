@@ -116,6 +116,16 @@ def add_hw_window(rows):
             p[HW_WINDOW] = f"{4.096e-3 * 2 ** t * (c + 1):.0f}"
 
 
+def sweep_axes(row):
+    """The row's axes in the sweep file's order, which its point id keeps ("a=1,b=2,seed=3"; params is
+    a JSON object, whose keys come back sorted); derived axes (hw_window_ms) last."""
+    point = str(row["point"])
+    def at(axis):
+        i = point.find(axis + "=")
+        return i if i >= 0 else len(point)
+    return sorted(row["params"], key=at)
+
+
 def as_number(text):
     try:
         return float(text)
@@ -165,15 +175,28 @@ def flatness(panels):
     return bool(lines_of) and len(flat_panels) == len(lines_of), flat_panels
 
 
-def constant_values(panels):
-    vals = sorted({round(sum(v) / len(v), 3) for lines in panels.values() for xs in lines.values()
+def series_levels(panels):
+    """The distinct values of a figure whose every series is constant, one per series level."""
+    return sorted({round(sum(v) / len(v), 3) for lines in panels.values() for xs in lines.values()
                    for v in xs.values()})
-    return ", ".join(f"{v:g}" for v in vals[:6]) + (", ..." if len(vals) > 6 else "")
+
+
+def flat_note(panels, x_key, line_key, panel_key):
+    """What a figure whose every series is constant says: one value, or only the series differ."""
+    levels = series_levels(panels)
+    shown = ", ".join(f"{v:g}" for v in levels[:6]) + (", ..." if len(levels) > 6 else "")
+    if len(levels) == 1:
+        return (f"every series is constant over {x_key} ({shown}): the swept axes do not move this metric;"
+                f" one value, not a trend")
+    series = " and ".join(k for k in (line_key, panel_key) if k)
+    return (f"every series is constant over {x_key} ({shown}): {x_key} does not move this metric;"
+            f" only {series} does")
 
 
 def plot_metric(plt, panels, x_key, line_key, panel_key, ylabel, footer, lab_tags, out_png):
     """lab_tags: {(panel, line): " [lab: yes]"} where series differ in validation, else empty."""
     figure_flat, flat_panels = flatness(panels)
+    one_value = len(series_levels(panels)) == 1
     keys = sorted(panels, key=sort_key)
     fig, axs = plt.subplots(1, len(keys), figsize=(7 if len(keys) == 1 else 4.6 * len(keys), 4.2), sharey=True,
                             squeeze=False)
@@ -197,7 +220,8 @@ def plot_metric(plt, panels, x_key, line_key, panel_key, ylabel, footer, lab_tag
     axs[0][0].set_ylabel(ylabel)
     title = f"{ylabel} vs {x_key or 'seed'}"
     if figure_flat:
-        title += "\nFLAT: every series is constant: the swept axes do not move it"
+        title += ("\nFLAT: every series is constant, at one value: the swept axes do not move it" if one_value else
+                  f"\nFLAT along x: every series is constant; {x_key} does not move it")
     fig.suptitle(title, fontsize=10, color="firebrick" if figure_flat else "black")
     footer = "\n".join(textwrap.fill(line, int(fig.get_figwidth() * 20)) for line in footer.split("\n"))
     fig.text(0.01, 0.01, footer, fontsize=6.5, color="dimgray", va="bottom")
@@ -317,7 +341,7 @@ def report(argv):
 
     add_hw_window(rows)
     add_lab_status(rows, path)
-    axes = list(rows[0]["params"].keys()) if rows else []
+    axes = sweep_axes(rows[0]) if rows else []
     for name, key in (("--x", args.x), ("--lines", args.lines), ("--panels", args.panels)):
         if key and key not in axes:
             print(f"railcheck report: {name} {key}: not an axis of this sweep (axes: {', '.join(axes) or 'none'})",
@@ -349,8 +373,7 @@ def report(argv):
                                         "\n".join([fixed_text] + lab_lines), lab_tags, png)
         note = ""
         if flat:
-            note = (f"every series is constant over {x_key} ({constant_values(panels)}): the swept axes do not"
-                    f" move this metric; one value, not a trend")
+            note = flat_note(panels, x_key, line_key, panel_key)
         elif flat_panels:
             note = "every series is constant where " + " and where ".join(f"{panel_key} = {p}" for p in flat_panels)
         if note:
