@@ -275,7 +275,8 @@ def add_lab_status(rows, results_path):
             continue
         with open(toml, "rb") as f:
             text = f.read()
-        body = text[text.find(b"\n", text.find(b"# base scenario")) + 1:]  # the point's own header lines differ
+        # Points differ in their first line (`# sweep NAME, point N: ID`) even where the scenarios agree.
+        body = text.split(b"\n", 1)[-1] if text.startswith(b"# sweep ") else text
         if body not in cache:
             try:
                 cache[body] = lab_status(tomllib.loads(body.decode("utf-8")))
