@@ -268,12 +268,17 @@ void EventWire::handle_landed(const Landed& l) {
   ControlPacket cp = std::move(controls_[l.flight.id]);
   free_controls_.push_back(l.flight.id);
   const SimConnection& c = w_.connections()[cp.conn];
-  if (!l.ok || lost_one_way(w_, c.rank(cp.from), c.path_rail[cp.path])) {
+  const Side to = other(cp.from);
+  const std::uint32_t rail = c.path_rail[cp.path];
+  const LossFate fate = l.ok ? message_fate(w_, c.rank(cp.from), rail, kControlBytes) : LossFate::Lost;
+  if (fate == LossFate::Lost) {
     ++w_.counters().control_lost;
     return;
   }
-  const Side to = other(cp.from);
-  w_.post(c.rank(to), InboxItem{w_.now(), 0, cp.conn, to,
+  // On TCP a control message hit by a partial loss is sent again a round trip later, not lost.
+  const Nanos late =
+      fate == LossFate::Repaired ? from_seconds(round_trip(w_, c.rank(cp.from), c.rank(to), rail)) : Nanos{0};
+  w_.post(c.rank(to), InboxItem{w_.now() + late, 0, cp.conn, to,
                                 Event{ControlReceived{ControlChannel::on(PathIndex{cp.path}), std::move(cp.message)}}});
 }
 
@@ -285,6 +290,9 @@ void EventWire::handle_timer(Flight f) {
     case PacketStage::Jitter: return start_transfer(packet);
     case PacketStage::AckFlight: return ack_back(packet);
     case PacketStage::Backoff: return backoff_done(packet);
+    case PacketStage::Repair:
+      if (requester(packets_[packet]).generation != packets_[packet].generation) return release(packet);
+      return await_psn(packet);
     default: break;
   }
 }
@@ -330,8 +338,16 @@ void EventWire::transfer_done(std::uint32_t packet, bool arrived) {
   Packet& p = packets_[packet];
   if (requester(p).generation != p.generation) return release(packet);
   const SimConnection& c = w_.connections()[p.conn];
-  if (!arrived || lost_one_way(w_, c.rank(p.from), c.path_rail[p.path]))
-    return settle(packet, PacketOutcome::Lost);  // nothing comes back: no ACK flight
+  if (!arrived) return settle(packet, PacketOutcome::Lost);  // nothing comes back: no ACK flight
+  const std::uint32_t src = c.rank(p.from), dst = c.rank(other(p.from)), rail = c.path_rail[p.path];
+  switch (message_fate(w_, src, rail, p.wr.total_bytes())) {
+    case LossFate::Through: break;
+    case LossFate::Repaired:
+      ++w_.counters().retransmissions;
+      p.stage = PacketStage::Repair;
+      return arm(packet, sim_clock() + round_trip(w_, src, dst, rail));
+    case LossFate::Lost: return settle(packet, PacketOutcome::Lost);
+  }
   await_psn(packet);
 }
 
@@ -367,7 +383,7 @@ void EventWire::ack_back(std::uint32_t packet) {
   const SimConnection& c = w_.connections()[p.conn];
   PacketOutcome out = p.outcome;
   if (!w_.platform().route_up(c.rank(p.from), c.rank(other(p.from)), c.path_rail[p.path]) ||
-      lost_one_way(w_, c.rank(other(p.from)), c.path_rail[p.path]))
+      ack_lost(w_, c.rank(other(p.from)), c.path_rail[p.path]))
     out = PacketOutcome::Lost;
   if (requester(p).generation != p.generation) return release(packet);
   settle(packet, out);

@@ -34,6 +34,7 @@ enum class PacketStage : std::uint8_t {
   AckFlight,   // a timer: the ACK (or RNR NAK, or nothing) on its way back
   AwaitOrder,  // acknowledged; in the requester QP's waiters until older PSNs completed
   Backoff,     // a timer: the RNR delay, or the local ACK timeout after a loss
+  Repair,      // a timer: a segment lost on a TCP link, sent again by fast retransmit a round trip later
 };
 
 class EventWire {

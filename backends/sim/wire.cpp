@@ -58,7 +58,14 @@ void carry_data(SimWorld* wp, std::uint32_t conn, Side from, std::uint32_t path,
       const double wait = ready - attempt + to_seconds(delay);
       if (wait > 0) sg4::this_actor::sleep_for(wait);
       transfer(w, src, dst, rail, bytes > 0 ? bytes : 1);
-      arrived = !lost_one_way(w, src, rail);
+      switch (message_fate(w, src, rail, bytes)) {
+        case LossFate::Through: break;
+        case LossFate::Repaired:  // TCP's fast retransmit: a round trip late
+          ++w.counters().retransmissions;
+          sg4::this_actor::sleep_for(round_trip(w, src, dst, rail));
+          break;
+        case LossFate::Lost: arrived = false; break;
+      }
     } catch (const simgrid::NetworkFailureException&) {
       arrived = false;
     }
@@ -72,7 +79,7 @@ void carry_data(SimWorld* wp, std::uint32_t conn, Side from, std::uint32_t path,
       // The ACK (or RNR NAK) travels back over the same two links.
       sg4::this_actor::sleep_for(w.platform().one_way_latency(dst, src, rail) +
                                  to_seconds(spike_delay(w, dst, src, rail)));
-      if (!w.platform().route_up(src, dst, rail) || lost_one_way(w, dst, rail)) out = PacketOutcome::Lost;
+      if (!w.platform().route_up(src, dst, rail) || ack_lost(w, dst, rail)) out = PacketOutcome::Lost;
     }
     if (S.generation != gen) return;
 
@@ -127,10 +134,13 @@ void carry_control(SimWorld* wp, std::uint32_t conn, Side from, std::uint32_t pa
     ++w.counters().control_lost;
     return;
   }
-  if (lost_one_way(w, c.rank(from), rail)) {
+  const LossFate fate = message_fate(w, c.rank(from), rail, kControlBytes);
+  if (fate == LossFate::Lost) {
     ++w.counters().control_lost;
     return;
   }
+  // On TCP a control message hit by a partial loss is sent again a round trip later, not lost.
+  if (fate == LossFate::Repaired) sg4::this_actor::sleep_for(round_trip(w, c.rank(from), c.rank(to), rail));
   w.post(c.rank(to),
          InboxItem{w.now(), 0, conn, to, Event{ControlReceived{ControlChannel::on(PathIndex{path}), std::move(m)}}});
 }
@@ -197,6 +207,26 @@ double host_ready_at(const SimWorld& w, SimQp& requester, std::uint64_t bytes, d
   const double begin = std::max(now, requester.host_free_at);
   requester.host_free_at = begin + static_cast<double>(bytes) * 8.0 / (gbps * 1e9);
   return requester.host_free_at;
+}
+
+LossFate message_fate(SimWorld& w, std::uint32_t src, std::uint32_t rail, std::uint64_t bytes) {
+  const NicPreset& nic = w.scenario().topology.nic;
+  if (nic.transport_rto <= Nanos{0}) return lost_one_way(w, src, rail) ? LossFate::Lost : LossFate::Through;
+  const double p = one_way_loss(w.scenario().faults, LinkRef{src, rail}, w.now());
+  if (p <= 0) return LossFate::Through;
+  if (p >= 1) return LossFate::Lost;
+  const double segments = std::ceil(static_cast<double>(std::max<std::uint64_t>(bytes, 1)) /
+                                    static_cast<double>(std::max<std::uint32_t>(nic.mtu, 1)));
+  return w.rng().unit() < 1 - std::pow(1 - p, segments) ? LossFate::Repaired : LossFate::Through;
+}
+
+bool ack_lost(SimWorld& w, std::uint32_t src, std::uint32_t rail) {
+  if (w.scenario().topology.nic.transport_rto <= Nanos{0}) return lost_one_way(w, src, rail);
+  return one_way_loss(w.scenario().faults, LinkRef{src, rail}, w.now()) >= 1;
+}
+
+double round_trip(SimWorld& w, std::uint32_t a, std::uint32_t b, std::uint32_t rail) {
+  return w.platform().one_way_latency(a, b, rail) + w.platform().one_way_latency(b, a, rail);
 }
 
 bool lost_one_way(SimWorld& w, std::uint32_t src, std::uint32_t rail) {

@@ -57,6 +57,21 @@ void launch_probe(SimWorld& w, std::uint32_t conn, Side from, std::uint32_t path
 // the run's generator when the probability is strictly between 0 and 1).
 bool lost_one_way(SimWorld& w, std::uint32_t src, std::uint32_t rail);
 
+// What a loss fault does to one message of `bytes` sent by `src` on `rail` now. On an RC QP each
+// packet is dropped with the fault's probability and waits for the local ACK timeout: Lost. On a
+// transport with its own retransmission (NicPreset::transport_rto: TCP) a message is
+// ceil(bytes / mtu) segments and is hit where any of them is; while the direction is not cut
+// (probability < 1) the segments behind the lost one arrive, their duplicate ACKs ask for it and
+// it comes a round trip late (Repaired: fast retransmit); a cut direction leaves only the RTO
+// (Lost, then after_loss).
+enum class LossFate : std::uint8_t { Through, Repaired, Lost };
+LossFate message_fate(SimWorld& w, std::uint32_t src, std::uint32_t rail, std::uint64_t bytes);
+// Whether the acknowledgement `src` sends back on `rail` now is lost: as a packet on an RC QP; on
+// TCP only where the direction is cut (a later cumulative ACK covers a dropped one).
+bool ack_lost(SimWorld& w, std::uint32_t src, std::uint32_t rail);
+// The round trip between two NICs of a rail, for TCP's fast retransmit.
+double round_trip(SimWorld& w, std::uint32_t a, std::uint32_t b, std::uint32_t rail);
+
 // After the attempt that began at `attempt` (simulated seconds) was lost, for the `retries`-th
 // time: when the next one goes out, or when the requester gives up (RETRY_EXC_ERR) instead. The
 // RC QP's local ACK timeout and retry count, or the transport's own (NicPreset::transport_rto).

@@ -112,6 +112,29 @@ conform::LabFault lab_faults(const Scenario& sc, std::vector<std::string>& chang
 
 }  // namespace
 
+void apply_lab_link(NicPreset& nic, const LabLink& link) {
+  nic.name = "lab-veth-tcp";
+  nic.description = "the netns lab's veth rail under tcp;ofi_rxm (calibrated)";
+  // The lab stream's rate is its sides' work per message (a proxy thread feeding one TCP socket;
+  // veth moves bytes by a copy), not a wire's serialisation: the sim's host prepares each QP's
+  // sends one after another at the calibrated rate, and its wire adds only the latency. Sharing a
+  // slow wire instead made concurrent messages of one stream finish together and the window idle
+  // a round trip each time: 20-30 % under the lab's rate (docs/validation.md).
+  nic.host_gbps = link.gbps;
+  nic.link_gbps = kLabWireGbps;
+  nic.link_latency = Nanos{std::max<std::int64_t>(1, link.round_trip.count() / 4)};
+  nic.idle_rail_poll = link.idle_rail_poll;
+  nic.transport_rto = link.transport_rto;
+  nic.mtu = kLabSegmentBytes;  // a loss hits a message where it hits any of its TCP segments
+}
+
+LabLink bracket(const LabLink& before, const LabLink& after) {
+  LabLink mid = before;
+  mid.gbps = (before.gbps + after.gbps) / 2;
+  mid.round_trip = (before.round_trip + after.round_trip) / 2;
+  return mid;
+}
+
 Result<LabScenario> lab_version(const Scenario& sc, const LabLink& link) {
   if (auto why = not_runnable(sc)) return Error{fmt::format("{}: {}", sc.name, *why), ""};
   if (link.gbps <= 0 || link.round_trip <= Nanos{0})
@@ -125,18 +148,7 @@ Result<LabScenario> lab_version(const Scenario& sc, const LabLink& link) {
       "NIC {} ({} Gb/s) replaced by the lab link: tcp;ofi_rxm over veth, {:.2f} Gb/s per stream and a {:.1f} us round "
       "trip as calibrated",
       nic.name, nic.link_gbps, link.gbps, static_cast<double>(link.round_trip.count()) / 1e3));
-  nic.name = "lab-veth-tcp";
-  nic.description = "the netns lab's veth rail under tcp;ofi_rxm (calibrated)";
-  // The lab stream's rate is its sides' work per message (a proxy thread feeding one TCP socket;
-  // veth moves bytes by a copy), not a wire's serialisation: the sim's host prepares each QP's
-  // sends one after another at the calibrated rate, and its wire adds only the latency. Sharing a
-  // slow wire instead made concurrent messages of one stream finish together and the window idle
-  // a round trip each time: 20-30 % under the lab's rate (docs/validation.md).
-  nic.host_gbps = link.gbps;
-  nic.link_gbps = kLabWireGbps;
-  nic.link_latency = Nanos{std::max<std::int64_t>(1, link.round_trip.count() / 4)};
-  nic.idle_rail_poll = link.idle_rail_poll;
-  nic.transport_rto = link.transport_rto;
+  apply_lab_link(nic, link);
   if (link.transport_rto > Nanos{0})
     out.changes.push_back(fmt::format(
         "lost packets are TCP's: sent again {:.0f} ms later (tcp_rto_min), then twice that, never an error; the "

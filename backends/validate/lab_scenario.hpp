@@ -48,6 +48,9 @@ inline constexpr std::size_t kLabMaxMessageBytes = 16 * 1024;
 // The sim's wire for the lab: fast enough never to be the bottleneck (the lab's rate is its hosts'
 // work per message, NicPreset::host_gbps; a veth pair copies in memory).
 inline constexpr double kLabWireGbps = 1000;
+// One TCP segment on the lab's veth (MTU 1500 less the IP and TCP headers and timestamps): the
+// unit a partial loss drops (NicPreset::mtu of the lab link).
+inline constexpr std::uint32_t kLabSegmentBytes = 1448;
 // Messages the lab streams before its clock starts (LabFailoverPlan::warmup): two windows, so that
 // a fresh connection's stall after its first window falls inside them.
 inline std::uint32_t lab_warmup(std::uint32_t window) { return std::max<std::uint32_t>(16, 2 * window); }
@@ -66,5 +69,10 @@ struct LabScenario {
 
 // `link` from calibration: the sim's NIC becomes the lab link (its rate and latency).
 Result<LabScenario> lab_version(const Scenario& sc, const LabLink& link);
+// The sim's NIC as the lab link `link` (what lab_version does to it).
+void apply_lab_link(NicPreset& nic, const LabLink& link);
+// The link over a lab run, from the calibrations taken just before and just after it: the mean of
+// their rates and round trips (the load of a shared machine drifts within seconds).
+LabLink bracket(const LabLink& before, const LabLink& after);
 
 }  // namespace railcheck::validation

@@ -74,12 +74,33 @@ SideBySide compare(const std::string& scenario, const std::vector<sim::RunSummar
       if (r.ok())
         if (auto v = h(r)) row.hardware_runs.push_back(*v);
     if (!row.hardware_runs.empty()) row.hardware = median(row.hardware_runs);
+    // Run i's prediction was made from the calibration taken just before lab run i: the pairs
+    // share the machine's load, so the judged difference is the median of the pairs' differences
+    // (a load that drifts between runs moves both sides of a pair, not the difference).
+    std::vector<double> excess, scale;  // lab - sim per pair; the larger of the two
+    for (std::size_t i = 0; i < std::min(sims.size(), lab.size()); ++i) {
+      if (!lab[i].ok()) continue;
+      const auto a = s(sims[i]);
+      const auto b = h(lab[i]);
+      if (!a || !b) continue;
+      excess.push_back(*b - *a);
+      scale.push_back(std::max(std::abs(*a), std::abs(*b)));
+    }
     if (row.sim && row.hardware) {
-      const double a = *row.sim, b = *row.hardware, diff = std::abs(a - b);
+      if (excess.empty()) {  // no pair: the medians themselves
+        excess.push_back(*row.hardware - *row.sim);
+        scale.push_back(std::max(std::abs(*row.sim), std::abs(*row.hardware)));
+      }
+      const double diff = std::abs(median(excess)), size = median(scale);
+      std::vector<double> relative;
+      for (std::size_t i = 0; i < excess.size(); ++i) relative.push_back(scale[i] > 0 ? excess[i] / scale[i] : 0);
       switch (kind) {
-        case Kind::Time: row.agree = diff <= std::max(tol.time_floor_ms, tol.time_ratio * std::max(a, b)); break;
-        case Kind::Goodput: row.agree = diff <= tol.goodput_ratio * std::max(a, b); break;
-        case Kind::Count: row.agree = diff == 0; break;
+        case Kind::Time: row.agree = diff <= std::max(tol.time_floor_ms, tol.time_ratio * size); break;
+        case Kind::Goodput: row.agree = std::abs(median(relative)) <= tol.goodput_ratio; break;
+        case Kind::Count:
+          row.agree = std::all_of(excess.begin(), excess.end(), [](double d) { return d == 0; }) &&
+                      *row.sim == *row.hardware;
+          break;
       }
     } else {
       row.agree = row.sim.has_value() == row.hardware.has_value();  // both absent: agree; one absent: not

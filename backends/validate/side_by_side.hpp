@@ -42,8 +42,9 @@ struct SideBySide {
 };
 
 // `sims[i]`: the sim's prediction from the calibration taken just before lab run `lab[i]` (the
-// lab's rate drifts with the machine's load; each prediction is held against the run it was
-// calibrated for, and each column is the median of its runs). `message_bytes`: the stream's.
+// lab's rate drifts with the machine's load). Each column is the median of its runs; agreement is
+// judged on the pairs: the median of (lab - sim) per run for times, of (lab - sim) / the larger
+// for goodput, every pair equal for counts. `message_bytes`: the stream's.
 SideBySide compare(const std::string& scenario, const std::vector<sim::RunSummary>& sims, std::uint64_t message_bytes,
                    const std::vector<conform::LabFailoverResult>& lab, const Tolerance& tol);
 

@@ -185,6 +185,19 @@ TEST_CASE("validate model: each column is the median of its runs, judged by the 
     CHECK_FALSE(row(s, "goodput_before_gbps").agree);  // 15 % under
     CHECK_FALSE(s.agree());
   }
+  SECTION("each prediction is held against the run it was calibrated for") {
+    // The load moved the third run's rate on both sides; the first two pairs disagree in
+    // opposite directions. The medians alone (2.2 against 2.0) would agree; the pairs' median
+    // difference (20 % under) does not.
+    const std::vector<sim::RunSummary> drift = {predicted(20, 1.0), predicted(20, 2.0), predicted(20, 3.0)};
+    auto s = compare("t", drift, 16384, {measured(20, 0.8), measured(20, 2.4), measured(20, 2.2)}, {});
+    CHECK(row(s, "goodput_before_gbps").sim == Approx(2.0));
+    CHECK(row(s, "goodput_before_gbps").hardware == Approx(2.2));
+    CHECK_FALSE(row(s, "goodput_before_gbps").agree);
+    // And where every pair agrees within 10 %, so does the row.
+    s = compare("t", drift, 16384, {measured(20, 1.05), measured(20, 2.1), measured(20, 3.1)}, {});
+    CHECK(row(s, "goodput_before_gbps").agree);
+  }
   SECTION("a count agrees only exactly, and a run that failed is an outcome, not a figure") {
     auto lab = std::vector<conform::LabFailoverResult>{measured(20, 2), measured(20, 2), measured(20, 2)};
     lab[0].failovers = lab[1].failovers = 2;
