@@ -233,7 +233,8 @@ def plot_metric(plt, panels, x_key, line_key, panel_key, ylabel, footer, lab_tag
 
 # Fault kinds whose scenario family `railcheck validate` runs on SimGrid and in the netns lab with
 # the same outcome, counts and detection, asserted in CI (tests/cli/cmd_validate_test.cpp:
-# primary-dies, short-flap, link-flap, one-way-loss, peer-stall, delay-spike; docs/validation.md).
+# primary-dies, short-flap, link-flap, one-way-loss, lossy-primary, peer-stall, delay-spike;
+# docs/validation.md).
 # The lab is two network namespaces joined by veth rails running tcp;ofi_rxm, and validate replaces
 # the scenario's NIC by that calibrated link: what it holds is the engine's logic on that link,
 # not the NIC's (cx7-400g's) timings, which stay the sim's model.
