@@ -14,9 +14,11 @@ namespace {
 // ofi_rxm sends a message of up to FI_OFI_RXM_BUFFER_SIZE (16 KiB by default) eagerly, up to
 // FI_OFI_RXM_SAR_LIMIT in segments, larger ones by rendezvous; each protocol above eager needs
 // more turns of both sides' progress, and NCCL's 32-128 KiB steps paid them (issue 42: 64 KiB
-// eager took sendrecv 256 KiB from 313 to 178 us, Socket 179, 2xH200). rxm reads the variable
-// when libfabric starts (our first fi_getinfo), so it is set before that, and never over a value
-// the user gave, as aws-ofi-nccl sets its provider's variables. What is in force, for the log.
+// eager took sendrecv 256 KiB from 313 to 178 us, Socket 179, 2xH200). Not the default: rxm's
+// receive buffers are that size each, and the plugin's 3-rank threads test went from 9 GB to
+// over 22 GB (killed by the OOM killer). rxm reads the variable when libfabric starts (our first
+// fi_getinfo), so it is set before that, and never over a value the user gave, as aws-ofi-nccl
+// sets its provider's variables. What is in force, for the log.
 std::string set_rxm_eager_size(const PluginConfig& c) {
   constexpr const char* kVar = "FI_OFI_RXM_BUFFER_SIZE";
   if (c.provider.find("ofi_rxm") == std::string::npos) return {};
@@ -24,7 +26,9 @@ std::string set_rxm_eager_size(const PluginConfig& c) {
     return fmt::format("{}={} (from the environment)", kVar, user);
   if (c.rxm_eager_bytes == 0) return fmt::format("{} unset (ofi_rxm's default)", kVar);
   ::setenv(kVar, std::to_string(c.rxm_eager_bytes).c_str(), 0);
-  return fmt::format("{}={} (HA_NCCL_RXM_EAGER_BYTES)", kVar, c.rxm_eager_bytes);
+  // A process that started libfabric before NCCL loaded us keeps the size it started with.
+  return fmt::format("{}={} (HA_NCCL_RXM_EAGER_BYTES; in force if libfabric starts after this)", kVar,
+                     c.rxm_eager_bytes);
 }
 
 }  // namespace

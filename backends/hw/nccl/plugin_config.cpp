@@ -34,9 +34,10 @@ constexpr std::array kTable = {
     PluginSettingInfo{"HA_NCCL_STAGE_BYTES", "bytes", "131072", 0, 4194304,
                       "sends up to this size complete once their bytes left, from a copy kept for replay until "
                       "acknowledged (providers with delivery acks: tcp;ofi_rxm); 0 = every send waits for its ack"},
-    PluginSettingInfo{"HA_NCCL_RXM_EAGER_BYTES", "bytes", "65536", 0, 1048576,
+    PluginSettingInfo{"HA_NCCL_RXM_EAGER_BYTES", "bytes", "0", 0, 1048576,
                       "ofi_rxm's eager message size (FI_OFI_RXM_BUFFER_SIZE, set before libfabric starts unless the "
-                      "environment sets it); 0 = ofi_rxm's own default (16 KiB)"},
+                      "environment sets it; 65536 took NCCL's 32-256 KiB steps to Socket's time, but ofi_rxm's "
+                      "buffer memory grows with it); 0 = ofi_rxm's own default (16 KiB)"},
     PluginSettingInfo{"HA_NCCL_PROGRESS_US", "us", "1000", 0, 1000000,
                       "a background thread progresses every comm NCCL has not called for this long that owes a "
                       "staged send its ack (or its replay); 0 = no thread (then no staging either)"},

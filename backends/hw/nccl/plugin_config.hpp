@@ -29,7 +29,7 @@ struct PluginConfig {
   std::uint32_t max_requests = 32;          // HA_NCCL_MAX_REQUESTS: outstanding requests per comm
   std::uint32_t stage_bytes = 131072;       // HA_NCCL_STAGE_BYTES: staged sends up to this size (0 = off)
   std::uint32_t progress_us = 1000;         // HA_NCCL_PROGRESS_US: background progress period (0 = off)
-  std::uint32_t rxm_eager_bytes = 65536;    // HA_NCCL_RXM_EAGER_BYTES: FI_OFI_RXM_BUFFER_SIZE (0 = rxm's)
+  std::uint32_t rxm_eager_bytes = 0;        // HA_NCCL_RXM_EAGER_BYTES: FI_OFI_RXM_BUFFER_SIZE (0 = rxm's)
   std::vector<std::string> rail_addresses;  // HA_NCCL_RAIL_ADDRS: bind address per rail; empty = provider's
   HaTunables engine;                        // the engine's HA_NCCL_* table
 };

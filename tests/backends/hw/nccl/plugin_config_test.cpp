@@ -131,12 +131,12 @@ TEST_CASE("issue 42's settings: staged sends, background progress and ofi_rxm's 
   REQUIRE(d.ok());
   CHECK(d->stage_bytes == 131072);
   CHECK(d->progress_us == 1000);
-  CHECK(d->rxm_eager_bytes == 65536);
-  auto c = read({{"HA_NCCL_STAGE_BYTES", "0"}, {"HA_NCCL_PROGRESS_US", "250"}, {"HA_NCCL_RXM_EAGER_BYTES", "0"}});
+  CHECK(d->rxm_eager_bytes == 0);
+  auto c = read({{"HA_NCCL_STAGE_BYTES", "0"}, {"HA_NCCL_PROGRESS_US", "250"}, {"HA_NCCL_RXM_EAGER_BYTES", "65536"}});
   REQUIRE(c.ok());
   CHECK(c->stage_bytes == 0);
   CHECK(c->progress_us == 250);
-  CHECK(c->rxm_eager_bytes == 0);
+  CHECK(c->rxm_eager_bytes == 65536);
   auto frac = read({{"HA_NCCL_STAGE_BYTES", "4096.5"}});
   REQUIRE_FALSE(frac.ok());
   CHECK_THAT(frac.error().what, Catch::Contains("whole number"));
