@@ -41,6 +41,7 @@ int cmd_report(const ReportOptions& o) {
   if (!o.out.empty()) extra.insert(extra.end(), {"--out", o.out});
   if (!o.x.empty()) extra.insert(extra.end(), {"--x", o.x});
   if (!o.lines.empty()) extra.insert(extra.end(), {"--lines", o.lines});
+  if (!o.panels.empty()) extra.insert(extra.end(), {"--panels", o.panels});
   return run_script(sweep::report_command(o.results, extra));
 }
 

@@ -169,8 +169,9 @@ int cmd_swarm(const SwarmOptions& o);
 struct ReportOptions {
   std::string results;  // sweep output folder or its results.jsonl
   std::string out;      // default: <results>/report
-  std::string x;        // axis on x (default: the first)
-  std::string lines;    // axis drawn as one line per value (default: the second)
+  std::string x;        // axis on x (default: hw_window_ms where qp_timeout and qp_retry_cnt are axes, else the first)
+  std::string lines;    // axis drawn as one line per value (default: the next axis not true/false)
+  std::string panels;   // axis drawn as one panel per value (default: a true/false axis)
 };
 int cmd_report(const ReportOptions& o);
 
@@ -197,6 +198,8 @@ struct ValidateOptions {
   std::uint32_t runs = 3;             // lab runs; the hardware column is their median
   std::optional<std::uint64_t> seed;  // the sim's; default the scenario's
   std::string json_path;              // '-' for stdout
+  bool calibrate = false;             // only measure the lab link; print it as [topology] keys
+  std::string out_path;               // --calibrate: also write them to this file
 };
 int cmd_validate(const ValidateOptions& o);
 

@@ -345,8 +345,13 @@ int dispatch(int argc, char** argv) {
   auto* report_cmd = app.add_subcommand("report", "Plot sweep results: PNG figures and one self-contained HTML file");
   report_cmd->add_option("results", report.results, "Sweep output folder or its results.jsonl")->required();
   report_cmd->add_option("--out", report.out, "Folder for the figures and report.html (default: <results>/report)");
-  report_cmd->add_option("--x", report.x, "Sweep axis on the x axis (default: the first)");
-  report_cmd->add_option("--lines", report.lines, "Sweep axis drawn as one line per value (default: the second)");
+  report_cmd->add_option("--x", report.x,
+                         "Sweep axis on the x axis (default: hw_window_ms where engine.qp_timeout and "
+                         "engine.qp_retry_cnt are axes, else the first)");
+  report_cmd->add_option("--lines", report.lines,
+                         "Sweep axis drawn as one line per value (default: the next axis that is not true/false)");
+  report_cmd->add_option("--panels", report.panels,
+                         "Sweep axis drawn as one panel per value (default: a true/false axis, e.g. engine.liveness)");
 
   railcheck::cli::BudgetOptions budget;
   auto* budget_cmd = app.add_subcommand(
@@ -398,6 +403,10 @@ int dispatch(int argc, char** argv) {
   validate_cmd->add_option("--provider", validate.provider, "libfabric provider for the lab (default tcp;ofi_rxm)");
   validate_cmd->add_option("--seed", validate.seed, "The sim's seed (default: the scenario's)");
   validate_cmd->add_option("--json", validate.json_path, "Also write the comparison as JSON ('-' for stdout)");
+  validate_cmd->add_flag("--calibrate", validate.calibrate,
+                         "Only measure the lab link for this scenario's message size and window, and print the "
+                         "simulator's parameters for it as [topology] keys (a scenario with them runs on the lab link)");
+  validate_cmd->add_option("--out", validate.out_path, "With --calibrate: also write the [topology] keys to this file");
 
   railcheck::cli::ConformOptions conform;
   auto* conform_cmd = app.add_subcommand("conform",

@@ -281,8 +281,8 @@ def add_lab_status(rows, results_path):
         if body not in cache:
             try:
                 cache[body] = lab_status(tomllib.loads(body.decode("utf-8")))
-            except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
-                raise BadInput(f"{toml}: not a scenario ({e})")
+            except (tomllib.TOMLDecodeError, UnicodeDecodeError, AttributeError, TypeError) as e:
+                raise BadInput(f"{toml}: not a scenario `railcheck sweep` wrote ({e})")
         r["lab"] = cache[body]
 
 
