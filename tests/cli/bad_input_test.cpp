@@ -178,5 +178,8 @@ TEST_CASE("railcheck report: one line, never a Python traceback", "[cli]") {
   std::ofstream(dir / "results.jsonl") << R"({"point":0,"params":{"engine.rto_ms":100},"seed":1,"outcome":"delivered","failovers":0})"
                                        << "\n";
   bad_input("report '" + dir.string() + "' --out /proc/railcheck-report", "/proc/railcheck-report");
+  // --panels reaches the script, which names the axes there are.
+  bad_input("report '" + dir.string() + "' --out '" + (dir / "r").string() + "' --panels engine.liveness",
+            "--panels engine.liveness: not an axis of this sweep (axes: engine.rto_ms)");
   fs::remove_all(dir);
 }
