@@ -47,6 +47,20 @@ int cmd_validate(const ValidateOptions& o) {
     return skipped(usable.error().message());
 
   const std::size_t bytes = std::min<std::uint64_t>(sc.workload.message_bytes, validation::kLabMaxMessageBytes);
+  if (o.calibrate) {
+    fmt::print(stderr, "railcheck validate: calibrating the lab link ({} B messages, window {})\n", bytes,
+               sc.workload.window);
+    auto link = validation::calibrate(*lab, o.provider, bytes, sc.workload.window, sc.engine);
+    if (!link) {
+      fmt::print(stderr, "railcheck validate: {}\n", link.error().message());
+      return kExitViolation;
+    }
+    const std::string keys = validation::topology_keys(link.value(), o.provider);
+    fmt::print("{}", keys);
+    if (!o.out_path.empty() && !write_text(o.out_path, keys))
+      return bad_input("validate", fmt::format("cannot write {}", o.out_path));
+    return kExitOk;
+  }
   const auto wire = sim::default_wire_mode();
   if (!wire) {
     fmt::print(stderr, "railcheck validate: {}\n", wire.error().message());

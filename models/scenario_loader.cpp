@@ -30,7 +30,8 @@ constexpr double kMaxRankRails = 4096;
 std::string in_quotes(std::string_view s) { return fmt::format("\"{}\"", s); }
 
 Topology read_topology(TomlTable t) {
-  t.allow_only({"ranks", "rails", "paths_per_conn", "nic", "link_gbps", "link_latency_us", "mtu"});
+  t.allow_only({"ranks", "rails", "paths_per_conn", "nic", "link_gbps", "link_latency_us", "mtu", "host_gbps",
+                "idle_rail_poll_ms", "transport_rto_ms"});
   Topology topo;
   topo.nic = *find_nic_preset("cx7-400g");
   // Upper bounds: the simulated platform holds ranks x rails hosts, each with its links and
@@ -55,6 +56,11 @@ Topology read_topology(TomlTable t) {
   topo.nic.link_gbps = t.number("link_gbps", {0.001}).value_or(topo.nic.link_gbps);
   topo.nic.link_latency = t.micros("link_latency_us", {0, 1e6}).value_or(topo.nic.link_latency);
   topo.nic.mtu = t.whole<std::uint32_t>("mtu", {256, 65536}).value_or(topo.nic.mtu);
+  // A link whose transport and host are not an HCA's: what `railcheck validate --calibrate`
+  // measures of the netns lab (NicPreset, docs/validation.md). 0 = as the presets: off.
+  topo.nic.host_gbps = t.number("host_gbps", {0, 1e6}).value_or(topo.nic.host_gbps);
+  topo.nic.idle_rail_poll = t.millis("idle_rail_poll_ms", {0, 1000}).value_or(topo.nic.idle_rail_poll);
+  topo.nic.transport_rto = t.millis("transport_rto_ms", {0, 60000}).value_or(topo.nic.transport_rto);
   return topo;
 }
 

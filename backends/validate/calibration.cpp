@@ -62,4 +62,22 @@ Result<LabLink> calibrate(const conform::NetnsLab& lab, const std::string& provi
   return link;
 }
 
+std::string topology_keys(const LabLink& link, const std::string& provider) {
+  NicPreset nic;
+  apply_lab_link(nic, link);
+  return fmt::format(
+      "# The netns lab's link as railcheck validate --calibrate measured it: {} over veth, {} B messages,\n"
+      "# window {}; a stream of {:.3f} Gb/s and a {:.1f} us round trip (docs/validation.md).\n"
+      "[topology]\n"
+      "host_gbps = {:.4f}\n"
+      "link_gbps = {:.1f}\n"
+      "link_latency_us = {:.2f}\n"
+      "mtu = {}\n"
+      "idle_rail_poll_ms = {:.3f}\n"
+      "transport_rto_ms = {:.1f}\n",
+      provider, link.message_bytes, link.window, link.gbps, static_cast<double>(link.round_trip.count()) / 1e3,
+      nic.host_gbps, nic.link_gbps, static_cast<double>(nic.link_latency.count()) / 1e3, nic.mtu,
+      to_millis(nic.idle_rail_poll), to_millis(nic.transport_rto));
+}
+
 }  // namespace railcheck::validation

@@ -15,4 +15,8 @@ namespace railcheck::validation {
 Result<LabLink> calibrate(const conform::NetnsLab& lab, const std::string& provider, std::size_t bytes,
                           std::uint32_t window, const HaTunables& tunables);
 
+// The simulator's parameters for `link` as a scenario's [topology] keys (docs/scenarios.md), with
+// a comment line saying what was measured, where and when: `railcheck validate --calibrate`.
+std::string topology_keys(const LabLink& link, const std::string& provider);
+
 }  // namespace railcheck::validation

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <string>
 
+#include "backends/validate/calibration.hpp"
 #include "backends/validate/lab_scenario.hpp"
 #include "backends/validate/side_by_side.hpp"
 #include "models/scenario.hpp"
@@ -118,6 +119,28 @@ TEST_CASE("validate model: the sim's NIC becomes the calibrated lab link", "[val
   LabLink none = link;
   none.gbps = 0;
   CHECK_FALSE(lab_version(sc, none).ok());
+}
+
+TEST_CASE("validate model: --calibrate's [topology] keys give a scenario the lab link the sim validated",
+          "[validate]") {
+  const LabLink link = calibrated();
+  const std::string keys = topology_keys(link, "tcp;ofi_rxm");
+  INFO(keys);
+  const std::string text = "name = \"lab\"\n" + keys.substr(0, keys.find("[topology]")) +
+                           keys.substr(keys.find("[topology]")) + "ranks = 2\nrails = 2\n";
+  auto sc = load_scenario_string(text, "lab.toml");
+  REQUIRE(sc.ok());
+  NicPreset expected;
+  apply_lab_link(expected, link);
+  const NicPreset& got = sc->topology.nic;
+  CHECK(got.host_gbps == Approx(expected.host_gbps));
+  CHECK(got.link_gbps == Approx(expected.link_gbps));
+  CHECK(got.link_latency == expected.link_latency);
+  CHECK(got.mtu == expected.mtu);
+  CHECK(got.idle_rail_poll == expected.idle_rail_poll);
+  CHECK(got.transport_rto == expected.transport_rto);
+  // Out of range is the loader's usual one-line error.
+  CHECK_FALSE(load_scenario_string("name = \"x\"\n[topology]\ntransport_rto_ms = -1\n", "x.toml").ok());
 }
 
 TEST_CASE("validate model: what the lab cannot make is named", "[validate]") {

@@ -57,7 +57,7 @@ TEST_CASE("a staged send the engine completes before its local completion is rea
   CHECK(st.completed(RequestId{4}) == StagedSends::Outcome::NotStaged);
 }
 
-TEST_CASE("a send too large, or with every slot taken, is not staged; a freed slot is reused", "[fabric][staging]") {
+TEST_CASE("a send too large, or with every slot taken, is not staged, and a freed slot is reused", "[fabric][staging]") {
   StagedSends st(2, 32);
   std::vector<std::uint8_t> big(33, 1), small(32, 2);
   CHECK_FALSE(st.stage(RequestId{1}, big.data(), big.size()).has_value());
