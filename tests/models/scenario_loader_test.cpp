@@ -254,7 +254,7 @@ TEST_CASE("unknown keys are rejected at every level with the allowed keys and th
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().what ==
         "t.toml:3: topology.rials: expected one of ranks, rails, paths_per_conn, nic, link_gbps, link_latency_us, "
-        "mtu, got an unknown key");
+        "mtu, host_gbps, idle_rail_poll_ms, transport_rto_ms, got an unknown key");
   CHECK(r.error().hint == "did you mean \"rails\"?");
 
   CHECK_THAT(error_of("nmae = \"x\"\n"), StartsWith("t.toml:1: nmae: expected one of name, description, seed"));
