@@ -47,6 +47,15 @@ int cmd_validate(const ValidateOptions& o) {
     return skipped(usable.error().message());
 
   const std::size_t bytes = std::min<std::uint64_t>(sc.workload.message_bytes, validation::kLabMaxMessageBytes);
+  if (!o.calibrate) {
+    // The faults' tools, tried once before any run: a machine without them skips, it does not fail.
+    validation::LabLink probe;
+    probe.gbps = 1;
+    probe.round_trip = Nanos{1000};
+    if (auto plan = validation::lab_version(sc, probe); plan.ok())
+      if (auto can = conform::lab_can_make(*lab, plan->lab.fault); !can)
+        return skipped(fmt::format("this machine cannot make {}'s faults in the lab: {}", sc.name, can.error().message()));
+  }
   if (o.calibrate) {
     fmt::print(stderr, "railcheck validate: calibrating the lab link ({} B messages, window {})\n", bytes,
                sc.workload.window);

@@ -522,6 +522,26 @@ Result<LabFailoverResult> run_lab_failover(const NetnsLab& lab, const LabFailove
   return r;
 }
 
+Result<bool> lab_can_make(const NetnsLab& lab, const LabFault& fault) {
+  bool loss = false, delay = false;
+  for (const auto& a : fault.actions) {
+    loss = loss || a.kind == LabAction::Kind::Loss;
+    delay = delay || a.kind == LabAction::Kind::Delay;
+  }
+  if (loss) {
+    // A table made and deleted in side a's namespace: the nft binary and nf_tables both work.
+    if (auto made = nft_in(lab.side(0), "add table inet railcheck_probe ; delete table inet railcheck_probe"); !made)
+      return Error{"the lab's loss faults need nftables: " + made.error().message(), "apt-get install nftables"};
+  }
+  if (delay) {
+    auto d = PacketDelayer::start(lab.side(0), 1, 199, DelaySpec{});
+    if (!d) return d.error();
+    if (auto on = d.value()->engage(); !on) return on.error();
+    if (auto off = d.value()->disengage(); !off) return off.error();
+  }
+  return true;
+}
+
 Result<bool> provider_usable_in_lab(const NetnsLab& lab, const std::string& provider) {
   int err[2];
   if (pipe2(err, O_CLOEXEC) != 0) return Error{"lab: pipe2 failed", ""};

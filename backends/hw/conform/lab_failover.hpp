@@ -119,6 +119,11 @@ struct LabFailoverResult {
 // the side's reason in stderr.
 Result<LabFailoverResult> run_lab_failover(const NetnsLab& lab, const LabFailoverPlan& plan);
 
+// Whether this machine can make every action of `fault` in the lab: a loss needs nftables (the
+// nft binary and nf_tables in the kernel), a delay the packet delayer (iptables' NFQUEUE target
+// and nfnetlink_queue). An Error says which is missing and how to get it.
+Result<bool> lab_can_make(const NetnsLab& lab, const LabFault& fault);
+
 // Whether `provider` opens in the lab's namespace (tcp;ofi_rxm needs its rail addresses there);
 // an Error says why not.
 Result<bool> provider_usable_in_lab(const NetnsLab& lab, const std::string& provider);
