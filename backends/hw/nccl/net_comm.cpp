@@ -16,7 +16,7 @@ int as_int(std::size_t v) { return static_cast<int>(std::min<std::size_t>(v, std
 
 }  // namespace
 
-NetComm::NetComm(CommSide side, std::uint64_t serial, std::unique_ptr<FabricConnection> conn,
+NetComm::NetComm(CommSide side, std::uint64_t serial, std::unique_ptr<StripedConnection> conn,
                  std::uint32_t max_requests, std::uint32_t max_recvs, bool early_recv_completion,
                  std::optional<FaultPlan> fault)
     : side_(side),
@@ -66,7 +66,7 @@ nccl_abi::Result NetComm::reg_mr(void* data, std::size_t size, int type, void** 
 
 nccl_abi::Result NetComm::dereg_mr(void* mhandle) {
   std::lock_guard lock(mu_);
-  auto r = conn_->deregister_memory(static_cast<MemoryRegion*>(mhandle));
+  auto r = conn_->deregister_memory(static_cast<StripedMemory*>(mhandle));
   if (!r) return fail(r.error(), "deregMr");
   return nccl_abi::kSuccess;
 }
@@ -90,7 +90,7 @@ nccl_abi::Result NetComm::isend(void* data, std::size_t size, int tag, void* mha
   NetRequest* slot = free_slot();
   if (slot == nullptr) return nccl_abi::kSuccess;  // HA_NCCL_MAX_REQUESTS outstanding: NCCL retries
   auto id = conn_->isend(data, size, static_cast<std::uint64_t>(static_cast<std::uint32_t>(tag)),
-                         static_cast<MemoryRegion*>(mhandle));
+                         static_cast<StripedMemory*>(mhandle));
   if (!id) return fail(id.error(), "isend");
   *slot = NetRequest{.comm = this, .id = id.value(), .count = 1, .posted = {size}, .in_use = true};
   ++messages_;
@@ -109,7 +109,7 @@ void NetComm::inject_fault_if_due() {
   if (!fault_->due(messages_, static_cast<std::uint64_t>(ms))) return;
   plugin_log().info("send comm #{}: fault injected: cutting the primary rail after {} messages, {} ms", serial_,
                     messages_, ms);
-  conn_->cut_rail(PathIndex{0});
+  conn_->cut_primary();
 }
 
 nccl_abi::Result NetComm::irecv(int n, void** data, const std::size_t* sizes, const int* tags, void** mhandles,
@@ -127,10 +127,10 @@ nccl_abi::Result NetComm::irecv(int n, void** data, const std::size_t* sizes, co
   if (slot == nullptr) return nccl_abi::kSuccess;
   const auto count = static_cast<std::size_t>(n);
   std::vector<std::uint64_t> wide_tags(count);
-  std::vector<MemoryRegion*> mrs(count);
+  std::vector<StripedMemory*> mrs(count);
   for (std::size_t i = 0; i < count; ++i) {
     wide_tags[i] = static_cast<std::uint32_t>(tags[i]);
-    mrs[i] = static_cast<MemoryRegion*>(mhandles[i]);
+    mrs[i] = static_cast<StripedMemory*>(mhandles[i]);
   }
   auto id =
       conn_->irecv(std::span<void* const>(data, count), std::span<const std::size_t>(sizes, count), wide_tags, mrs);

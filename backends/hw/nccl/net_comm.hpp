@@ -1,6 +1,6 @@
 #pragma once
-// One NCCL send or receive comm: a FabricConnection (one side of an HA connection over the rail
-// group's rails) plus what the ext-net contract adds on top of it:
+// One NCCL send or receive comm: a StripedConnection (one side of an HA connection over the rail
+// group's rails, on one or more streams) plus what the ext-net contract adds on top of it:
 //   * a fixed pool of request slots, so at most HA_NCCL_MAX_REQUESTS are outstanding; when the
 //     pool is full isend/irecv return a NULL request, which NCCL takes as "try again later";
 //   * NCCL_NET_OPTIONAL_RECV_COMPLETION: for a single-buffer LL/LL128 receive NCCL reads
@@ -23,9 +23,9 @@
 #include <optional>
 #include <vector>
 
-#include "backends/hw/libfabric/fabric_connection.hpp"
 #include "backends/hw/nccl/fault_plan.hpp"
 #include "backends/hw/nccl/net_abi.hpp"
+#include "backends/hw/nccl/striped_connection.hpp"
 
 namespace railcheck::nccl {
 
@@ -46,7 +46,7 @@ enum class CommSide : std::uint8_t { Send, Recv };
 
 class NetComm {
  public:
-  NetComm(CommSide side, std::uint64_t serial, std::unique_ptr<FabricConnection> conn, std::uint32_t max_requests,
+  NetComm(CommSide side, std::uint64_t serial, std::unique_ptr<StripedConnection> conn, std::uint32_t max_requests,
           std::uint32_t max_recvs, bool early_recv_completion, std::optional<FaultPlan> fault);
   ~NetComm();
   NetComm(const NetComm&) = delete;
@@ -77,7 +77,7 @@ class NetComm {
 
   CommSide side_;
   std::uint64_t serial_;
-  std::unique_ptr<FabricConnection> conn_;
+  std::unique_ptr<StripedConnection> conn_;
   std::uint32_t max_recvs_;
   bool early_recv_completion_;  // the provider moves data without our progress calls
   std::vector<NetRequest> slots_;

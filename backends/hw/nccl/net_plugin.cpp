@@ -85,6 +85,10 @@ nccl_abi::Result NetPlugin::init(nccl_abi::Logger logger) {
                             : std::string("off (every send waits for its delivery ack)"),
                         background_ ? fmt::format("every {} us for comms NCCL is not calling", config_.progress_us)
                                     : std::string("off"));
+      plugin_log().info("streams per comm: {}", config_.streams == 1
+                                                    ? std::string("1")
+                                                    : fmt::format("{} (messages above {} B cut across them)",
+                                                                  config_.streams, config_.stripe_bytes));
       if (!rxm_eager_.empty()) plugin_log().info("{}", rxm_eager_);
       if (fault_) plugin_log().info("{} set: {}", kFaultVariable, describe(*fault_));
     }
@@ -125,7 +129,7 @@ FabricOptions NetPlugin::options_for(std::uint32_t group) const {
   return o;
 }
 
-NetComm* NetPlugin::make_comm(CommSide side, std::uint32_t group, std::unique_ptr<FabricConnection> conn) {
+NetComm* NetPlugin::make_comm(CommSide side, std::uint32_t group, std::unique_ptr<StripedConnection> conn) {
   std::optional<FaultPlan> fault;
   if (side == CommSide::Send && fault_ && (fault_->comms == 0 || faulted_comms_ < fault_->comms)) {
     fault = fault_;
@@ -145,7 +149,7 @@ nccl_abi::Result NetPlugin::listen(int dev, void* handle, void** listen_comm) {
   if (properties(dev) == nullptr) return nccl_abi::kInvalidArgument;
   const auto group = static_cast<std::uint32_t>(dev);
   std::vector<std::uint8_t> bytes;
-  auto conn = FabricConnection::listen(options_for(group), bytes);
+  auto conn = StripedConnection::listen(options_for(group), stripe_layout(), bytes);
   if (!conn) {
     plugin_log().warn("listen on {} failed: {}", devices_[group].name, conn.error().message());
     return nccl_abi::kSystemError;
@@ -175,7 +179,7 @@ nccl_abi::Result NetPlugin::connect(int dev, void* handle, void** send_comm) {
   }
   if (it == pending_.end()) {
     const auto group = static_cast<std::uint32_t>(dev);
-    auto conn = FabricConnection::connect(options_for(group), bytes);
+    auto conn = StripedConnection::connect(options_for(group), bytes);
     if (!conn) {
       plugin_log().warn("connect on {} failed: {}", devices_[group].name, conn.error().message());
       return nccl_abi::kSystemError;

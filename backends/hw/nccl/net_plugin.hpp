@@ -4,8 +4,9 @@
 //   init        once per process: read HA_NCCL_* and RAILCHECK_NCCL_FAULT, ask the provider for
 //               its facts, compute every device's properties, log them; later calls (v11 calls
 //               init once per NCCL communicator) reuse the first result, or its error.
-//   listen      a receiving FabricConnection right away; its handle (<= 128 B) goes to NCCL.
-//   connect     never blocks (seed §3.2): the first call starts a sending FabricConnection, and
+//   listen      a receiving StripedConnection right away (HA_NCCL_STREAMS streams, each a
+//               FabricConnection); its handle (128 B) goes to NCCL.
+//   connect     never blocks (seed §3.2): the first call starts a sending StripedConnection, and
 //               every call progresses it and hands the comm to NCCL only when it is ready.
 //               NCCL calls again with the same handle buffer until it gets a comm, so pending
 //               connects are keyed by that buffer and its bytes (a reused buffer holding a new
@@ -28,13 +29,14 @@
 #include "backends/hw/nccl/net_abi.hpp"
 #include "backends/hw/nccl/net_comm.hpp"
 #include "backends/hw/nccl/plugin_config.hpp"
+#include "backends/hw/nccl/striped_connection.hpp"
 
 namespace railcheck::nccl {
 
 // What NCCL holds as a listenComm: the receiving connection until accept hands it out.
 struct ListenComm {
   std::uint32_t group = 0;
-  std::unique_ptr<FabricConnection> conn;
+  std::unique_ptr<StripedConnection> conn;
 };
 
 class NetPlugin {
@@ -60,11 +62,12 @@ class NetPlugin {
   struct PendingConnect {
     std::vector<std::uint8_t> handle;  // the bytes NCCL passed, to tell a reused buffer apart
     std::uint32_t group = 0;
-    std::unique_ptr<FabricConnection> conn;
+    std::unique_ptr<StripedConnection> conn;
   };
 
   FabricOptions options_for(std::uint32_t group) const;
-  NetComm* make_comm(CommSide side, std::uint32_t group, std::unique_ptr<FabricConnection> conn);
+  StripeLayout stripe_layout() const { return {config_.streams, config_.stripe_bytes}; }
+  NetComm* make_comm(CommSide side, std::uint32_t group, std::unique_ptr<StripedConnection> conn);
 
   std::mutex mu_;
   bool initialized_ = false;

@@ -38,6 +38,15 @@ constexpr std::array kTable = {
                       "ofi_rxm's eager message size (FI_OFI_RXM_BUFFER_SIZE, set before libfabric starts unless the "
                       "environment sets it; 65536 took NCCL's 32-256 KiB steps to Socket's time, but ofi_rxm's "
                       "buffer memory grows with it); 0 = ofi_rxm's own default (16 KiB)"},
+    PluginSettingInfo{"HA_NCCL_STREAMS", "count", "1", 1, 3,
+                      "connections (streams) per comm, each a whole HA connection; a message above "
+                      "HA_NCCL_STRIPE_BYTES is cut across them, the tails moved by a thread per comm, as NCCL's "
+                      "Socket stripes over NCCL_NSOCKS_PERTHREAD x NCCL_SOCKET_NTHREADS sockets. 1 = Socket's "
+                      "own choice on hosts whose NIC has no cloud vendor id (one socket, no helper thread); at "
+                      "most 3: NCCL's 128-byte handle holds three connection handles. The listener's value is used"},
+    PluginSettingInfo{"HA_NCCL_STRIPE_BYTES", "bytes", "65536", 4096, 16777216,
+                      "with several streams, messages above this size are cut across them (NCCL_SOCKET_MIN_TASKSIZE's "
+                      "default); smaller ones use stream 0 alone. The listener's value is used"},
     PluginSettingInfo{"HA_NCCL_PROGRESS_US", "us", "1000", 0, 1000000,
                       "a background thread progresses every comm NCCL has not called for this long that owes a "
                       "staged send its ack (or its replay); 0 = no thread (then no staging either)"},
@@ -108,6 +117,10 @@ Result<bool> apply_setting(PluginConfig& c, const PluginSettingInfo& row, const 
     c.stage_bytes = u32;
   else if (row.env == std::string_view{"HA_NCCL_RXM_EAGER_BYTES"})
     c.rxm_eager_bytes = u32;
+  else if (row.env == std::string_view{"HA_NCCL_STREAMS"})
+    c.streams = u32;
+  else if (row.env == std::string_view{"HA_NCCL_STRIPE_BYTES"})
+    c.stripe_bytes = u32;
   else if (row.env == std::string_view{"HA_NCCL_PROGRESS_US"})
     c.progress_us = u32;
   return true;

@@ -8,6 +8,7 @@
 //     devices, what getProperties reports) live in plugin_setting_table() below.
 // Every HA_NCCL_* variable must belong to one of them: an unknown name is an error, so a typo
 // never leaves a default silently in force. docs/nccl-plugin.md lists both tables.
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -30,6 +31,8 @@ struct PluginConfig {
   std::uint32_t stage_bytes = 131072;       // HA_NCCL_STAGE_BYTES: staged sends up to this size (0 = off)
   std::uint32_t progress_us = 1000;         // HA_NCCL_PROGRESS_US: background progress period (0 = off)
   std::uint32_t rxm_eager_bytes = 0;        // HA_NCCL_RXM_EAGER_BYTES: FI_OFI_RXM_BUFFER_SIZE (0 = rxm's)
+  std::uint32_t streams = 1;                // HA_NCCL_STREAMS: connections per comm a large message is cut across
+  std::size_t stripe_bytes = 65536;         // HA_NCCL_STRIPE_BYTES: messages above this size are cut
   std::vector<std::string> rail_addresses;  // HA_NCCL_RAIL_ADDRS: bind address per rail; empty = provider's
   HaTunables engine;                        // the engine's HA_NCCL_* table
 };

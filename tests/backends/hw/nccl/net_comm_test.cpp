@@ -41,9 +41,9 @@ std::unique_ptr<CommPair> open_comms(std::size_t staged_bytes = 0, std::optional
   o.tunables.soft_rto = std::chrono::milliseconds(2000);  // CI's two shared cores: no false alarms
   o.tunables.control_timeout = std::chrono::milliseconds(3000);
   std::vector<std::uint8_t> handle;
-  auto rx = FabricConnection::listen(o, handle);
+  auto rx = StripedConnection::listen(o, StripeLayout{}, handle);
   REQUIRE(rx.ok());
-  auto tx = FabricConnection::connect(o, handle);
+  auto tx = StripedConnection::connect(o, handle);
   REQUIRE(tx.ok());
   const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (!(tx.value()->ready() && rx.value()->ready())) {
@@ -52,8 +52,8 @@ std::unique_ptr<CommPair> open_comms(std::size_t staged_bytes = 0, std::optional
     rx.value()->progress();
   }
   auto p = std::make_unique<CommPair>();
-  p->tx_conn = tx.value().get();
-  p->rx_conn = rx.value().get();
+  p->tx_conn = &tx.value()->head_stream();
+  p->rx_conn = &rx.value()->head_stream();
   p->tx = std::make_unique<NetComm>(CommSide::Send, 1, std::move(tx).value(), 32, 8, false, fault);
   p->rx = std::make_unique<NetComm>(CommSide::Recv, 2, std::move(rx).value(), 32, 8, false, std::nullopt);
   REQUIRE(p->tx->reg_mr(p->out.data(), p->out.size(), nccl_abi::kPtrHost, &p->smh) == nccl_abi::kSuccess);

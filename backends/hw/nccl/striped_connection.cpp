@@ -1,0 +1,357 @@
+#include "backends/hw/nccl/striped_connection.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "engine/core/engine_assert.hpp"
+#include "engine/handshake/handle_codec.hpp"
+
+namespace railcheck::nccl {
+namespace {
+
+// How often the pump progresses tail streams with nothing outstanding: as the background
+// thread's default period (HA_NCCL_PROGRESS_US), far under the soft RTO and heartbeat timeouts.
+constexpr std::chrono::milliseconds kIdleProgress{1};
+
+static_assert(kMaxStreams * kHandleWireSize <= kStreamCountOffset, "the streams' handles fit before the count");
+static_assert(kStripeBytesOffset + 4 <= kHandleMaxSize, "the handle fits NCCL_NET_HANDLE_MAXSIZE");
+
+void put_u32(std::vector<std::uint8_t>& out, std::size_t at, std::uint32_t v) {
+  for (std::size_t i = 0; i < 4; ++i) out[at + i] = static_cast<std::uint8_t>(v >> (8 * i));
+}
+
+std::uint32_t get_u32(std::span<const std::uint8_t> in, std::size_t at) {
+  std::uint32_t v = 0;
+  for (std::size_t i = 0; i < 4; ++i) v |= std::uint32_t{in[at + i]} << (8 * i);
+  return v;
+}
+
+}  // namespace
+
+StripedConnection::TailLock::TailLock(StripedConnection& c) {
+  c.waiting_.fetch_add(1, std::memory_order_acq_rel);
+  lock_ = std::unique_lock(c.tails_mu_);
+  c.waiting_.fetch_sub(1, std::memory_order_acq_rel);
+}
+
+StripedConnection::StripedConnection(StripeLayout layout, std::vector<std::unique_ptr<FabricConnection>> streams)
+    : layout_(layout), streams_(std::move(streams)) {
+  RAILCHECK_ASSERT(streams_.size() == layout_.streams, "one connection per stream");
+}
+
+StripedConnection::~StripedConnection() {
+  if (pump_.joinable()) {
+    {
+      std::lock_guard lock(tails_mu_);
+      stop_ = true;
+    }
+    tail_wake_.notify_all();
+    pump_.join();
+  }
+}
+
+Result<std::unique_ptr<StripedConnection>> StripedConnection::listen(const FabricOptions& options,
+                                                                     const StripeLayout& layout,
+                                                                     std::vector<std::uint8_t>& handle_out) {
+  if (layout.streams < 1 || layout.streams > kMaxStreams)
+    return Error{fmt::format("{} streams per comm", layout.streams),
+                 fmt::format("1 .. {}: NCCL's 128-byte handle holds that many connection handles", kMaxStreams)};
+  std::vector<std::unique_ptr<FabricConnection>> streams;
+  handle_out.assign(kHandleMaxSize, 0);
+  for (std::uint32_t i = 0; i < layout.streams; ++i) {
+    std::vector<std::uint8_t> h;
+    auto c = FabricConnection::listen(options, h);
+    if (!c) return Error{fmt::format("stream {}: {}", i, c.error().what), c.error().hint};
+    if (h.size() > kHandleWireSize)
+      return Error{fmt::format("stream {}: a connection handle of {} bytes; streams need at most {}", i, h.size(),
+                               kHandleWireSize),
+                   "run with HA_NCCL_STREAMS=1"};
+    std::copy(h.begin(), h.end(), handle_out.begin() + static_cast<std::ptrdiff_t>(i * kHandleWireSize));
+    streams.push_back(std::move(c).value());
+  }
+  if (layout.streams > 1) {
+    handle_out[kStreamCountOffset] = static_cast<std::uint8_t>(layout.streams);
+    put_u32(handle_out, kStripeBytesOffset, static_cast<std::uint32_t>(layout.min_bytes));
+  }
+  std::unique_ptr<StripedConnection> sc(new StripedConnection(layout, std::move(streams)));
+  sc->start_pump();
+  return sc;
+}
+
+Result<std::unique_ptr<StripedConnection>> StripedConnection::connect(const FabricOptions& options,
+                                                                      std::span<const std::uint8_t> handle) {
+  if (handle.size() < kHandleMaxSize)
+    return Error{fmt::format("connect: a handle of {} bytes", handle.size()),
+                 fmt::format("NCCL hands over {}", kHandleMaxSize)};
+  StripeLayout layout;
+  layout.streams = std::max<std::uint32_t>(1, handle[kStreamCountOffset]);
+  std::vector<std::unique_ptr<FabricConnection>> streams;
+  if (layout.streams == 1) {
+    // A one-stream handle is exactly a connection handle (zeros after it): the whole buffer goes
+    // to its decoder, which checks those zeros.
+    auto c = FabricConnection::connect(options, handle);
+    if (!c) return c.error();
+    streams.push_back(std::move(c).value());
+  } else {
+    if (layout.streams > kMaxStreams)
+      return Error{fmt::format("connect: the handle names {} streams", layout.streams),
+                   fmt::format("at most {}: the peer is not this plugin, or a newer one", kMaxStreams)};
+    layout.min_bytes = get_u32(handle, kStripeBytesOffset);
+    for (std::uint32_t i = 0; i < layout.streams; ++i) {
+      auto c = FabricConnection::connect(options, handle.subspan(i * kHandleWireSize, kHandleWireSize));
+      if (!c) return Error{fmt::format("stream {}: {}", i, c.error().what), c.error().hint};
+      streams.push_back(std::move(c).value());
+    }
+  }
+  std::unique_ptr<StripedConnection> sc(new StripedConnection(layout, std::move(streams)));
+  sc->start_pump();
+  return sc;
+}
+
+void StripedConnection::start_pump() {
+  if (streams_.size() > 1) pump_ = std::thread([this] { pump(); });
+}
+
+void StripedConnection::pump() {
+  std::unique_lock lock(tails_mu_);
+  while (!stop_) {
+    bool owes_acks = false;
+    for (std::size_t i = 1; i < streams_.size(); ++i) {
+      streams_[i]->progress();
+      owes_acks = owes_acks || streams_[i]->unacknowledged_sends() > 0;
+    }
+    publish_tail_health();
+    if (tail_work_ == 0 && !owes_acks) {
+      // Idle, but not asleep: what this end still owes its peer may sit in the provider's queue
+      // (a delivery ack behind a socket full of data goes out only with a later progress call),
+      // and the peer fails over on its soft RTO if it never goes (seen on the 2-core CI host).
+      tail_wake_.wait_for(lock, kIdleProgress, [this] { return stop_ || tail_work_ > 0; });
+      continue;
+    }
+    // Let a waiting caller in between rounds: std::mutex is not fair, and a pump that took the
+    // lock straight back would starve the proxy thread's posts and polls.
+    lock.unlock();
+    while (waiting_.load(std::memory_order_acquire) > 0) std::this_thread::yield();
+    lock.lock();
+  }
+}
+
+void StripedConnection::publish_tail_health() {
+  bool failed = false;
+  std::uint32_t failovers = 0;
+  for (std::size_t i = 1; i < streams_.size(); ++i) {
+    failed = failed || streams_[i]->failed();
+    failovers += streams_[i]->failovers();
+  }
+  tails_failed_.store(failed, std::memory_order_release);
+  tail_failovers_.store(failovers, std::memory_order_release);
+}
+
+void StripedConnection::progress() {
+  streams_[0]->progress();
+  if (!all_ready_) {
+    // Until every stream is ready the caller drives every handshake (the pump sleeps: no tails).
+    TailLock lock(*this);
+    bool ready = streams_[0]->ready();
+    for (std::size_t i = 1; i < streams_.size(); ++i) {
+      streams_[i]->progress();
+      ready = ready && streams_[i]->ready();
+    }
+    publish_tail_health();
+    all_ready_ = ready;
+  }
+  resolve_heads();
+}
+
+bool StripedConnection::ready() const { return all_ready_; }
+
+bool StripedConnection::failed() const {
+  return streams_[0]->failed() || tails_failed_.load(std::memory_order_acquire);
+}
+
+Result<StripedMemory*> StripedConnection::register_memory(void* addr, std::size_t len) {
+  auto m = std::make_unique<StripedMemory>();
+  TailLock lock(*this);
+  for (auto& s : streams_) {
+    auto r = s->register_memory(addr, len);
+    if (!r) {
+      for (std::size_t i = 0; i < m->per_stream.size(); ++i) (void)streams_[i]->deregister_memory(m->per_stream[i]);
+      return r.error();
+    }
+    m->per_stream.push_back(r.value());
+  }
+  memory_.push_back(std::move(m));
+  return memory_.back().get();
+}
+
+Result<bool> StripedConnection::deregister_memory(StripedMemory* mr) {
+  auto it = std::find_if(memory_.begin(), memory_.end(), [mr](const auto& m) { return m.get() == mr; });
+  if (it == memory_.end()) return Error{"deregister_memory: not a region of this connection", ""};
+  TailLock lock(*this);
+  for (std::size_t i = 0; i < streams_.size(); ++i) {
+    auto r = streams_[i]->deregister_memory(mr->per_stream[i]);
+    if (!r) return r.error();
+  }
+  memory_.erase(it);
+  return true;
+}
+
+Result<RequestId> StripedConnection::isend(const void* data, std::size_t size, std::uint64_t tag,
+                                           StripedMemory* mr) {
+  if (mr == nullptr) return Error{"isend: the buffer's memory region is not registered here", ""};
+  const auto chunks = send_chunks(layout_, size);
+  const auto* bytes = static_cast<const std::byte*>(data);
+  Request r;
+  r.id = RequestId{++next_request_};
+  r.send_size = size;
+  auto head = streams_[0]->isend(bytes, chunks[0].length, tag, mr->per_stream[0]);
+  if (!head) return head.error();
+  r.head = head.value();
+  if (chunks.size() > 1) {
+    TailLock lock(*this);
+    for (std::size_t k = 1; k < chunks.size(); ++k) {
+      const StripeChunk& c = chunks[k];
+      auto id = streams_[c.stream]->isend(bytes + c.offset, c.length, tag, mr->per_stream[c.stream]);
+      // The head is out already: a tail that cannot go out leaves the peer waiting for it, so the
+      // connection is as good as failed (the caller reports the error and NCCL aborts).
+      if (!id) return Error{fmt::format("stream {}: {}", c.stream, id.error().what), id.error().hint};
+      r.tails.push_back(Part{c.stream, id.value(), 0, false});
+      ++tail_work_;
+    }
+    tail_wake_.notify_one();
+  }
+  requests_.push_back(std::move(r));
+  return requests_.back().id;
+}
+
+Result<RequestId> StripedConnection::irecv(std::span<void* const> data, std::span<const std::size_t> sizes,
+                                           std::span<const std::uint64_t> tags,
+                                           std::span<StripedMemory* const> mrs) {
+  std::vector<MemoryRegion*> head_mrs;
+  for (auto* m : mrs) {
+    if (m == nullptr) return Error{"irecv: a buffer's memory region is not registered here", ""};
+    head_mrs.push_back(m->per_stream[0]);
+  }
+  auto head = streams_[0]->irecv(data, sizes, tags, head_mrs);
+  if (!head) return head.error();
+  Request r;
+  r.id = RequestId{++next_request_};
+  r.head = head.value();
+  r.may_stripe = std::any_of(sizes.begin(), sizes.end(), [this](std::size_t s) { return may_be_striped(layout_, s); });
+  if (r.may_stripe) {
+    r.data.assign(data.begin(), data.end());
+    r.posted.assign(sizes.begin(), sizes.end());
+    r.tags.assign(tags.begin(), tags.end());
+    r.mrs.assign(mrs.begin(), mrs.end());
+  }
+  requests_.push_back(std::move(r));
+  return requests_.back().id;
+}
+
+void StripedConnection::resolve_heads() {
+  for (auto& r : requests_) {
+    if (!r.may_stripe || r.head_done) continue;
+    // Heads complete in message order on stream 0; the first one not in yet stops the walk, so
+    // tails are posted in message order on every stream, as the sender posted them.
+    auto head = streams_[0]->finished(r.head);
+    if (!head) return;
+    r.head_done = true;
+    if (!head->ok) {
+      r.error = head->error;
+      continue;
+    }
+    r.sizes = head->sizes;
+    std::optional<TailLock> lock;
+    for (std::uint32_t b = 0; b < r.sizes.size(); ++b) {
+      for (const StripeChunk& c : tail_receives(layout_, r.sizes[b], r.posted[b])) {
+        if (!lock) lock.emplace(*this);
+        void* where = static_cast<std::byte*>(r.data[b]) + c.offset;
+        const std::size_t len = c.length;
+        MemoryRegion* m = r.mrs[b]->per_stream[c.stream];
+        auto id = streams_[c.stream]->irecv(std::span<void* const>(&where, 1), std::span<const std::size_t>(&len, 1),
+                                            std::span<const std::uint64_t>(&r.tags[b], 1),
+                                            std::span<MemoryRegion* const>(&m, 1));
+        if (!id) {
+          r.error = fmt::format("stream {}: {}", c.stream, id.error().what);
+          break;
+        }
+        r.tails.push_back(Part{c.stream, id.value(), b, false});
+        ++tail_work_;
+      }
+    }
+    if (lock) tail_wake_.notify_one();
+  }
+}
+
+std::optional<RequestResult> StripedConnection::finished(RequestId request) {
+  resolve_heads();
+  auto it = std::find_if(requests_.begin(), requests_.end(), [request](const Request& r) { return r.id == request; });
+  if (it == requests_.end()) return RequestResult{false, {}, "not a request of this connection"};
+  Request& r = *it;
+  if (!r.head_done && !r.may_stripe) {
+    auto head = streams_[0]->finished(r.head);
+    if (!head) return std::nullopt;
+    r.head_done = true;
+    if (!head->ok) r.error = head->error;
+    r.sizes = head->sizes;
+  }
+  if (!r.head_done) return std::nullopt;
+  if (!r.tails.empty()) {
+    TailLock lock(*this);
+    for (Part& p : r.tails) {
+      if (p.done) continue;
+      auto t = streams_[p.stream]->finished(p.id);
+      if (!t) return std::nullopt;
+      p.done = true;
+      --tail_work_;
+      if (!t->ok) {
+        if (r.error.empty()) r.error = fmt::format("stream {}: {}", p.stream, t->error);
+      } else if (!r.sizes.empty()) {
+        r.sizes.at(p.buffer) += t->sizes.at(0);
+      }
+    }
+  }
+  RequestResult out;
+  out.ok = r.error.empty();
+  out.error = r.error;
+  // A send reports its whole size (the head's result names the head's bytes only).
+  if (r.send_size) r.sizes = {*r.send_size};
+  out.sizes = std::move(r.sizes);
+  requests_.erase(it);
+  return out;
+}
+
+void StripedConnection::cut_primary() {
+  streams_[0]->cut_rail(PathIndex{0});
+  if (streams_.size() == 1) return;
+  TailLock lock(*this);
+  for (std::size_t i = 1; i < streams_.size(); ++i) streams_[i]->cut_rail(PathIndex{0});
+}
+
+std::uint32_t StripedConnection::failovers() const {
+  return streams_[0]->failovers() + tail_failovers_.load(std::memory_order_acquire);
+}
+
+ConnectionStats StripedConnection::stats() const {
+  ConnectionStats st = streams_[0]->stats();
+  if (streams_.size() == 1) return st;
+  std::lock_guard lock(tails_mu_);
+  for (std::size_t i = 1; i < streams_.size(); ++i) {
+    const ConnectionStats t = streams_[i]->stats();
+    st.failovers += t.failovers;
+    st.replayed += t.replayed;
+    st.staged_early += t.staged_early;
+    st.progress_calls += t.progress_calls;
+    if (!st.first_failover_at || (t.first_failover_at && *t.first_failover_at < *st.first_failover_at)) {
+      st.first_failover_at = t.first_failover_at;
+      st.first_failover_why = fmt::format("stream {}: {}", i, t.first_failover_why);
+    }
+  }
+  return st;
+}
+
+std::size_t StripedConnection::unacknowledged_sends() const { return streams_[0]->unacknowledged_sends(); }
+
+}  // namespace railcheck::nccl

@@ -1,0 +1,153 @@
+#pragma once
+// One NCCL comm's transport: `streams` FabricConnections to the same peer, a message above the
+// stripe size cut across them (stripe_layout.hpp), as NCCL's Socket transport stripes a request
+// over several sockets and helper threads (issue 42: one stream per comm was the plugin's large-
+// message limit, and a second stream only helps when another thread moves its bytes).
+//
+// Streams: stream 0 carries every small message and the head of every striped one; it is
+// progressed by NCCL's proxy thread (the plugin's test()). Streams 1..N-1 carry the tails and
+// are progressed by this connection's pump thread, which spins while tails are outstanding or
+// owe delivery acks and progresses them every millisecond otherwise, so a large message's chunks
+// move on N threads at once.
+// With one stream there is no pump and nothing but stream 0.
+//
+// Exactly once, in order, across failovers: each stream is a whole HA connection (its own rails,
+// in-flight table, failover and replay), so each chunk is delivered exactly once and in order on
+// its stream; a message is complete when every chunk is. Receives match in posting order on each
+// stream: the receiver posts a message's head on stream 0 when NCCL posts the receive, and its
+// tails once that head has arrived, in the order the heads arrive, which is message order (the
+// sender posts its tails in message order too). A fault that cuts "the primary rail" cuts rail 0
+// of every stream (the NIC under them all).
+//
+// Threading: one caller at a time (the comm's mutex), plus the pump. The tail streams are
+// guarded by tails_mu_: the pump holds it while it progresses them and lets go between rounds,
+// waiting while the caller asks for it (waiting_), so the caller's post or poll of a tail is
+// never starved. Lock order: the comm's mutex, then tails_mu_.
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "backends/hw/libfabric/fabric_connection.hpp"
+#include "backends/hw/nccl/stripe_layout.hpp"
+
+namespace railcheck::nccl {
+
+// A user buffer registered on every stream (what NCCL holds as an mhandle).
+struct StripedMemory {
+  std::vector<MemoryRegion*> per_stream;
+};
+
+// The plugin's 128-byte handle: stream i's connection handle (kHandleWireSize = 40 bytes) at
+// 40*i, then at 120 the stream count and at 124 the stripe size (LE u32). With one stream bytes
+// 40..127 are zero: the handle of a plugin without streams, which such a peer still accepts.
+constexpr std::size_t kStreamCountOffset = 120;
+constexpr std::size_t kStripeBytesOffset = 124;
+
+class StripedConnection {
+ public:
+  // Receiver: opens every stream and writes the handle (128 bytes) into handle_out. The layout is
+  // the listener's choice; the connecting side takes it from the handle.
+  static Result<std::unique_ptr<StripedConnection>> listen(const FabricOptions& options, const StripeLayout& layout,
+                                                           std::vector<std::uint8_t>& handle_out);
+  // Sender: decodes the handle and starts every stream's handshake. Never blocks.
+  static Result<std::unique_ptr<StripedConnection>> connect(const FabricOptions& options,
+                                                            std::span<const std::uint8_t> handle);
+  ~StripedConnection();
+  StripedConnection(const StripedConnection&) = delete;
+  StripedConnection& operator=(const StripedConnection&) = delete;
+
+  // Progresses stream 0 (every stream until all are ready), then posts the tails of striped
+  // messages whose heads arrived.
+  void progress();
+  bool ready() const;
+  bool failed() const;
+
+  Result<StripedMemory*> register_memory(void* addr, std::size_t len);
+  Result<bool> deregister_memory(StripedMemory* mr);
+  Result<RequestId> isend(const void* data, std::size_t size, std::uint64_t tag, StripedMemory* mr);
+  Result<RequestId> irecv(std::span<void* const> data, std::span<const std::size_t> sizes,
+                          std::span<const std::uint64_t> tags, std::span<StripedMemory* const> mrs);
+  // The request's result once every chunk finished (the request is forgotten then); never
+  // progresses (FabricConnection::finished).
+  std::optional<RequestResult> finished(RequestId request);
+
+  // Fault injection: rail 0 of every stream dies (FabricConnection::cut_rail).
+  void cut_primary();
+  // Failovers completed, summed over the streams.
+  std::uint32_t failovers() const;
+  // Stream 0's figures, with failovers and replayed WRs summed over the streams.
+  ConnectionStats stats() const;
+  // Stream 0's staged sends not yet acknowledged (the background thread's business); the tails'
+  // are the pump's, which keeps progressing them until they are acknowledged.
+  std::size_t unacknowledged_sends() const;
+  const StripeLayout& layout() const { return layout_; }
+  // Stream 0, which only the caller touches (the tails are the pump's): its progress calls and
+  // staged sends, for tests that count them.
+  FabricConnection& head_stream() { return *streams_[0]; }
+
+ private:
+  struct Part {
+    std::uint32_t stream = 0;
+    RequestId id{};
+    std::uint32_t buffer = 0;  // which buffer of a grouped receive
+    bool done = false;
+  };
+  struct Request {
+    RequestId id{};
+    RequestId head{};  // on stream 0
+    std::optional<std::size_t> send_size;  // a send: its whole size, reported when done
+    bool head_done = false;
+    bool may_stripe = false;  // a receive with a buffer larger than the stripe size
+    std::vector<Part> tails;
+    std::vector<std::size_t> sizes;  // per buffer: the head's, then plus each tail's
+    std::vector<void*> data;         // receiver: where the tails go
+    std::vector<std::size_t> posted;
+    std::vector<std::uint64_t> tags;
+    std::vector<StripedMemory*> mrs;
+    std::string error;
+  };
+  // Holds tails_mu_, telling the pump a caller waits for it.
+  class TailLock {
+   public:
+    explicit TailLock(StripedConnection& c);
+    std::unique_lock<std::mutex>& get() { return lock_; }
+
+   private:
+    std::unique_lock<std::mutex> lock_;
+  };
+
+  StripedConnection(StripeLayout layout, std::vector<std::unique_ptr<FabricConnection>> streams);
+  void start_pump();
+  void pump();
+  // Receiver: takes heads that arrived, in posting order, and posts their tails.
+  void resolve_heads();
+  // Called with tails_mu_ held: what the caller reads without it.
+  void publish_tail_health();
+
+  StripeLayout layout_;
+  std::vector<std::unique_ptr<FabricConnection>> streams_;
+  std::deque<Request> requests_;  // in posting order
+  std::vector<std::unique_ptr<StripedMemory>> memory_;
+  std::uint64_t next_request_ = 0;
+  bool all_ready_ = false;
+
+  mutable std::mutex tails_mu_;
+  std::condition_variable tail_wake_;
+  std::atomic<std::uint32_t> waiting_{0};   // callers waiting for tails_mu_
+  std::size_t tail_work_ = 0;               // tail chunks posted and not yet collected (tails_mu_)
+  bool stop_ = false;                       // (tails_mu_)
+  std::atomic<bool> tails_failed_{false};   // a tail stream has no usable rail left
+  std::atomic<std::uint32_t> tail_failovers_{0};
+  std::thread pump_;
+};
+
+}  // namespace railcheck::nccl
