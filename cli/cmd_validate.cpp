@@ -118,7 +118,9 @@ int cmd_validate(const ValidateOptions& o) {
     realtime = realtime && r->realtime;
     runs.push_back(std::move(r).value());
   }
-  validation::SideBySide s = validation::compare(sc.name, predicted, bytes, runs, validation::Tolerance{});
+  validation::Tolerance tol;
+  tol.messages_floor = std::max<double>(tol.messages_floor, sc.workload.window);
+  validation::SideBySide s = validation::compare(sc.name, predicted, bytes, runs, tol);
   s.changes = std::move(changes);
   s.changes.push_back("calibrated before | after each run, the sim on their mean (the first run's 'before' above): " +
                       fmt::format("{}", fmt::join(calibrations, "; ")));

@@ -120,7 +120,7 @@ void RankDriver::dispatch(const InboxItem& item) {
     auto ok = c.sender->connect(w_.now(), c.handle, acts);
     if (!ok) {
       // A handle our own listener produced must decode; anything else is a driver bug.
-      c.workload->mark_failed();
+      c.workload->mark_failed(w_.now());
       w_.note_progress(item.conn);
       w_.traces().push_back(TraceRecord{w_.now(), rank_, item.conn, Side::Sender,
                                         TraceNote{TraceKind::ConnectionFailed, PathIndex{0}, 0, ok.error().message()}});
@@ -180,7 +180,7 @@ void RankDriver::execute(std::uint32_t conn, Side side, Actions& actions) {
       if (side == Side::Sender) c.workload->stats().ready_at = now;
     } else if (auto* f = std::get_if<ConnectionFailed>(&a)) {
       (void)f;
-      c.workload->mark_failed();
+      c.workload->mark_failed(w_.now());
       w_.note_progress(conn);
     } else if (auto* t = std::get_if<Trace>(&a)) {
       w_.traces().push_back(TraceRecord{now, rank_, conn, side, t->note});

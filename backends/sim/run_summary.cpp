@@ -57,7 +57,10 @@ RunSummary summarize(SimWorld& w, std::uint64_t seed, double wall_seconds) {
   for (auto& c : w.connections()) {
     const StreamStats& st = c.workload->stats();
     ++s.connections;
-    if (st.connection_failed) ++s.connections_failed;
+    if (st.connection_failed) {
+      ++s.connections_failed;
+      if (st.failed_at && (!s.failed_at || *st.failed_at < *s.failed_at)) s.failed_at = st.failed_at;
+    }
     if (c.sender->failovers() > 0) ++s.connections_switched;
     s.messages_expected += c.workload->messages();
     s.messages_delivered += st.delivered;
@@ -67,6 +70,7 @@ RunSummary summarize(SimWorld& w, std::uint64_t seed, double wall_seconds) {
     if (st.ready_at && (!stream_start || *st.ready_at < *stream_start)) stream_start = st.ready_at;
     for (const Nanos t : st.delivery_times) {
       if (s.fault_at && t < *s.fault_at) bytes_before += c.workload->message_bytes();
+      if (s.fault_at && t >= *s.fault_at) ++s.delivered_after_fault;
       if (s.switched_at && t >= *s.switched_at) {
         bytes_after += c.workload->message_bytes();
         if (!s.flowing_at || t < *s.flowing_at) s.flowing_at = t;
@@ -119,6 +123,7 @@ nlohmann::json to_json(const RunSummary& s) {
       {"flowing_ms", opt_ms(s.flowing_at)},
       {"detection_ms",
        s.fault_at && s.detected_at ? nlohmann::json(to_millis(*s.detected_at - *s.fault_at)) : nlohmann::json(nullptr)},
+      {"error_ms", opt_ms(s.failed_at)},
       {"fault_to_flowing_ms",
        s.fault_at && s.flowing_at ? nlohmann::json(to_millis(*s.flowing_at - *s.fault_at)) : nlohmann::json(nullptr)},
       {"false_failovers", s.false_failovers},

@@ -42,12 +42,14 @@ struct RunSummary {
   std::uint32_t rto_widenings = 0;
   std::uint32_t connections = 0;
   std::uint32_t connections_failed = 0;
+  std::optional<Nanos> failed_at;  // the first connection that reported an error to the caller
   std::uint32_t connections_switched = 0;
 
   std::uint64_t messages_expected = 0;
   std::uint64_t messages_delivered = 0;
   std::uint64_t duplicates = 0;
   std::uint64_t misplaced = 0;
+  std::uint64_t delivered_after_fault = 0;  // of messages_delivered, those at or after fault_at
   std::uint64_t lost = 0;        // expected but never delivered (includes failed requests)
   double gbps_before_fault = 0;  // delivered payload rate before the fault
   double gbps_after_switch = 0;  // delivered payload rate after the first switch

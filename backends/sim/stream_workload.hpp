@@ -34,6 +34,7 @@ struct StreamStats {
   std::uint64_t empty = 0;       // buffers completed with no data in them
   std::uint64_t recvs_failed = 0;
   bool connection_failed = false;
+  std::optional<Nanos> failed_at;     // when either side's engine first reported the connection failed
   std::optional<Nanos> ready_at;      // comm handed out (sender side)
   std::vector<Nanos> delivery_times;  // one per delivered buffer, for throughput
 };
@@ -57,7 +58,10 @@ class StreamWorkload {
   UserRegMr recv_region() const;
   bool sender_done() const { return stats_.connection_failed || completed_sends_ == w_.messages; }
   bool receiver_done() const { return stats_.connection_failed || completed_recv_buffers_ >= w_.messages; }
-  void mark_failed() { stats_.connection_failed = true; }
+  void mark_failed(Nanos now) {
+    if (!stats_.connection_failed) stats_.failed_at = now;
+    stats_.connection_failed = true;
+  }
   StreamStats& stats() { return stats_; }
   const StreamStats& stats() const { return stats_; }
   std::uint64_t messages() const { return w_.messages; }

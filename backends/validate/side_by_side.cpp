@@ -23,10 +23,19 @@ std::optional<double> lab_ms_after_fault(const Lab& r, long long at_ns) {
   return static_cast<double>(at_ns - r.fault_ns) / 1e6;
 }
 
+// The sim's outcome names (sim::RunOutcome) where the lab's run means the same: every message
+// verified ("delivered"), the sender's engine reporting the connection failed with nothing wrong
+// delivered ("connection-failed"), the sender stalled with no error ("hung"). Anything else is a
+// broken run and says how.
 std::string lab_outcome(const Lab& r) {
+  if (r.failed_cleanly()) return "connection-failed";
+  if (r.hung && r.receiver_exit != 13) return "hung";
   if (!r.ok()) return fmt::format("failed (sender exit {}, receiver exit {})", r.sender_exit, r.receiver_exit);
   return r.verified == r.messages ? "delivered" : "incomplete";
 }
+
+// A run whose figures mean something: a whole stream, or one the engine ended cleanly.
+bool measured(const Lab& r) { return r.ok() || r.failed_cleanly(); }
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -34,7 +43,7 @@ double median(std::vector<double> v) {
   return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-enum class Kind { Time, Goodput, Count };
+enum class Kind { Time, Goodput, Count, Messages };
 
 }  // namespace
 
@@ -71,7 +80,7 @@ SideBySide compare(const std::string& scenario, const std::vector<sim::RunSummar
       if (auto v = s(one)) row.sim_runs.push_back(*v);
     if (!row.sim_runs.empty()) row.sim = median(row.sim_runs);
     for (const auto& r : lab)
-      if (r.ok())
+      if (measured(r))
         if (auto v = h(r)) row.hardware_runs.push_back(*v);
     if (!row.hardware_runs.empty()) row.hardware = median(row.hardware_runs);
     // Run i's prediction was made from the calibration taken just before lab run i: the pairs
@@ -79,7 +88,7 @@ SideBySide compare(const std::string& scenario, const std::vector<sim::RunSummar
     // (a load that drifts between runs moves both sides of a pair, not the difference).
     std::vector<double> excess, scale;  // lab - sim per pair; the larger of the two
     for (std::size_t i = 0; i < std::min(sims.size(), lab.size()); ++i) {
-      if (!lab[i].ok()) continue;
+      if (!measured(lab[i])) continue;
       const auto a = s(sims[i]);
       const auto b = h(lab[i]);
       if (!a || !b) continue;
@@ -97,6 +106,7 @@ SideBySide compare(const std::string& scenario, const std::vector<sim::RunSummar
       switch (kind) {
         case Kind::Time: row.agree = diff <= std::max(tol.time_floor_ms, tol.time_ratio * size); break;
         case Kind::Goodput: row.agree = std::abs(median(relative)) <= tol.goodput_ratio; break;
+        case Kind::Messages: row.agree = diff <= std::max(tol.messages_floor, tol.goodput_ratio * size); break;
         case Kind::Count:
           row.agree = std::all_of(excess.begin(), excess.end(), [](double d) { return d == 0; }) &&
                       *row.sim == *row.hardware;
@@ -116,6 +126,15 @@ SideBySide compare(const std::string& scenario, const std::vector<sim::RunSummar
         [](const sim::RunSummary& x) { return sim_ms_after_fault(x, x.flowing_at); },
         [](const Lab& r) { return lab_ms_after_fault(r, r.first_replayed_ns); });
   }
+  // A connection the engine ended (every path down): when the caller heard, and how much got
+  // through after the fault. Lost is then the stream's untransferred rest, a rate times a time;
+  // what came through after the fault is judged instead (Tolerance::messages_floor).
+  const bool ended = sim.outcome == sim::RunOutcome::ConnectionFailed ||
+                     std::any_of(lab.begin(), lab.end(), [](const Lab& r) { return r.failed_cleanly(); });
+  if (ended) {
+    add("error_reported_ms", Kind::Time, [](const sim::RunSummary& x) { return sim_ms_after_fault(x, x.failed_at); },
+        [](const Lab& r) { return lab_ms_after_fault(r, r.error_ns); });
+  }
   add("failovers", Kind::Count, [](const sim::RunSummary& x) { return std::optional<double>(x.failovers); },
       [](const Lab& r) { return static_cast<double>(r.failovers); });
   add("false_failovers", Kind::Count, [](const sim::RunSummary& x) { return std::optional<double>(x.false_failovers); },
@@ -123,14 +142,24 @@ SideBySide compare(const std::string& scenario, const std::vector<sim::RunSummar
     const bool early = r.detected_ns >= 0 && r.fault_ns >= 0 && r.detected_ns < r.fault_ns;
     return static_cast<double>(benign ? r.failovers : (early ? 1 : 0));
   });
-  add("lost", Kind::Count, [](const sim::RunSummary& x) { return std::optional<double>(x.lost); },
-      [](const Lab& r) { return static_cast<double>(r.messages - r.verified); });  // warm-up included on both counts
+  if (ended)
+    add("delivered_after_fault", Kind::Messages,
+        [](const sim::RunSummary& x) { return std::optional<double>(x.delivered_after_fault); },
+        [](const Lab& r) {
+          return r.fault_ns < 0 ? std::nullopt
+                                : std::optional<double>(r.verified - std::min(r.verified, r.warmup + r.verified_at_fault));
+        });
+  else
+    add("lost", Kind::Count, [](const sim::RunSummary& x) { return std::optional<double>(x.lost); },
+        [](const Lab& r) { return static_cast<double>(r.messages - r.verified); });  // warm-up included on both counts
   // The lab's receiver fails its run on a duplicate or misplaced message (message_stream.hpp):
   // a run that completed had none.
   add("duplicated", Kind::Count,
       [](const sim::RunSummary& x) { return std::optional<double>(x.duplicates + x.misplaced); },
       [](const Lab&) { return std::optional<double>(0.0); });
-  // The whole stream's payload rate, first delivery to last, outage included.
+  // The whole stream's payload rate, first delivery to last, outage included (a stream the engine
+  // ended has no whole: its rate before the fault is the one below).
+  if (!ended)
   add("goodput_gbps", Kind::Goodput,
       [message_bytes](const sim::RunSummary& x) {
         const double stream_s = to_millis(x.end_time) / 1e3;
@@ -148,6 +177,7 @@ SideBySide compare(const std::string& scenario, const std::vector<sim::RunSummar
     add("goodput_before_gbps", Kind::Goodput,
         [](const sim::RunSummary& x) { return std::optional<double>(x.gbps_before_fault); },
         [](const Lab& r) { return r.fault_ns >= 0 ? std::optional<double>(r.gbps_before) : std::nullopt; });
+    if (!ended)
     add("goodput_after_gbps", Kind::Goodput,
         [](const sim::RunSummary& x) {
           return x.switched_at ? std::optional<double>(x.gbps_after_switch) : std::nullopt;

@@ -17,6 +17,9 @@ struct Tolerance {
   double time_ratio = 0.10;
   double time_floor_ms = 2.0;
   double goodput_ratio = 0.10;
+  // Messages delivered after the fault on a connection the engine then ended: within 10 % or this
+  // many, whichever is larger (a window in flight at the fault may land or not on either side).
+  double messages_floor = 8;
 };
 
 struct Row {

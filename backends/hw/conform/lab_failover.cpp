@@ -79,6 +79,11 @@ struct Pipes {
   int tx_report[2] = {-1, -1};
 };
 
+// Side a's exit when its engine reported the connection failed (every path down): the sim's
+// "connection-failed", a clean end, not a broken run. Side a's 24 is a stall with no error (hung).
+constexpr int kSenderConnectionFailed = 30;
+constexpr int kSenderStalled = 24;
+
 // Side b's share of the plan: the link changes, in time order, with their index in the plan.
 std::vector<std::size_t> side_b_actions(const LabFault& f) {
   std::vector<std::size_t> order;
@@ -127,9 +132,26 @@ int receive_side(const NetnsSide& b, const LabFailoverPlan& plan, const Pipes& p
   std::uint64_t seen = 0, at_switch = 0;
   auto last_progress = Clock::now();
   Stalls stalls;
+  // The parent's "stop" once the sender finished: before the stream is whole only where the
+  // sender's connection failed (a clean failure), which leaves side b nothing more to wait for.
+  PeerChannel stop(p.stop[0]);
+  std::optional<std::string> stop_line;
+  long long failed_ns = -1;  // when side b's own engine first said the connection failed
+  std::uint64_t loops = 0;
   while (!rx.done()) {
+    if (++loops % 64 == 0 && (stop_line = stop.read_line(std::chrono::milliseconds(0)))) break;
+    if (failed_ns < 0 && conn.failed()) failed_ns = stamp(Clock::now());
     const auto before = Clock::now();
-    if (!rx.step()) return fail_with(13, "receiver: " + rx.error());
+    if (!rx.step()) {
+      if (conn.failed()) {  // nothing wrong was delivered: the engine ended the connection cleanly
+        if (failed_ns < 0) failed_ns = stamp(Clock::now());
+        while (!(stop_line = stop.read_line(std::chrono::milliseconds(100))) && !stop.closed() &&
+               Clock::now() - last_progress < plan.give_up) {
+        }
+        break;
+      }
+      return fail_with(13, "receiver: " + rx.error());
+    }
     stalls.note(before, Clock::now());
     if (start_ns >= 0) longest_step_ns = std::max(longest_step_ns, stamp(Clock::now()) - stamp(before));
     nap_if_realtime(realtime);
@@ -163,9 +185,7 @@ int receive_side(const NetnsSide& b, const LabFailoverPlan& plan, const Pipes& p
   }
   // The sender still waits for the acknowledgements of the last messages: progress until the
   // parent says it finished, and when its first action took effect.
-  PeerChannel stop(p.stop[0]);
-  std::optional<std::string> stop_line;
-  while (!(stop_line = stop.read_line(std::chrono::milliseconds(0))) && !stop.closed() &&
+  while (!stop_line && !(stop_line = stop.read_line(std::chrono::milliseconds(0))) && !stop.closed() &&
          Clock::now() - last_progress < plan.give_up) {
     conn.progress();
     nap_if_realtime(realtime);
@@ -186,7 +206,7 @@ int receive_side(const NetnsSide& b, const LabFailoverPlan& plan, const Pipes& p
   std::ostringstream line;
   line << "first5ms " << landed_within(5'000'000) << " first10ms " << landed_within(10'000'000) << " start_ns "
        << start_ns << " fault_ns " << fault_ns << " first_replayed_ns " << first_replayed_ns
-       << " end_ns " << end_ns << " verified " << seen << " at_fault " << at_fault << " at_switch " << at_switch
+       << " end_ns " << end_ns << " failed_ns " << failed_ns << " verified " << seen << " at_fault " << at_fault << " at_switch " << at_switch
        << " failovers " << st.failovers << " active " << st.active_rail << " longest_step_ns " << longest_step_ns
        << " realtime " << realtime << " stalls "
        << stalls.text() << " actions " << action_times_text(links_done);
@@ -214,7 +234,19 @@ int send_side(const NetnsSide& a, const LabFailoverPlan& plan, const Pipes& p) {
   Stalls stalls;
   while (!tx.done()) {
     const auto before = Clock::now();
-    if (!tx.step()) return fail_with(23, "sender: " + tx.error());
+    if (!tx.step()) {
+      if (!conn.failed()) return fail_with(23, "sender: " + tx.error());
+      // A clean failure: the engine said every path is down. Reported like a finished stream,
+      // with when the error reached the caller, so validate can hold it against the sim's.
+      const ConnectionStats st = conn.stats();
+      std::ostringstream line;
+      line << "stalls " << stalls.text() << " realtime " << realtime << " failovers " << st.failovers_started
+           << " failed_ns " << stamp(Clock::now())
+           << " completed " << tx.completed() << " failover_ns "
+           << (st.first_failover_at ? stamp(*st.first_failover_at) : -1LL) << " why " << st.first_failover_why;
+      (void)PeerChannel(p.tx_report[1]).send_line(line.str());
+      return fail_with(kSenderConnectionFailed, "sender: " + tx.error());
+    }
     stalls.note(before, Clock::now());
     if (conn.failovers() == 0) longest_step_ns = std::max(longest_step_ns, stamp(Clock::now()) - stamp(before));
     nap_if_realtime(realtime);
@@ -222,13 +254,13 @@ int send_side(const NetnsSide& a, const LabFailoverPlan& plan, const Pipes& p) {
       done = tx.completed();
       last_progress = Clock::now();
     } else if (Clock::now() - last_progress > plan.give_up) {
-      return fail_with(24, "sender: the stream stalled at message " + std::to_string(done));
+      return fail_with(kSenderStalled, "sender: the stream stalled at message " + std::to_string(done));
     }
   }
   const ConnectionStats st = conn.stats();
   std::ostringstream line;
   line << "stalls " << stalls.text() << " longest_step_ns " << longest_step_ns << " realtime " << realtime
-       << " failovers " << st.failovers << " liveness " << st.liveness << " failover_ns "
+       << " failovers " << st.failovers_started << " liveness " << st.liveness << " failover_ns "
        << (st.first_failover_at ? stamp(*st.first_failover_at) : -1LL);
   for (std::size_t r = 0; r < st.rails.size(); ++r)
     line << " probes" << r << " " << st.rails[r].probes_sent << " answered" << r << " " << st.rails[r].probes_answered;
@@ -506,6 +538,10 @@ Result<LabFailoverResult> run_lab_failover(const NetnsLab& lab, const LabFailove
   r.start_ns = r.receiver.get("start_ns");
   r.fault_ns = r.receiver.get("fault_ns");
   r.detected_ns = r.sender.get("failover_ns");
+  r.connection_failed = r.sender_exit == kSenderConnectionFailed;
+  r.hung = r.sender_exit == kSenderStalled;
+  for (long long at : {r.sender.get("failed_ns"), r.receiver.get("failed_ns")})
+    if (at >= 0 && (r.error_ns < 0 || at < r.error_ns)) r.error_ns = at;
   r.first_replayed_ns = r.receiver.get("first_replayed_ns");
   r.end_ns = r.receiver.get("end_ns");
   r.messages = plan.spec.messages;

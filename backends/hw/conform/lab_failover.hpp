@@ -110,7 +110,13 @@ struct LabFailoverResult {
   std::string detected_by;               // the engine's trace of what started the first failover
   double gbps_before = 0;                // payload rate from the first delivery to the fault
   double gbps_after = 0;                 // from the first replayed delivery to the last
+  // The sender's engine reported the connection failed (every path down) and side b saw nothing
+  // wrong: a clean end, the sim's "connection-failed".
+  bool connection_failed = false;
+  bool hung = false;     // the sender stalled for plan.give_up with no error from its engine
+  long long error_ns = -1;  // CLOCK_MONOTONIC ns: either side's engine first said the connection failed
   bool ok() const { return sender_exit == 0 && receiver_exit == 0; }
+  bool failed_cleanly() const { return connection_failed && receiver_exit == 0; }
   std::uint64_t measured() const { return verified > warmup ? verified - warmup : 0; }  // after the warm-up
 };
 

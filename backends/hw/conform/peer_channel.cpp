@@ -1,7 +1,11 @@
 #include "backends/hw/conform/peer_channel.hpp"
 
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 namespace railcheck::conform {
 
@@ -10,16 +14,33 @@ PeerChannel::~PeerChannel() {
 }
 
 bool PeerChannel::send_line(const std::string& line) {
+  // A peer that already exited must make this a false return, never a SIGPIPE that kills the
+  // caller (a lab side that failed before the parent's "stop" reached it): SIGPIPE is blocked in
+  // this thread around the write, and one the write raised is taken before the mask is restored.
+  sigset_t pipe_only, saved;
+  sigemptyset(&pipe_only);
+  sigaddset(&pipe_only, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe_only, &saved);
   std::string out = line + "\n";
   const char* p = out.data();
   std::size_t left = out.size();
+  bool ok = true;
   while (left > 0) {
     const ssize_t n = write(fd_, p, left);
-    if (n <= 0) return false;
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      ok = false;
+      if (errno == EPIPE) {
+        const timespec now{0, 0};
+        (void)sigtimedwait(&pipe_only, nullptr, &now);
+      }
+      break;
+    }
     p += n;
     left -= static_cast<std::size_t>(n);
   }
-  return true;
+  pthread_sigmask(SIG_SETMASK, &saved, nullptr);
+  return ok;
 }
 
 std::optional<std::string> PeerChannel::read_line(std::chrono::milliseconds wait) {

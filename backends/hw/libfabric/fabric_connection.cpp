@@ -232,6 +232,7 @@ ConnectionStats FabricConnection::stats() const {
   st.staged_early = s_->staged_early;
   st.failovers = s_->engine->failovers();
   st.replayed = s_->replayed;
+  st.failovers_started = s_->failovers_started;
   st.active_rail = s_->engine->active_path().value;
   st.first_failover_at = s_->first_failover_at;
   st.first_failover_why = s_->first_failover_why;

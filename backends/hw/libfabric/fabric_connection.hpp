@@ -76,7 +76,8 @@ struct WriteCompletion {
 struct ConnectionStats {
   std::uint64_t progress_calls = 0;  // progress() runs, those inside test() included
   std::uint64_t staged_early = 0;    // sends reported done on their local completion (staged_sends.hpp)
-  std::uint32_t failovers = 0;
+  std::uint32_t failovers = 0;          // switches to a standby (the engine's epoch)
+  std::uint32_t failovers_started = 0;  // failover sequences begun, one that found no standby left included (the sim's count)
   std::uint64_t replayed = 0;  // WRs re-posted on a new path (TraceKind::Replayed counts)
   std::uint32_t active_rail = 0;
   // The first failover this side started (steady_clock, comparable across processes on one

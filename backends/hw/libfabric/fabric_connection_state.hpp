@@ -145,6 +145,7 @@ struct FabricConnection::State {
   std::uint64_t next_request = 0;
   std::uint64_t next_mr = 0;
   std::uint64_t replayed = 0;
+  std::uint32_t failovers_started = 0;  // TraceKind::FailoverStarted seen
   std::uint64_t progress_calls = 0;  // ConnectionStats
   bool feeding = false;
   // RAILCHECK_FABRIC_TRACE=1 prints the engine's trace notes (failovers, replays) to stderr.

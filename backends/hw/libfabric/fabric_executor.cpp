@@ -116,6 +116,7 @@ void FabricConnection::State::execute(Actions& actions) {
     } else if (auto* t = std::get_if<Trace>(&a)) {
       if (t->note.kind == TraceKind::Replayed) replayed += t->note.count;
       if (t->note.kind == TraceKind::StandbyReady) warm_standby(t->note.path);
+      if (t->note.kind == TraceKind::FailoverStarted) ++failovers_started;
       if (t->note.kind == TraceKind::FailoverStarted && !first_failover_at) {
         first_failover_at = std::chrono::steady_clock::now();
         first_failover_why = t->note.detail;

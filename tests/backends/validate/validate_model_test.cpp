@@ -232,3 +232,70 @@ TEST_CASE("validate model: each column is the median of its runs, judged by the 
     CHECK_FALSE(s.agree());
   }
 }
+
+TEST_CASE("validate model: a connection the engine ended is an outcome both drivers name alike", "[validate]") {
+  // Both paths dead: the sim's connection reports an error 220 ms after the fault; the lab's
+  // sender exits 30 (its engine said every path is down) with side b clean.
+  auto ended_sim = [](double error_ms, std::uint64_t delivered) {
+    sim::RunSummary s = predicted(20.0, 2.0);
+    s.outcome = sim::RunOutcome::ConnectionFailed;
+    s.failed_at = ms(20) + Nanos{static_cast<std::int64_t>(error_ms * 1e6)};
+    s.messages_delivered = delivered;
+    s.delivered_after_fault = delivered - 300;
+    s.lost = 1000 - delivered;
+    return s;
+  };
+  auto ended_lab = [](double error_ms, std::uint64_t verified) {
+    conform::LabFailoverResult r = measured(20.0, 2.0);
+    r.sender_exit = 30;
+    r.connection_failed = true;
+    r.messages = 1000;
+    r.verified = verified;
+    r.warmup = 16;
+    r.verified_at_fault = 284;  // 300 with the warm-up, as the sim's
+    r.error_ns = r.fault_ns + static_cast<long long>(error_ms * 1e6);
+    return r;
+  };
+  const std::vector<sim::RunSummary> sims = {ended_sim(220, 400), ended_sim(221, 410), ended_sim(219, 390)};
+  // 100 messages after the fault on the sim (90-110); the lab's below.
+  SECTION("the same end, at the same time, with as much through: agree") {
+    const auto s = compare("t", sims, 16384, {ended_lab(225, 420), ended_lab(222, 380), ended_lab(230, 400)}, {});
+    CHECK(s.sim_outcome == "connection-failed");
+    CHECK(s.hardware_outcome == "connection-failed");
+    CHECK(row(s, "error_reported_ms").agree);
+    CHECK(row(s, "delivered_after_fault").agree);  // a rate times a time: within 10 % or a window
+    for (const auto& r : s.rows) CHECK(r.metric != "lost");
+    CHECK(s.agree());
+  }
+  SECTION("far more through after the fault on the lab disagrees") {
+    const auto s = compare("t", sims, 16384, {ended_lab(220, 600), ended_lab(220, 610), ended_lab(220, 590)}, {});
+    CHECK(row(s, "delivered_after_fault").hardware == Approx(300));
+    CHECK_FALSE(row(s, "delivered_after_fault").agree);
+    CHECK_FALSE(s.agree());
+  }
+  SECTION("the error reported much later on the lab disagrees") {
+    const auto s = compare("t", sims, 16384, {ended_lab(420, 400), ended_lab(430, 400), ended_lab(410, 400)}, {});
+    CHECK_FALSE(row(s, "error_reported_ms").agree);
+    CHECK_FALSE(s.agree());
+  }
+  SECTION("a lab stream that was delivered where the sim ended is never agreement") {
+    const auto s = compare("t", sims, 16384, {measured(20, 2), measured(20, 2), measured(20, 2)}, {});
+    CHECK(s.hardware_outcome == "delivered");
+    CHECK_FALSE(s.agree());
+  }
+  SECTION("side b finding a wrong message makes it a broken run, whatever the sender said") {
+    auto lab = std::vector<conform::LabFailoverResult>{ended_lab(220, 400), ended_lab(220, 400), ended_lab(220, 400)};
+    lab[1].receiver_exit = 13;
+    const auto s = compare("t", sims, 16384, lab, {});
+    CHECK(s.hardware_outcome.find("failed (sender exit 30, receiver exit 13)") != std::string::npos);
+    CHECK_FALSE(s.agree());
+  }
+  SECTION("a sender that stalled with no error is the sim's hung") {
+    auto lab = std::vector<conform::LabFailoverResult>{measured(20, 2)};
+    lab[0].sender_exit = 24;
+    lab[0].hung = true;
+    lab[0].receiver_exit = 14;
+    const auto s = compare("t", {sims.front()}, 16384, lab, {});
+    CHECK(s.hardware_outcome == "hung");
+  }
+}
