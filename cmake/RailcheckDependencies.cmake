@@ -66,6 +66,13 @@ if(NOT NFQUEUE_FOUND)
   railcheck_missing("libnetfilter_queue" "libnetfilter-queue-dev")
 endif()
 find_package(Threads REQUIRED)
+# libcrypto (OpenSSL 3): HMAC-SHA-256 for the authenticated bootstrap and plugin control
+# messages (engine/auth, docs/security.md). A system library on Debian 12 and Ubuntu 24.04
+# (libcrypto.so.3), so the NCCL plugin may link it.
+find_package(OpenSSL 3 QUIET COMPONENTS Crypto)
+if(NOT OpenSSL_FOUND)
+  railcheck_missing("OpenSSL 3 libcrypto" "libssl-dev")
+endif()
 
 # OpenMPI: `railcheck sweep` under mpirun. Optional: without it the sweep runs shards by hand.
 find_package(MPI QUIET COMPONENTS CXX)

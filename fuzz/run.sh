@@ -50,7 +50,7 @@ groundtruth_seeds() {
 }
 
 all_targets=(fuzz_groundtruth fuzz_scenario fuzz_check_spec fuzz_trace fuzz_sweep_spec fuzz_route_spec fuzz_nccl_log
-             fuzz_sched_trace fuzz_sched_scenario fuzz_wire_codecs fuzz_text_fields)
+             fuzz_sched_trace fuzz_sched_scenario fuzz_wire_codecs fuzz_text_fields fuzz_auth_codecs)
 # FUZZ_TARGETS="fuzz_trace fuzz_nccl_log" runs only those (e.g. one target per core in a campaign).
 read -r -a targets <<<"${FUZZ_TARGETS:-${all_targets[*]}}"
 run_target() {  # target -> one result line in $work/$t.result

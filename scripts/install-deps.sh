@@ -22,6 +22,7 @@ packages=(
   clang-14 libclang-rt-14-dev  # fuzz/: libFuzzer targets (quickstart.sh test runs them briefly)
   mold                      # the linker: links the test binaries in a third of GNU ld's time
   libjemalloc-dev           # the executables' malloc: the model checker copies a world per state
+  libssl-dev                # libcrypto's HMAC-SHA-256: authenticated bootstrap and plugin messages (docs/security.md)
 )
 
 missing=()

@@ -258,6 +258,10 @@ Result<std::optional<DecodedFrame>> decode_frame(std::span<const std::uint8_t> b
   if (magic != kMagic) {
     return bad_frame(fmt::format("bootstrap frame: magic 0x{:08x}, expected 0x{:08x} \"RCBS\"", magic, kMagic));
   }
+  if (version == 2) {
+    return Error{"bootstrap frame: version 2 (authenticated, issue 46), but this rank runs without a job key",
+                 "give every rank the job's key (RAILCHECK_JOB_KEY_FILE; docs/security.md)"};
+  }
   if (version != kVersion) {
     return Error{fmt::format("bootstrap frame: version {}, this build speaks {}", version, kVersion),
                  "run the same railcheck build on every rank"};
@@ -287,6 +291,7 @@ const char* name(AbortReason r) {
     case AbortReason::Timeout: return "timeout";
     case AbortReason::PeerLost: return "peer lost";
     case AbortReason::ProtocolError: return "protocol error";
+    case AbortReason::NotAuthenticated: return "not authenticated";
   }
   return "unknown";
 }

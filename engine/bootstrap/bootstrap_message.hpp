@@ -82,8 +82,9 @@ enum class AbortReason : std::uint8_t {
   Timeout = 7,            // a deadline passed
   PeerLost = 8,           // a connection closed or failed before the bootstrap finished
   ProtocolError = 9,      // an unexpected or malformed message
+  NotAuthenticated = 10,  // the root could not authenticate this rank's check-in (frame_auth.hpp)
 };
-constexpr std::uint8_t kMaxAbortReason = 9;
+constexpr std::uint8_t kMaxAbortReason = 10;
 
 struct Abort {
   std::uint32_t from_rank = kFromRoot;

@@ -43,6 +43,8 @@ const char* hint(AbortReason r) {
       return "check that every rank started and can reach the root address, or raise the timeout";
     case AbortReason::PeerLost: return "a rank exited or its connection failed; see that rank's own error";
     case AbortReason::ProtocolError: return "run the same railcheck build on every rank";
+    case AbortReason::NotAuthenticated:
+      return "give every rank of the job the same key (RAILCHECK_JOB_KEY_FILE or RAILCHECK_JOB_KEY; docs/security.md)";
   }
   return "";
 }

@@ -34,6 +34,11 @@ heap="${LARGE_HEAP:-$(( 4 * max + 256 * 1048576 ))}"
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$out/gpu.txt"
 export NCCL_SOCKET_IFNAME=lo NCCL_IB_DISABLE=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 \
   NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
+# Every rank's bootstrap authenticates with one job key (docs/security.md): a fresh one per run.
+if [[ -z "${RAILCHECK_JOB_KEY_FILE:-}${RAILCHECK_JOB_KEY:-}${RAILCHECK_JOB_AUTH:-}" ]]; then
+  (umask 077 && od -An -tx1 -N32 /dev/urandom | tr -d ' \n' >"$out/job.key")
+  export RAILCHECK_JOB_KEY_FILE="$out/job.key"
+fi
 pids=()
 for (( r = 0; r < n; r++ )); do
   per_rank=()

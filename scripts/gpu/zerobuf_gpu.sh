@@ -43,6 +43,8 @@ echo "== build ($("$nvcc" --version | tail -n1))"
 srcs=(engine/core/time.cpp engine/zerobuf/collective_program.cpp engine/zerobuf/rank_runner.cpp
       engine/zerobuf/sma_allocator.cpp engine/zerobuf/dual_heap.cpp
       engine/bootstrap/bootstrap_codec.cpp engine/bootstrap/bootstrap_rank.cpp engine/bootstrap/bootstrap_root.cpp
+      engine/bootstrap/frame_auth.cpp engine/auth/job_key.cpp engine/auth/message_mac.cpp
+      engine/core/engine_assert.cpp backends/hw/auth/job_key_source.cpp
       backends/hw/bootstrap/socket_address.cpp backends/hw/bootstrap/tcp_bootstrap.cpp
       backends/hw/bootstrap/tcp_socket.cpp
       backends/hw/cuda/zerobuf/window_handle.cpp backends/hw/cuda/zerobuf/window_layout.cpp
@@ -59,7 +61,9 @@ export -f compile; export nvcc root build arch
 printf '%s\n' "${srcs[@]}" | xargs -P "${JOBS:-$(nproc)}" -I{} bash -c 'compile {}' >"$out/build.log" 2>&1 \
   || { cat "$out/build.log"; die "build failed" 2; }
 lib="$build/libzerobuf-railcheck.so"
-"$nvcc" -shared -o "$lib" "$build"/*.o -lcuda -Xlinker --no-undefined \
+# libcrypto (OpenSSL 3): the bootstrap's HMAC-SHA-256 (docs/security.md); by its soname, so only
+# the runtime library (Ubuntu's libssl3) is needed to link, the headers (libssl-dev) to compile.
+"$nvcc" -shared -o "$lib" "$build"/*.o -lcuda -l:libcrypto.so.3 -Xlinker --no-undefined \
   -Xlinker "--version-script=$root/backends/hw/cuda/zerobuf/exports.map" >>"$out/build.log" 2>&1 \
   || { cat "$out/build.log"; die "linking libzerobuf-railcheck.so failed" 2; }
 echo "built: $(basename "$lib") (sm_${arch} + compute_${arch} PTX)"
@@ -73,6 +77,11 @@ echo "kernel $(uname -r)" | tee -a "$out/gpu.txt"
 # NVLink multicast stays off (the lent machines' rule).
 export NCCL_SOCKET_IFNAME=lo NCCL_IB_DISABLE=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 \
   NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
+# Every rank's bootstrap authenticates with one job key (docs/security.md): a fresh one per run.
+if [[ -z "${RAILCHECK_JOB_KEY_FILE:-}${RAILCHECK_JOB_KEY:-}${RAILCHECK_JOB_AUTH:-}" ]]; then
+  (umask 077 && od -An -tx1 -N32 /dev/urandom | tr -d ' \n' >"$out/job.key")
+  export RAILCHECK_JOB_KEY_FILE="$out/job.key"
+fi
 gpus=$(nvidia-smi -L | grep -c '^GPU')
 echo "== two ranks on $( (( gpus >= 2 )) && echo "GPUs 0 and 1" || echo "GPU 0, shared")"
 pids=()

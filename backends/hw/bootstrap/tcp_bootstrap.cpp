@@ -9,19 +9,23 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <deque>
 #include <map>
 #include <optional>
+#include <random>
 
 #include "engine/bootstrap/bootstrap_codec.hpp"
 #include "engine/bootstrap/bootstrap_rank.hpp"
 #include "engine/bootstrap/bootstrap_root.hpp"
+#include "engine/bootstrap/frame_auth.hpp"
 
 namespace railcheck::hw {
 
 using bootstrap::BootstrapRank;
 using bootstrap::BootstrapRoot;
 using bootstrap::CheckInLink;
+using bootstrap::FrameAuth;
 using bootstrap::RankLink;
 
 Result<RootListener> RootListener::open(const std::string& address) {
@@ -40,13 +44,19 @@ constexpr Nanos kRootRetry = ms(20);
 // answers, an abort) before it closes everything.
 constexpr Nanos kFlushGrace = sec(1);
 constexpr std::size_t kReadChunk = 64 * 1024;
+// Connections to a ring listener that have not yet proved to be the predecessor (with a key):
+// beyond this many, more are closed unread.
+constexpr std::size_t kMaxPrevCandidates = 16;
 
 Nanos clock_now() { return std::chrono::duration_cast<Nanos>(std::chrono::steady_clock::now().time_since_epoch()); }
 
 // One TCP connection: bytes to write, bytes read but not yet a whole frame.
 struct Connection {
   Fd fd;
-  std::string peer;  // for errors: "root 127.0.0.1:29500"
+  std::string peer;    // for errors: "root 127.0.0.1:29500"
+  std::string remote;  // the other end's address, for refusal logs
+  bool authenticated = false;  // it has delivered an authentic frame
+  std::uint64_t refused = 0;
   bool connecting = false;
   std::vector<std::uint8_t> in;
   std::vector<std::uint8_t> out;
@@ -57,9 +67,16 @@ struct Connection {
   bool open() const { return fd.valid(); }
 };
 
+// One frame read from a connection: authentic (or, without a key, decoded), or refused.
+struct Incoming {
+  std::optional<bootstrap::Frame> frame;
+  std::uint32_t sender = 0;  // with a key: who sealed it
+  std::optional<bootstrap::FrameRefusal> refusal;
+};
+
 // What a connection's poll round produced.
 struct ConnectionNews {
-  std::vector<bootstrap::Frame> frames;
+  std::vector<Incoming> frames;
   std::optional<std::string> lost;  // closed or failed, and how
   int connect_errno = 0;            // the connect failed with this errno
 };
@@ -89,7 +106,13 @@ class TcpBootstrap {
 
   void accept_check_ins();
   void accept_prev();
-  ConnectionNews service(Connection& c, short revents);
+  void service_prev_candidate(std::size_t i, short revents);
+  // `opener`: the identity whose key checks this connection's frames; nullptr without a key.
+  ConnectionNews service(Connection& c, short revents, FrameAuth* opener);
+  std::vector<std::uint8_t> seal(FrameAuth* sealer, std::uint32_t to, const bootstrap::Frame& f);
+  // Logs a refused frame (the first per connection) and counts it.
+  void note_refusal(Connection& c, const bootstrap::FrameRefusal& r);
+  void log(const std::string& line) const;
   void flush(Connection& c, ConnectionNews& news);
   void close_if_done(Connection& c);
 
@@ -100,6 +123,13 @@ class TcpBootstrap {
   Listener ring_listener_;
   std::optional<BootstrapRank> rank_;
   std::optional<BootstrapRoot> root_;
+  std::optional<FrameAuth> rank_auth_, root_auth_;  // set with a key
+  // This call's identity for replay detection (frame_auth.hpp): a fresh draw per run_bootstrap(),
+  // so ranks that are threads of one process are told apart too.
+  std::uint64_t incarnation_ = (std::uint64_t{std::random_device{}()} << 32) | std::random_device{}();
+  std::map<CheckInLink, std::uint32_t> check_in_rank_;  // who sealed a check-in link's frames
+  std::vector<Connection> prev_candidates_;
+  std::uint64_t refused_ = 0;
   Nanos now_{};
 
   Connection to_root_, to_next_, from_prev_;
@@ -113,6 +143,17 @@ class TcpBootstrap {
 };
 
 std::optional<Error> TcpBootstrap::set_up(std::span<const std::uint8_t> my_blob) {
+  if (!cfg_.key && !cfg_.allow_unauthenticated) {
+    return Error{"no job key: the bootstrap authenticates every frame (issue 46)",
+                 "give every rank the job's key (RAILCHECK_JOB_KEY_FILE; docs/security.md), or run unauthenticated "
+                 "with RAILCHECK_JOB_AUTH=off"};
+  }
+  if (!cfg_.key) {
+    log(me() + ": WARNING: running without a job key (authentication off): any process that can reach the root "
+               "or a ring port can join or corrupt this run (docs/security.md)");
+  } else {
+    rank_auth_.emplace(*cfg_.key, cfg_.run_id, cfg_.rank, incarnation_);
+  }
   auto root_at = parse_socket_address(cfg_.root_address);
   if (!root_at) return root_at.error();
   root_address_ = root_at.value();
@@ -135,6 +176,7 @@ std::optional<Error> TcpBootstrap::set_up(std::span<const std::uint8_t> my_blob)
     auto root = BootstrapRoot::create(bootstrap::RootConfig{cfg_.run_id, cfg_.nranks, now_ + cfg_.timeout * 9 / 10});
     if (!root) return root.error();
     root_.emplace(std::move(root).value());
+    if (cfg_.key) root_auth_.emplace(*cfg_.key, cfg_.run_id, bootstrap::kFromRoot, incarnation_);
   }
   auto ring_host = parse_socket_address(cfg_.ring_host + ":0");
   if (!ring_host) return ring_host.error();
@@ -161,7 +203,7 @@ BootstrapResult TcpBootstrap::run(std::span<const std::uint8_t> my_blob) {
   apply(actions);
   while (!finished(now_)) poll_round();
   if (result_error_) return *result_error_;
-  return BootstrapBlobs{rank_->blobs()};
+  return BootstrapBlobs{rank_->blobs(), refused_};
 }
 
 bool TcpBootstrap::finished(Nanos now) {
@@ -197,6 +239,7 @@ void TcpBootstrap::connect_root(Nanos now) {
   root_retry_at_.reset();
   auto pc = start_connect(root_address_);
   to_root_.peer = "root " + root_address_.to_string();
+  to_root_.remote = root_address_.to_string();
   to_root_.out_done = 0;  // nothing reached the root on a connection that never opened
   if (!pc) {
     rank_lost(RankLink::Root, pc.error().what);
@@ -230,15 +273,19 @@ void TcpBootstrap::apply(bootstrap::RankActions& actions) {
   for (auto& action : actions) {
     if (auto* s = std::get_if<bootstrap::RankSend>(&action)) {
       Connection* c = link(s->link);
+      const std::uint32_t to = s->link == RankLink::Root   ? bootstrap::kFromRoot
+                               : s->link == RankLink::Next ? (cfg_.rank + 1) % cfg_.nranks
+                                                           : (cfg_.rank + cfg_.nranks - 1) % cfg_.nranks;
       if (s->link == RankLink::Root && !c->open() && !root_retry_at_ && c->out.empty()) {
-        c->out = bootstrap::encode_frame(s->frame);
+        c->out = seal(rank_auth_ ? &*rank_auth_ : nullptr, to, s->frame);
         connect_root(now_);
         continue;
       }
-      const auto bytes = bootstrap::encode_frame(s->frame);
+      const auto bytes = seal(rank_auth_ ? &*rank_auth_ : nullptr, to, s->frame);
       c->out.insert(c->out.end(), bytes.begin(), bytes.end());
     } else if (auto* n = std::get_if<bootstrap::ConnectNext>(&action)) {
       to_next_.peer = fmt::format("rank {} (ring successor) at {}", n->rank, n->address);
+      to_next_.remote = n->address;
       auto at = parse_socket_address(n->address);
       if (!at) {
         rank_lost(RankLink::Next, at.error().what);
@@ -267,7 +314,11 @@ void TcpBootstrap::apply(bootstrap::RootActions& actions) {
     if (auto* s = std::get_if<bootstrap::RootSend>(&action)) {
       auto it = check_ins_.find(s->link);
       if (it == check_ins_.end()) continue;  // already gone: the root's news cannot reach it
-      const auto bytes = bootstrap::encode_frame(s->frame);
+      // The root answers only links whose rank it has authenticated (with a key, every other
+      // frame was refused before the engine saw it).
+      const auto rank = check_in_rank_.find(s->link);
+      const auto bytes = seal(root_auth_ && rank != check_in_rank_.end() ? &*root_auth_ : nullptr,
+                              rank != check_in_rank_.end() ? rank->second : 0, s->frame);
       it->second.out.insert(it->second.out.end(), bytes.begin(), bytes.end());
     } else if (auto* c = std::get_if<bootstrap::RootClose>(&action)) {
       auto it = check_ins_.find(c->link);
@@ -295,6 +346,7 @@ void TcpBootstrap::accept_check_ins() {
     Connection c;
     c.fd = std::move(*fd.value());
     c.peer = fmt::format("check-in connection {} to root {}", next_check_in_, root_address_.to_string());
+    c.remote = peer_address(c.fd);
     check_ins_.emplace(next_check_in_++, std::move(c));
   }
 }
@@ -307,13 +359,80 @@ void TcpBootstrap::accept_prev() {
       return;
     }
     if (!fd.value()) return;
-    // Only the ring predecessor is told this address; anything after the first connection is
-    // not part of the protocol and is closed unread.
+    Connection c;
+    c.fd = std::move(*fd.value());
+    c.remote = peer_address(c.fd);
+    c.peer = fmt::format("ring predecessor of rank {} on {}", cfg_.rank, ring_listener_.bound.to_string());
+    // Without a key, only the ring predecessor is told this address: the first connection is
+    // taken as it, anything after it is not part of the protocol and is closed unread. With a
+    // key anyone may connect, so each connection is a candidate until its first frame proves
+    // it is the predecessor (service_prev_candidate).
     if (prev_accepted_) continue;
-    prev_accepted_ = true;
-    from_prev_.fd = std::move(*fd.value());
-    from_prev_.peer = fmt::format("ring predecessor of rank {} on {}", cfg_.rank, ring_listener_.bound.to_string());
+    if (!rank_auth_) {
+      prev_accepted_ = true;
+      from_prev_ = std::move(c);
+    } else if (prev_candidates_.size() < kMaxPrevCandidates) {
+      prev_candidates_.push_back(std::move(c));
+    }
   }
+}
+
+void TcpBootstrap::service_prev_candidate(std::size_t i, short revents) {
+  Connection& c = prev_candidates_[i];
+  ConnectionNews news = service(c, revents, &*rank_auth_);
+  const std::uint32_t prev = (cfg_.rank + cfg_.nranks - 1) % cfg_.nranks;
+  for (std::size_t k = 0; k < news.frames.size(); ++k) {
+    Incoming& in = news.frames[k];
+    if (in.refusal || in.sender != prev) {
+      note_refusal(c, in.refusal ? *in.refusal
+                                 : bootstrap::FrameRefusal{bootstrap::RefusalReason::Impersonation,
+                                                           fmt::format("rank {} is not this rank's ring predecessor "
+                                                                       "(rank {})", in.sender, prev),
+                                                           cfg_.run_id, std::nullopt});
+      c.fd.reset();  // not the predecessor: nothing it sends matters
+      return;
+    }
+    // The predecessor: it becomes the Prev link, the other candidates are closed, and this
+    // frame and the ones after it go to the engine.
+    c.authenticated = true;
+    prev_accepted_ = true;
+    from_prev_ = std::move(c);
+    prev_candidates_.clear();
+    bootstrap::RankActions actions;
+    for (; k < news.frames.size(); ++k) {
+      if (news.frames[k].frame) {
+        rank_->on_frame(RankLink::Prev, *news.frames[k].frame, now_, actions);
+      } else {
+        note_refusal(from_prev_, *news.frames[k].refusal);
+      }
+    }
+    apply(actions);
+    if (news.lost && from_prev_.open()) rank_lost(RankLink::Prev, *news.lost);
+    return;
+  }
+  if (news.lost) c.fd.reset();  // a candidate that left before proving anything
+}
+
+std::vector<std::uint8_t> TcpBootstrap::seal(FrameAuth* sealer, std::uint32_t to, const bootstrap::Frame& f) {
+  return sealer != nullptr ? sealer->seal(to, f) : bootstrap::encode_frame(f);
+}
+
+void TcpBootstrap::log(const std::string& line) const {
+  if (cfg_.log) {
+    cfg_.log(line);
+  } else {
+    std::fprintf(stderr, "%s\n", line.c_str());
+  }
+}
+
+void TcpBootstrap::note_refusal(Connection& c, const bootstrap::FrameRefusal& r) {
+  ++refused_;
+  if (c.refused++ != 0) return;
+  // Once per connection: a flood of forgeries must not become a flood of log lines. The detail
+  // names key ids and counters, never key material.
+  log(fmt::format("{}: refused a bootstrap frame from {} ({}): {}: {}; dropped, the run goes on{}", me(),
+                  c.remote.empty() ? "unknown peer" : c.remote, c.peer, bootstrap::name(r.reason), r.detail,
+                  " (further refusals on this connection are counted, not logged)"));
 }
 
 void TcpBootstrap::flush(Connection& c, ConnectionNews& news) {
@@ -330,7 +449,7 @@ void TcpBootstrap::flush(Connection& c, ConnectionNews& news) {
   c.out_done = 0;
 }
 
-ConnectionNews TcpBootstrap::service(Connection& c, short revents) {
+ConnectionNews TcpBootstrap::service(Connection& c, short revents, FrameAuth* opener) {
   ConnectionNews news;
   if (c.connecting) {
     if ((revents & (POLLOUT | POLLERR | POLLHUP)) == 0) return news;
@@ -353,16 +472,30 @@ ConnectionNews TcpBootstrap::service(Connection& c, short revents) {
       if (r->eof || r->would_block) break;
     }
     // Frames that arrived before a close still count: decode them first.
+    std::size_t used = 0;
     for (;;) {
-      auto d = bootstrap::decode_frame(c.in);
+      const auto rest = std::span<const std::uint8_t>(c.in).subspan(used);
+      if (opener != nullptr) {
+        auto o = opener->open(rest);
+        if (!o) {
+          news.lost = fmt::format("bad frame from {}: {}", c.peer, o.error().message());
+          break;
+        }
+        if (!o.value()) break;
+        news.frames.push_back(Incoming{std::move(o.value()->frame), o.value()->sender, std::move(o.value()->refusal)});
+        used += o.value()->consumed;
+        continue;
+      }
+      auto d = bootstrap::decode_frame(rest);
       if (!d) {
         news.lost = fmt::format("bad frame from {}: {}", c.peer, d.error().message());
         break;
       }
       if (!d.value()) break;
-      news.frames.push_back(std::move(d.value()->frame));
-      c.in.erase(c.in.begin(), c.in.begin() + static_cast<std::ptrdiff_t>(d.value()->consumed));
+      news.frames.push_back(Incoming{std::move(d.value()->frame), 0, std::nullopt});
+      used += d.value()->consumed;
     }
+    c.in.erase(c.in.begin(), c.in.begin() + static_cast<std::ptrdiff_t>(used));
   }
   if (!news.lost && c.open()) flush(c, news);
   return news;
@@ -370,7 +503,7 @@ ConnectionNews TcpBootstrap::service(Connection& c, short revents) {
 
 void TcpBootstrap::poll_round() {
   // Index of each pollfd: -3 root listener, -2 ring listener, -1/-4/-5 rank links, >=0 check-ins.
-  enum : long { kRootListen = -3, kRingListen = -2, kRoot = -1, kNext = -4, kPrev = -5 };
+  enum : long { kRootListen = -3, kRingListen = -2, kRoot = -1, kNext = -4, kPrev = -5, kPrevCandidate = -100 };
   std::vector<pollfd> fds;
   std::vector<long> who;
   const auto add = [&](const Connection& c, long id) {
@@ -388,6 +521,7 @@ void TcpBootstrap::poll_round() {
     fds.push_back(pollfd{ring_listener_.fd.get(), POLLIN, 0});
     who.push_back(kRingListen);
   }
+  for (std::size_t i = 0; i < prev_candidates_.size(); ++i) add(prev_candidates_[i], kPrevCandidate - static_cast<long>(i));
   add(to_root_, kRoot);
   add(to_next_, kNext);
   add(from_prev_, kPrev);
@@ -407,12 +541,37 @@ void TcpBootstrap::poll_round() {
       accept_check_ins();
     } else if (id == kRingListen) {
       accept_prev();
+    } else if (id <= kPrevCandidate) {
+      const auto k = static_cast<std::size_t>(kPrevCandidate - id);
+      if (k < prev_candidates_.size() && prev_candidates_[k].open()) service_prev_candidate(k, rev);
     } else if (id >= 0) {
       auto it = check_ins_.find(static_cast<CheckInLink>(id));
       if (it == check_ins_.end() || !it->second.open()) continue;
-      ConnectionNews news = service(it->second, rev);
+      Connection& c = it->second;
+      ConnectionNews news = service(c, rev, root_auth_ ? &*root_auth_ : nullptr);
       bootstrap::RootActions actions;
-      for (const auto& f : news.frames) root_->on_frame(it->first, f, now_, actions);
+      for (auto& in : news.frames) {
+        if (!c.open() || c.close_when_flushed) break;
+        if (in.refusal) {
+          note_refusal(c, *in.refusal);
+          if (c.authenticated) continue;  // a rank's own link: drop the frame, keep the link
+          // Nothing authentic came on this connection yet: a stranger, another job, or a rank
+          // with a wrong key. It hears why (if that says anything about its key), then the root
+          // stops reading it; the run is not told.
+          if (auto answer = bootstrap::join_refusal(*in.refusal)) {
+            const auto bytes = bootstrap::encode_frame(*answer);
+            c.out.insert(c.out.end(), bytes.begin(), bytes.end());
+          }
+          c.in.clear();
+          c.close_when_flushed = true;
+          break;
+        }
+        if (root_auth_) {
+          c.authenticated = true;
+          check_in_rank_.emplace(it->first, in.sender);
+        }
+        root_->on_frame(it->first, *in.frame, now_, actions);
+      }
       if (news.lost) {
         it->second.fd.reset();
         root_->on_link_lost(it->first, *news.lost, now_, actions);
@@ -423,7 +582,7 @@ void TcpBootstrap::poll_round() {
       const RankLink l = id == kRoot ? RankLink::Root : id == kNext ? RankLink::Next : RankLink::Prev;
       Connection& c = *link(l);
       if (!c.open()) continue;
-      ConnectionNews news = service(c, rev);
+      ConnectionNews news = service(c, rev, rank_auth_ ? &*rank_auth_ : nullptr);
       if (news.connect_errno != 0) {
         c.fd.reset();
         // The root may not be listening yet: keep trying until the deadline.
@@ -435,14 +594,26 @@ void TcpBootstrap::poll_round() {
         continue;
       }
       bootstrap::RankActions actions;
-      for (const auto& f : news.frames) rank_->on_frame(l, f, now_, actions);
+      for (auto& in : news.frames) {
+        if (in.frame) {
+          rank_->on_frame(l, *in.frame, now_, actions);
+        } else if (l == RankLink::Root && in.refusal->unauthenticated &&
+                   bootstrap::is_join_refusal(*in.refusal->unauthenticated) &&
+                   rank_->state() == bootstrap::RankState::CheckingIn) {
+          // The root could not authenticate our check-in: our join fails, with its reason.
+          rank_->on_frame(l, *in.refusal->unauthenticated, now_, actions);
+        } else {
+          note_refusal(c, *in.refusal);
+        }
+      }
       apply(actions);
       if (news.lost && c.open()) rank_lost(l, *news.lost);
       close_if_done(c);
     }
   }
-  // Drop closed check-in connections.
+  // Drop closed check-in connections and candidates.
   std::erase_if(check_ins_, [](const auto& kv) { return !kv.second.open(); });
+  std::erase_if(prev_candidates_, [](const Connection& c) { return !c.open(); });
 
   if (cfg_.abort_flag != nullptr && cfg_.abort_flag->load() && !rank_->finished()) {
     abort_here("the abort flag was set");

@@ -21,6 +21,7 @@
 //   cfg.nranks = 2;
 //   cfg.run_id = run_id;               // same on every rank; tells concurrent runs apart
 //   cfg.timeout = sec(30);
+//   cfg.key = hw::load_job_key(...);  // the job's key (backends/hw/auth/job_key_source.hpp)
 //   std::array<std::uint8_t, 128> name{};  size_t len = name.size();
 //   fi_getname(&ep->fid, name.data(), &len);                      // every rank sends 128 bytes
 //   auto all = hw::run_bootstrap(cfg, name, my_rank == 0 ? &*root : nullptr);
@@ -33,11 +34,14 @@
 // Threads: run_bootstrap() touches no global state; ranks may run as threads of one process.
 #include <atomic>
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "backends/hw/bootstrap/tcp_socket.hpp"
+#include "engine/auth/job_key.hpp"
 #include "engine/core/result.hpp"
 #include "engine/core/time.hpp"
 
@@ -59,6 +63,14 @@ struct BootstrapConfig {
   // NCCL's abortFlag (seed §1.2): another thread sets it to give up; this rank then aborts and
   // every other rank learns it. Checked at least every kAbortPollInterval.
   const std::atomic<bool>* abort_flag = nullptr;
+  // The job key every frame is sealed and checked with (issue 46, docs/security.md): frames
+  // that are forged, altered, replayed or of another job are refused, logged once per
+  // connection and dropped, and the run goes on. Without a key the bootstrap refuses to run
+  // unless allow_unauthenticated is set, which logs a warning: off only by an explicit setting.
+  std::optional<auth::JobKey> key;
+  bool allow_unauthenticated = false;
+  // Where the refusals and that warning go, one line each; empty: stderr.
+  std::function<void(const std::string&)> log;
 };
 
 constexpr Nanos kAbortPollInterval = ms(10);
@@ -78,6 +90,7 @@ class RootListener {
 
 struct BootstrapBlobs {
   std::vector<std::vector<std::uint8_t>> blobs;  // blobs[r] is rank r's blob
+  std::uint64_t refused = 0;                     // frames this process refused and dropped
 };
 using BootstrapResult = Result<BootstrapBlobs>;
 

@@ -123,4 +123,13 @@ Result<IoResult> recv_some(const Fd& fd, std::span<std::uint8_t> into, const std
   return IoResult{static_cast<std::size_t>(n), false, n == 0};
 }
 
+std::string peer_address(const Fd& fd) {
+  sockaddr_in sa{};
+  socklen_t len = sizeof sa;
+  if (::getpeername(fd.get(), reinterpret_cast<sockaddr*>(&sa), &len) != 0 || sa.sin_family != AF_INET) {
+    return "unknown peer";
+  }
+  return SocketAddress::from_sockaddr(sa).to_string();
+}
+
 }  // namespace railcheck::hw

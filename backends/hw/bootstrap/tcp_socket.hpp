@@ -66,4 +66,7 @@ struct IoResult {
 Result<IoResult> send_some(const Fd& fd, std::span<const std::uint8_t> bytes, const std::string& peer);
 Result<IoResult> recv_some(const Fd& fd, std::span<std::uint8_t> into, const std::string& peer);
 
+// The connected peer's "IPv4:port" (getpeername), for logs; "unknown peer" if the call fails.
+std::string peer_address(const Fd& fd);
+
 }  // namespace railcheck::hw

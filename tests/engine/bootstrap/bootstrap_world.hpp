@@ -3,6 +3,9 @@
 // (each a BootstrapRank), and connections that are FIFO queues of encoded frames. Every
 // nondeterministic choice (which process starts next, which connection delivers next) comes
 // from the seed, so a failing seed replays exactly. Frames go through the codec on the way.
+// With use_auth() every frame is sealed by its sender's FrameAuth and opened by its receiver's
+// (frame_auth.hpp), refused frames are dropped and counted, and a test can play an attacker
+// that injects, replays or alters frames on any connection (inject(), sent()).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -17,6 +20,7 @@
 #include <vector>
 
 #include "engine/bootstrap/bootstrap_codec.hpp"
+#include "engine/bootstrap/frame_auth.hpp"
 #include "engine/bootstrap/bootstrap_rank.hpp"
 #include "engine/bootstrap/bootstrap_root.hpp"
 #include "engine/core/rng.hpp"
@@ -49,6 +53,14 @@ struct ProcessSpec {
   std::uint64_t run_id = 0x5eed;
   std::vector<std::uint8_t> blob;
   bool starts = true;  // false: the process never runs (a rank that was never launched)
+  std::optional<auth::JobKey> key;  // with use_auth(): this process's own key (default: the root's)
+};
+
+// A frame one party refused, and who refused it.
+struct Refused {
+  bool by_root = false;
+  std::size_t process = 0;
+  RefusalReason reason = RefusalReason::BadMac;
 };
 
 struct ProcessOutcome {
@@ -73,6 +85,42 @@ class BootstrapWorld {
       if (s.starts) unstarted_.push_back(p);
     }
   }
+
+  // Every process and the root seal and open their frames with a job key: the root's `key`,
+  // and each process its ProcessSpec::key or else the same key.
+  void use_auth(const auth::JobKey& key) {
+    root_auth_.emplace(key, 0x5eed, kFromRoot, 0x100);
+    for (std::size_t p = 0; p < specs_.size(); ++p) {
+      const auto& s = specs_[p];
+      rank_auth_.emplace_back(s.key ? *s.key : key, s.run_id, s.rank, 0x200 + p);  // one incarnation per process
+    }
+  }
+
+  // The attacker's view: every connection's id, every frame sent so far (channel, bytes), and a
+  // way to put bytes on a connection as if its sender had written them.
+  std::vector<int> channel_ids() const {
+    std::vector<int> ids;
+    for (const auto& [id, ch] : channels_) {
+      if (!ch.pipe.closed) ids.push_back(id);
+    }
+    return ids;
+  }
+  const std::vector<std::pair<int, std::vector<std::uint8_t>>>& sent() const { return sent_; }
+  void inject(int channel, std::vector<std::uint8_t> bytes) { channels_.at(channel).pipe.bytes.push_back(std::move(bytes)); }
+  // The attacker's own connection to the root (it reads nothing back); returns its channel.
+  int connect_to_root() {
+    const auto link = static_cast<CheckInLink>(kAttackerLinks + attacker_links_++);
+    return open_channel(Endpoint{Endpoint::Kind::Root, 0, RankLink::Root, link}, kRootOwner);
+  }
+  // Channels into processes only (a rank's root, ring and back links), for in-stream injection.
+  std::vector<int> channels_into_ranks() const {
+    std::vector<int> ids;
+    for (const auto& [id, ch] : channels_) {
+      if (!ch.pipe.closed && ch.to.kind == Endpoint::Kind::Rank) ids.push_back(id);
+    }
+    return ids;
+  }
+  const std::vector<Refused>& refused() const { return refused_; }
 
   // Hook run after each step: lets a test abort or crash a process at a chosen moment.
   std::function<void(BootstrapWorld&)> after_step;
@@ -172,11 +220,49 @@ class BootstrapWorld {
     }
     const auto bytes = std::move(ch.pipe.bytes.front());
     ch.pipe.bytes.pop_front();
-    auto decoded = decode_frame(bytes);
-    REQUIRE(decoded.ok());
-    REQUIRE(decoded.value().has_value());
-    const Frame& f = decoded.value()->frame;
-    if (ch.to.kind == Endpoint::Kind::Root) {
+    const bool to_root = ch.to.kind == Endpoint::Kind::Root;
+    std::optional<Frame> opened;
+    if (root_auth_) {
+      if (!to_root && crashed_.count(ch.to.process)) return;
+      FrameAuth& me = to_root ? *root_auth_ : rank_auth_[ch.to.process];
+      auto o = me.open(bytes);
+      REQUIRE(o.ok());
+      REQUIRE(o.value().has_value());
+      REQUIRE(o.value()->consumed == bytes.size());
+      if (o.value()->refusal) {
+        const FrameRefusal& r = *o.value()->refusal;
+        const bool join_refused = !to_root && ch.to.link == RankLink::Root && r.unauthenticated &&
+                                  is_join_refusal(*r.unauthenticated) &&
+                                  ranks_[ch.to.process].state() == RankState::CheckingIn;
+        if (!join_refused) refused_.push_back(Refused{to_root, ch.to.process, r.reason});
+        // The drivers' rule (tcp_bootstrap.cpp): the root answers a refused join; a rank takes
+        // only that answer, on its root link while checking in.
+        if (to_root && !authenticated_links_.count(ch.to.check_in)) {
+          if (auto back = root_links_.find(ch.to.check_in); back != root_links_.end()) {
+            if (auto answer = join_refusal(r)) push(back->second, encode_frame(*answer));
+            channels_[back->second].pipe.closed = true;
+          }
+          ch.pipe.bytes.clear();  // the root closed the connection: the rest is never read
+          ch.pipe.closed = true;
+          return;
+        }
+        if (join_refused) {
+          opened = *r.unauthenticated;
+        } else {
+          return;
+        }
+      } else {
+        opened = std::move(o.value()->frame);
+        if (to_root) authenticated_links_.insert(ch.to.check_in);
+      }
+    } else {
+      auto decoded = decode_frame(bytes);
+      REQUIRE(decoded.ok());
+      REQUIRE(decoded.value().has_value());
+      opened = std::move(decoded.value()->frame);
+    }
+    const Frame& f = *opened;
+    if (to_root) {
       RootActions a;
       root_->on_frame(ch.to.check_in, f, now_, a);
       apply_root(a);
@@ -238,7 +324,13 @@ class BootstrapWorld {
         } else {
           via = &l.from_prev_reverse;
         }
-        if (*via && !channels_[**via].pipe.closed) channels_[**via].pipe.bytes.push_back(encode_frame(s->frame));
+        if (*via && !channels_[**via].pipe.closed) {
+          const auto& spec = specs_[p];
+          const std::uint32_t to = s->link == RankLink::Root   ? kFromRoot
+                                   : s->link == RankLink::Next ? (spec.rank + 1) % spec.nranks
+                                                               : (spec.rank + spec.nranks - 1) % spec.nranks;
+          push(**via, root_auth_ ? rank_auth_[p].seal(to, s->frame) : encode_frame(s->frame));
+        }
       } else if (auto* c = std::get_if<ConnectNext>(&action)) {
         const std::size_t q = std::stoul(c->address.substr(4));  // "proc<q>:ring"
         l.to_next = open_channel(Endpoint{Endpoint::Kind::Rank, q, RankLink::Prev, 0}, p);
@@ -268,8 +360,11 @@ class BootstrapWorld {
   void apply_root(RootActions& actions) {
     for (auto& action : actions) {
       if (auto* s = std::get_if<RootSend>(&action)) {
-        auto& pipe = channels_[root_links_.at(s->link)].pipe;
-        if (!pipe.closed) pipe.bytes.push_back(encode_frame(s->frame));
+        const int id = root_links_.at(s->link);
+        if (channels_[id].pipe.closed) continue;
+        // Check-in link k is process k's (apply_rank numbers them so).
+        const bool sealed = root_auth_ && s->frame.run_id == 0x5eed;
+        push(id, sealed ? root_auth_->seal(specs_[s->link].rank, s->frame) : encode_frame(s->frame));
       } else if (auto* c = std::get_if<RootClose>(&action)) {
         channels_[root_links_.at(c->link)].pipe.closed = true;
       } else if (auto* f = std::get_if<RootFinished>(&action)) {
@@ -279,6 +374,19 @@ class BootstrapWorld {
   }
 
   static constexpr std::size_t kRootOwner = ~std::size_t{0};
+
+  void push(int channel, std::vector<std::uint8_t> bytes) {
+    sent_.emplace_back(channel, bytes);
+    channels_[channel].pipe.bytes.push_back(std::move(bytes));
+  }
+
+  static constexpr CheckInLink kAttackerLinks = 1U << 20;
+  std::uint32_t attacker_links_ = 0;
+  std::optional<FrameAuth> root_auth_;
+  std::vector<FrameAuth> rank_auth_;
+  std::set<CheckInLink> authenticated_links_;
+  std::vector<std::pair<int, std::vector<std::uint8_t>>> sent_;
+  std::vector<Refused> refused_;
 
   SeededRng rng_;
   Nanos now_{0};

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <variant>
 
+#include "backends/hw/auth/job_key_source.hpp"
 #include "backends/hw/bootstrap/tcp_bootstrap.hpp"
 #include "backends/hw/cuda/zerobuf/window_handle.hpp"
 
@@ -88,6 +89,12 @@ Result<std::unique_ptr<Communicator>> Communicator::create(const CommOptions& o)
   bc.nranks = o.nranks;
   if (o.run_id != 0) bc.run_id = o.run_id;
   bc.timeout = o.bootstrap_timeout;
+  // The job key the launcher gave every rank, or an explicit RAILCHECK_JOB_AUTH=off (which the
+  // bootstrap logs as a warning): docs/security.md.
+  auto key = hw::job_key_from_environment();
+  if (!key) return Error{"zerobuf bootstrap: " + key.error().what, key.error().hint};
+  bc.key = std::move(key.value().key);
+  bc.allow_unauthenticated = key.value().off;
   auto blobs = hw::run_bootstrap(bc, encode(mine));
   if (!blobs) return Error{"zerobuf bootstrap: " + blobs.error().what, blobs.error().hint};
   auto handles = decode_peer_handles(blobs->blobs, o.rank);

@@ -19,7 +19,9 @@
 #include <vector>
 
 #include "engine/bootstrap/bootstrap_codec.hpp"
+#include "engine/bootstrap/frame_auth.hpp"
 #include "engine/core/rng.hpp"
+#include "tests/backends/hw/bootstrap/test_job_key.hpp"
 
 namespace railcheck::hw {
 namespace {
@@ -68,6 +70,7 @@ std::vector<RankRun> ranks(std::uint32_t n, const std::string& root_address, std
     cfg.nranks = n;
     cfg.run_id = seed;
     cfg.timeout = timeout;
+    cfg.key = test_job_key();
     runs.push_back(RankRun{cfg, blob_of(r, size, seed)});
   }
   return runs;
@@ -251,8 +254,9 @@ TEST_CASE("a rank that dies after checking in makes every other rank fail fast",
     pollfd p{pc->fd.get(), POLLOUT, 0};
     REQUIRE(::poll(&p, 1, 2000) == 1);
     REQUIRE(connect_errno(pc->fd) == 0);
-    const auto frame =
-        bootstrap::encode_frame(bootstrap::Frame{runs[2].cfg.run_id, bootstrap::CheckIn{2, 3, 16, "127.0.0.1:9"}});
+    bootstrap::FrameAuth rank2(test_job_key(), runs[2].cfg.run_id, 2, 0xdead);
+    const auto frame = rank2.seal(bootstrap::kFromRoot,
+                                  bootstrap::Frame{runs[2].cfg.run_id, bootstrap::CheckIn{2, 3, 16, "127.0.0.1:9"}});
     REQUIRE(::write(pc->fd.get(), frame.data(), frame.size()) == static_cast<ssize_t>(frame.size()));
   }  // closed here
   const auto t0 = Clock::now();
@@ -279,6 +283,7 @@ TEST_CASE("a rank that never starts makes the others time out naming it", "[hw][
 TEST_CASE("bad configurations are one clear error, not a hang", "[hw][bootstrap]") {
   BootstrapConfig cfg;
   cfg.root_address = "localhost:29500";
+  cfg.key = test_job_key();
   auto r = run_bootstrap(cfg, std::vector<std::uint8_t>{1});
   REQUIRE_FALSE(r.ok());
   CHECK_THAT(r.error().what, Contains("bad socket address \"localhost:29500\""));
@@ -301,7 +306,9 @@ TEST_CASE("a rank with another run id is told so", "[hw][bootstrap]") {
   runs[1].cfg.run_id = 99;
   const auto results = run_threads(runs, root);
   REQUIRE_FALSE(results[1].ok());
-  CHECK_THAT(results[1].error().what, Contains("(wrong run id): run id 0x0000000000000063 is not this root's run"));
+  // The root refuses its check-in before the run sees it (frame_auth.hpp: another run).
+  CHECK_THAT(results[1].error().what, Contains("(wrong run id): the root refused this check-in (other run): rank 1's "
+                                               "frame belongs to run 0x0000000000000063, this is run 0x0000000000000006"));
   REQUIRE_FALSE(results[0].ok());  // its partner never checked in
   CHECK_THAT(results[0].error().what, Contains("timeout"));
 }
