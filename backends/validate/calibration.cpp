@@ -59,6 +59,14 @@ Result<LabLink> calibrate(const conform::NetnsLab& lab, const std::string& provi
       link.transport_rto = Nanos{std::stoll(v.value()) * 1000};
     } catch (const std::exception&) {
     }
+  // The neighbour (ARP) resolution retry, as the lab's namespaces have it.
+  link.neighbour_retry = ms(1000);
+  if (auto v = conform::run_ip(
+          {"netns", "exec", lab.side(0).netns, "cat", "/proc/sys/net/ipv4/neigh/default/retrans_time_ms"}))
+    try {
+      link.neighbour_retry = ms(std::stoll(v.value()));
+    } catch (const std::exception&) {
+    }
   return link;
 }
 

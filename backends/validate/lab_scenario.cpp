@@ -112,6 +112,66 @@ conform::LabFault lab_faults(const Scenario& sc, std::vector<std::string>& chang
 
 }  // namespace
 
+FaultProfile lab_link_outages(const FaultProfile& faults, const HaTunables& engine, const LabLink& link,
+                              std::vector<std::string>& changes) {
+  FaultProfile out = faults;
+  if (link.neighbour_retry <= Nanos{0}) return out;
+  // Every outage that ends, per link, in time order: a flap is its `count` downs.
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<std::pair<Nanos, Nanos>>> outages;
+  std::vector<LinkDown> kept;  // downs for good stay as they are
+  for (const auto& d : faults.downs) {
+    if (d.until)
+      outages[{d.link.rank, d.link.rail}].emplace_back(d.at, *d.until);
+    else
+      kept.push_back(d);
+  }
+  for (const auto& f : faults.flaps)
+    for (std::uint32_t i = 0; i < f.count; ++i) {
+      const Nanos down = f.start + f.period * static_cast<std::int64_t>(i);
+      outages[{f.link.rank, f.link.rail}].emplace_back(down, down + f.down_for);
+    }
+  out.downs = kept;
+  out.flaps.clear();
+  std::uint32_t moved = 0;
+  Nanos moved_by{0};
+  for (auto& [end, list] : outages) {
+    std::sort(list.begin(), list.end());
+    std::vector<std::pair<Nanos, Nanos>> merged;
+    for (auto [down, up] : list) {
+      // Something is sent on the dead rail: a probe (liveness on) or TCP's retransmission (the
+      // outage outlasts its timeout). Then the return waits for the next neighbour retry.
+      const bool sends_while_down = engine.liveness || (link.transport_rto > Nanos{0} && up - down > link.transport_rto);
+      if (sends_while_down) {
+        const auto retries = (up - down + link.neighbour_retry - Nanos{1}) / link.neighbour_retry;
+        const Nanos back = down + link.neighbour_retry * std::max<std::int64_t>(1, retries);
+        if (back > up) {
+          ++moved;
+          moved_by = std::max(moved_by, back - up);
+        }
+        up = back;
+      }
+      if (!merged.empty() && down <= merged.back().second)
+        merged.back().second = std::max(merged.back().second, up);
+      else
+        merged.emplace_back(down, up);
+    }
+    for (const auto& [down, up] : merged) {
+      LinkDown d;
+      d.link = LinkRef{end.first, end.second};
+      d.at = down;
+      d.until = up;
+      out.downs.push_back(d);
+    }
+  }
+  if (moved > 0)
+    changes.push_back(fmt::format(
+        "{} link return(s) moved up to {:.0f} ms later: a side sends on the dead rail ({}), so the peer's neighbour "
+        "entry waits for the kernel's next resolution retry (every {:.0f} ms) after the link is back",
+        moved, to_millis(moved_by), engine.liveness ? "the liveness probes" : "TCP's retransmission",
+        to_millis(link.neighbour_retry)));
+  return out;
+}
+
 void apply_lab_link(NicPreset& nic, const LabLink& link) {
   nic.name = "lab-veth-tcp";
   nic.description = "the netns lab's veth rail under tcp;ofi_rxm (calibrated)";
@@ -193,6 +253,8 @@ Result<LabScenario> lab_version(const Scenario& sc, const LabLink& link) {
   p.spec.max_group = 1;
   p.tunables = sc.engine;
   p.fault = lab_faults(sc, out.changes);
+  // The lab makes the file's outages; the sim models how its rails live them.
+  out.sim.faults = lab_link_outages(sc.faults, sc.engine, link, out.changes);
   out.changes.push_back(fmt::format(
       "the lab's clock starts after {} warm-up messages (its provider's set-up; the sim's stream starts connected)",
       p.warmup));

@@ -37,7 +37,22 @@ struct LabLink {
   // TCP's minimum retransmission timeout in the lab's namespaces (net.ipv4.tcp_rto_min_us, 200 ms
   // unless changed): what a lost packet of the lab's stream waits before it goes again.
   Nanos transport_rto{};
+  // How often the kernel retries an unanswered neighbour (ARP) resolution (the namespace's
+  // net.ipv4.neigh.default.retrans_time_ms, 1 s unless changed). A link's carrier loss flushes its
+  // neighbour entries; a side that sends on the rail while it is down (the liveness probes do,
+  // every few ms) leaves an entry whose solicitation was dropped, and its traffic to the peer then
+  // waits for the next retry: the rail carries traffic again only at the down instant plus a
+  // whole number of these, however short the outage (measured: docs/validation.md).
+  Nanos neighbour_retry{};
 };
+
+// The scenario's link outages as the lab's rails live them: where a side sends during an outage
+// (the liveness detector's probes do; with it off, TCP's own retransmission does once the outage
+// outlasts `link.transport_rto`), the link's return moves to the next neighbour retry after it
+// (LabLink::neighbour_retry), flaps whose returns reach the next down merged into one outage.
+// Returns the changed profile and says what moved in `changes`.
+FaultProfile lab_link_outages(const FaultProfile& faults, const HaTunables& engine, const LabLink& link,
+                              std::vector<std::string>& changes);
 
 // ofi_rxm's eager size (FI_OFI_RXM_BUFFER_SIZE, 16 KiB by default): larger messages go by
 // rendezvous, and with those libfabric 1.17.0 (Debian 12) crashes in fi_close of the receiving

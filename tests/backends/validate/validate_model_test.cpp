@@ -299,3 +299,68 @@ TEST_CASE("validate model: a connection the engine ended is an outcome both driv
     CHECK(s.hardware_outcome == "hung");
   }
 }
+
+TEST_CASE("validate model: a rail the sides sent on while it was down returns at the next neighbour retry",
+          "[validate]") {
+  LabLink link = calibrated();
+  link.neighbour_retry = ms(1000);
+  FaultProfile f;
+  LinkDown blip;
+  blip.link = LinkRef{0, 0};
+  blip.at = ms(20);
+  blip.until = ms(30);
+  f.downs.push_back(blip);
+  LinkDown dies;  // a link that never returns is left alone
+  dies.link = LinkRef{0, 1};
+  dies.at = ms(500);
+  f.downs.push_back(dies);
+  std::vector<std::string> changes;
+  SECTION("liveness on: the probes go out during the outage, so the return waits for the retry") {
+    HaTunables t;
+    t.liveness = true;
+    const FaultProfile out = lab_link_outages(f, t, link, changes);
+    REQUIRE(out.downs.size() == 2);
+    CHECK(out.downs[0].until == std::nullopt);
+    CHECK(out.downs[1].at == ms(20));
+    CHECK(out.downs[1].until == ms(1020));
+    CHECK(changes.size() == 1);
+  }
+  SECTION("liveness off and an outage shorter than TCP's retransmission: nothing is sent, nothing moves") {
+    HaTunables t;
+    t.liveness = false;
+    const FaultProfile out = lab_link_outages(f, t, link, changes);
+    REQUIRE(out.downs.size() == 2);
+    CHECK(out.downs[1].until == ms(30));
+    CHECK(changes.empty());
+  }
+  SECTION("liveness off, an outage past TCP's retransmission: the retry grid again (1.5 s -> 2 s)") {
+    HaTunables t;
+    t.liveness = false;
+    f.downs[0].until = ms(1520);
+    const FaultProfile out = lab_link_outages(f, t, link, changes);
+    CHECK(out.downs[1].until == ms(2020));
+  }
+  SECTION("flaps whose returns reach the next down merge into one outage") {
+    HaTunables t;
+    t.liveness = true;
+    FaultProfile g;
+    LinkFlap fl;
+    fl.link = LinkRef{0, 0};
+    fl.start = ms(20);
+    fl.period = ms(50);
+    fl.down_for = ms(10);
+    fl.count = 5;
+    g.flaps.push_back(fl);
+    const FaultProfile out = lab_link_outages(g, t, link, changes);
+    CHECK(out.flaps.empty());
+    REQUIRE(out.downs.size() == 1);
+    CHECK(out.downs[0].at == ms(20));
+    CHECK(out.downs[0].until == ms(1220));  // the last down (220 ms) plus one retry
+  }
+  SECTION("no retry measured: the profile as the file has it") {
+    link.neighbour_retry = Nanos{0};
+    HaTunables t;
+    const FaultProfile out = lab_link_outages(f, t, link, changes);
+    CHECK(out.downs[0].until == ms(30));
+  }
+}
