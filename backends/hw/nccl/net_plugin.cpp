@@ -5,30 +5,19 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "backends/hw/auth/job_key_source.hpp"
 #include "backends/hw/nccl/plugin_log.hpp"
 
 namespace railcheck::nccl {
 
 namespace {
 
-// ofi_rxm sends a message of up to FI_OFI_RXM_BUFFER_SIZE (16 KiB by default) eagerly, up to
-// FI_OFI_RXM_SAR_LIMIT in segments, larger ones by rendezvous; each protocol above eager needs
-// more turns of both sides' progress, and NCCL's 32-128 KiB steps paid them (issue 42: 64 KiB
-// eager took sendrecv 256 KiB from 313 to 178 us, Socket 179, 2xH200). Not the default: rxm's
-// receive buffers are that size each, and the plugin's 3-rank threads test went from 9 GB to
-// over 22 GB (killed by the OOM killer). rxm reads the variable when libfabric starts (our first
-// fi_getinfo), so it is set before that, and never over a value the user gave, as aws-ofi-nccl
-// sets its provider's variables. What is in force, for the log.
-std::string set_rxm_eager_size(const PluginConfig& c) {
-  constexpr const char* kVar = "FI_OFI_RXM_BUFFER_SIZE";
-  if (c.provider.find("ofi_rxm") == std::string::npos) return {};
-  if (const char* user = std::getenv(kVar); user != nullptr)
-    return fmt::format("{}={} (from the environment)", kVar, user);
-  if (c.rxm_eager_bytes == 0) return fmt::format("{} unset (ofi_rxm's default)", kVar);
-  ::setenv(kVar, std::to_string(c.rxm_eager_bytes).c_str(), 0);
-  // A process that started libfabric before NCCL loaded us keeps the size it started with.
-  return fmt::format("{}={} (HA_NCCL_RXM_EAGER_BYTES; in force if libfabric starts after this)", kVar,
-                     c.rxm_eager_bytes);
+// rxm reads its variables when libfabric starts (our first fi_getinfo), so they are set before
+// that (rxm_sizes in plugin_config.hpp says which and why). A process that started libfabric
+// before NCCL loaded us keeps the sizes it started with.
+std::string set_rxm_sizes(const RxmSizes& sizes) {
+  for (const auto& [var, value] : sizes.set) ::setenv(var.c_str(), value.c_str(), 0);
+  return sizes.note.empty() ? std::string{} : sizes.note + " (in force if libfabric starts after this)";
 }
 
 }  // namespace
@@ -47,11 +36,25 @@ nccl_abi::Result NetPlugin::init(nccl_abi::Logger logger) {
       auto cfg = read_plugin_config([](const char* n) { return std::getenv(n); }, ha_variable_names());
       if (!cfg) return cfg.error();
       config_ = std::move(cfg).value();
+      // The same key the launcher gives the bootstrap (docs/security.md): read once, never logged.
+      auto key = hw::job_key_from_environment();
+      if (!key) return key.error();
+      key_ = std::move(key.value().key);
+      if (key.value().off) {
+        plugin_log().warn("{}: control messages between ranks are NOT authenticated: any process that can reach a "
+                          "rail can inject, alter or replay them (docs/security.md)",
+                          key.value().source);
+      } else {
+        plugin_log().info("control messages authenticated (HMAC-SHA-256) with the job key from {}",
+                          key.value().source);
+      }
       const char* fault_text = std::getenv(std::string(kFaultVariable).c_str());
       auto fault = parse_fault_plan(fault_text != nullptr ? fault_text : "");
       if (!fault) return fault.error();
       fault_ = fault.value();
-      rxm_eager_ = set_rxm_eager_size(config_);
+      const RxmSizes sizes = rxm_sizes(config_, [](const char* n) { return std::getenv(n); });
+      staged_bytes_ = sizes.staged_bytes;
+      rxm_eager_ = set_rxm_sizes(sizes);
       const auto addresses = rail_addresses_of(config_, 0);
       auto facts = query_provider(config_.provider, addresses.empty() ? std::string{} : addresses[0]);
       if (!facts) return facts.error();
@@ -78,10 +81,10 @@ nccl_abi::Result NetPlugin::init(nccl_abi::Logger logger) {
                         auto_data_progress_ ? "honoured (the provider progresses data on its own)"
                                             : "completed normally (the provider needs progress calls)");
       plugin_log().info("staged sends: {}; background progress: {}",
-                        background_ && config_.stage_bytes > 0
+                        background_ && staged_bytes_ > 0
                             ? fmt::format("up to {} B complete once sent (copies kept for replay until acked, on "
                                           "providers with delivery acks)",
-                                          config_.stage_bytes)
+                                          staged_bytes_)
                             : std::string("off (every send waits for its delivery ack)"),
                         background_ ? fmt::format("every {} us for comms NCCL is not calling", config_.progress_us)
                                     : std::string("off"));
@@ -120,10 +123,11 @@ FabricOptions NetPlugin::options_for(std::uint32_t group) const {
   o.rails = config_.rails_per_group;
   o.rail_addresses = rail_addresses_of(config_, group);
   o.tunables = config_.engine;
+  o.key = key_;
   // Staging needs the background thread: a staged send NCCL was told is done may still need a
   // replay after NCCL's last call (background_progress.hpp).
   if (background_) {
-    o.staged_send_bytes = config_.stage_bytes;
+    o.staged_send_bytes = staged_bytes_;
     o.staged_send_slots = config_.max_requests;
   }
   return o;
@@ -189,7 +193,9 @@ nccl_abi::Result NetPlugin::connect(int dev, void* handle, void** send_comm) {
   PendingConnect& p = it->second;
   p.conn->progress();
   if (p.conn->failed()) {
-    plugin_log().warn("connect on {} failed: the peer never answered on the primary rail", devices_[p.group].name);
+    plugin_log().warn("connect on {} failed: the peer never answered on the primary rail (a peer with another job "
+                      "key refuses every message: compare RAILCHECK_JOB_KEY_FILE on both ranks)",
+                      devices_[p.group].name);
     pending_.erase(it);
     return nccl_abi::kRemoteError;
   }
@@ -208,6 +214,15 @@ nccl_abi::Result NetPlugin::accept(void* listen_comm, void** recv_comm) {
     return nccl_abi::kInvalidUsage;
   }
   l->conn->progress();
+  if (!l->refusal_logged && l->conn->control_refused() > 0) {
+    // Before a comm exists: a connector with another key (or a forger) is refused here.
+    const ConnectionStats st = l->conn->stats();
+    {
+      l->refusal_logged = true;
+      plugin_log().warn("listen comm on {}: refused a control message ({}); dropped, still accepting",
+                        devices_[l->group].name, st.first_control_refusal);
+    }
+  }
   if (l->conn->failed()) {
     plugin_log().warn("accept on {} failed: the connection broke during the handshake", devices_[l->group].name);
     return nccl_abi::kRemoteError;

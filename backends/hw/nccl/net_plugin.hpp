@@ -30,6 +30,7 @@
 #include "backends/hw/nccl/net_comm.hpp"
 #include "backends/hw/nccl/plugin_config.hpp"
 #include "backends/hw/nccl/striped_connection.hpp"
+#include "engine/auth/job_key.hpp"
 
 namespace railcheck::nccl {
 
@@ -37,6 +38,7 @@ namespace railcheck::nccl {
 struct ListenComm {
   std::uint32_t group = 0;
   std::unique_ptr<StripedConnection> conn;
+  bool refusal_logged = false;  // a control message failed its MAC during the handshake
 };
 
 class NetPlugin {
@@ -73,9 +75,13 @@ class NetPlugin {
   bool initialized_ = false;
   std::optional<Error> init_error_;
   PluginConfig config_;
+  // The job key every connection's control messages are sealed with (issue 46); unset only
+  // with RAILCHECK_JOB_AUTH=off, which init logs as a warning.
+  std::optional<auth::JobKey> key_;
   std::optional<FaultPlan> fault_;
   bool auto_data_progress_ = false;
-  std::string rxm_eager_;  // what init set of ofi_rxm's eager size (set_rxm_eager_size), for the log
+  std::string rxm_eager_;       // what init set of ofi_rxm's sizes (set_rxm_sizes), for the log
+  std::uint32_t staged_bytes_ = 0;  // HA_NCCL_STAGE_BYTES as it applies (rxm_sizes)
   std::vector<DeviceProperties> devices_;
   std::map<void*, PendingConnect> pending_;
   std::uint64_t next_serial_ = 0;

@@ -2,8 +2,10 @@
 
 #include <arpa/inet.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <netinet/in.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdlib>
@@ -33,11 +35,14 @@ constexpr std::array kTable = {
                       "outstanding requests per comm (NCCL_NET_MAX_REQUESTS is 32); more wait"},
     PluginSettingInfo{"HA_NCCL_STAGE_BYTES", "bytes", "131072", 0, 4194304,
                       "sends up to this size complete once their bytes left, from a copy kept for replay until "
-                      "acknowledged (providers with delivery acks: tcp;ofi_rxm); 0 = every send waits for its ack"},
+                      "acknowledged (providers with delivery acks: tcp;ofi_rxm; at most ofi_rxm's SAR limit in force); "
+                      "0 = every send waits for its ack"},
     PluginSettingInfo{"HA_NCCL_RXM_EAGER_BYTES", "bytes", "0", 0, 1048576,
-                      "ofi_rxm's eager message size (FI_OFI_RXM_BUFFER_SIZE, set before libfabric starts unless the "
-                      "environment sets it; 65536 took NCCL's 32-256 KiB steps to Socket's time, but ofi_rxm's "
-                      "buffer memory grows with it); 0 = ofi_rxm's own default (16 KiB)"},
+                      "on ofi_rxm: its eager size and its SAR limit (FI_OFI_RXM_BUFFER_SIZE, FI_OFI_RXM_SAR_LIMIT, "
+                      "set before libfabric starts unless the environment sets them): larger messages go by "
+                      "zero-copy rendezvous, and staged sends stop at this size. 65536 was the fastest setting "
+                      "measured (2xH100, issue 42), at 4x ofi_rxm's receive-buffer memory; 0 = ofi_rxm's own sizes "
+                      "(16 KiB eager, 128 KiB SAR)"},
     PluginSettingInfo{"HA_NCCL_STREAMS", "count", "1", 1, 3,
                       "connections (streams) per comm, each a whole HA connection; a message above "
                       "HA_NCCL_STRIPE_BYTES is cut across them, the tails moved by a thread per comm, as NCCL's "
@@ -163,6 +168,30 @@ std::vector<std::string> rail_addresses_of(const PluginConfig& c, std::uint32_t 
   if (n == c.rails_per_group) return c.rail_addresses;
   const auto first = c.rail_addresses.begin() + static_cast<std::ptrdiff_t>(group * c.rails_per_group);
   return {first, first + c.rails_per_group};
+}
+
+RxmSizes rxm_sizes(const PluginConfig& c, const EnvLookup& lookup) {
+  RxmSizes out;
+  out.staged_bytes = c.stage_bytes;
+  if (c.provider.find("ofi_rxm") == std::string::npos) return out;
+  std::vector<std::string> notes;
+  std::uint32_t sar_limit = kRxmDefaultSarLimit;
+  for (const char* var : {"FI_OFI_RXM_BUFFER_SIZE", "FI_OFI_RXM_SAR_LIMIT"}) {
+    const bool sar = std::string_view{var} == "FI_OFI_RXM_SAR_LIMIT";
+    if (const char* user = lookup(var); user != nullptr) {
+      notes.push_back(fmt::format("{}={} (from the environment)", var, user));
+      if (sar) sar_limit = static_cast<std::uint32_t>(std::strtoul(user, nullptr, 10));
+    } else if (c.rxm_eager_bytes > 0) {
+      out.set.emplace_back(var, std::to_string(c.rxm_eager_bytes));
+      notes.push_back(fmt::format("{}={} (HA_NCCL_RXM_EAGER_BYTES)", var, c.rxm_eager_bytes));
+      if (sar) sar_limit = c.rxm_eager_bytes;
+    } else {
+      notes.push_back(fmt::format("{} unset (ofi_rxm's default)", var));
+    }
+  }
+  out.staged_bytes = std::min(c.stage_bytes, sar_limit);
+  out.note = fmt::format("{}; staged sends up to {} B", fmt::join(notes, ", "), out.staged_bytes);
+  return out;
 }
 
 std::vector<std::string> ha_variable_names() {

@@ -13,6 +13,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "engine/core/result.hpp"
@@ -56,6 +57,25 @@ Result<PluginConfig> read_plugin_config(const EnvLookup& lookup, std::span<const
 // holds one address for every rail, one per rail of a group (shared by all groups), or one per
 // rail of every group, group 0 first.
 std::vector<std::string> rail_addresses_of(const PluginConfig& c, std::uint32_t group);
+
+// ofi_rxm's protocol sizes as the plugin sets them (issue 42). rxm sends a message eagerly up
+// to FI_OFI_RXM_BUFFER_SIZE (through bounce buffers on both sides), in segments up to
+// FI_OFI_RXM_SAR_LIMIT (through the same bounce buffers), and by rendezvous above (the receiver
+// reads straight from the sender's registered buffer: no copy, more turns). With
+// HA_NCCL_RXM_EAGER_BYTES = N the plugin sets both to N: above the eager size every message
+// goes by rendezvous, none by SAR (measured on 2xH100: the best of the variants at every size,
+// docs/benchmarks.md 2026-11-28). A variable the environment already sets is left alone, as
+// aws-ofi-nccl leaves its provider's. Staged sends (HA_NCCL_STAGE_BYTES) are then capped at the
+// SAR limit in force: a send up to it completes in rxm once its bytes are in the socket, so a
+// staged copy lets it complete before the delivery ack; a rendezvous send completes only after
+// the receiver has read it, where the copy buys little.
+struct RxmSizes {
+  std::vector<std::pair<std::string, std::string>> set;  // variables to set before libfabric starts
+  std::uint32_t staged_bytes = 0;                         // HA_NCCL_STAGE_BYTES as it applies
+  std::string note;                                       // what is in force, for the log
+};
+constexpr std::uint32_t kRxmDefaultSarLimit = 131072;  // libfabric 1.17 prov/rxm: 8 x 16 KiB
+RxmSizes rxm_sizes(const PluginConfig& c, const EnvLookup& lookup);
 
 // Names of the process environment's HA_NCCL_* variables (from environ).
 std::vector<std::string> ha_variable_names();

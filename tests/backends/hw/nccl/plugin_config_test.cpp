@@ -144,3 +144,48 @@ TEST_CASE("issue 42's settings: staged sends, background progress and ofi_rxm's 
   REQUIRE_FALSE(big.ok());
   CHECK_THAT(big.error().message(), Catch::Contains("0 .. 4194304"));
 }
+
+TEST_CASE("streams per comm and the stripe size are read with their ranges", "[nccl][config][stripe]") {
+  auto d = read({});
+  REQUIRE(d.ok());
+  CHECK(d->streams == 1);  // Socket's own choice on a host whose NIC has no cloud vendor id
+  CHECK(d->stripe_bytes == 65536);
+  auto c = read({{"HA_NCCL_STREAMS", "3"}, {"HA_NCCL_STRIPE_BYTES", "262144"}});
+  REQUIRE(c.ok());
+  CHECK(c->streams == 3);
+  CHECK(c->stripe_bytes == 262144);
+  auto four = read({{"HA_NCCL_STREAMS", "4"}});
+  REQUIRE_FALSE(four.ok());
+  CHECK_THAT(four.error().message(), Catch::Contains("1 .. 3"));  // three handles fill NCCL's 128 bytes
+}
+
+TEST_CASE("HA_NCCL_RXM_EAGER_BYTES sets ofi_rxm's eager size and SAR limit and caps staging at the SAR limit",
+          "[nccl][config]") {
+  const auto none = [](const char*) -> const char* { return nullptr; };
+  // rxm's own sizes: nothing set, staging up to rxm's 128 KiB SAR limit.
+  auto d = read({});
+  REQUIRE(d.ok());
+  const RxmSizes own = rxm_sizes(d.value(), none);
+  CHECK(own.set.empty());
+  CHECK(own.staged_bytes == 131072);
+  // 64 KiB: no SAR left (rendezvous above the eager size), staging up to 64 KiB.
+  auto c = read({{"HA_NCCL_RXM_EAGER_BYTES", "65536"}});
+  REQUIRE(c.ok());
+  const RxmSizes set = rxm_sizes(c.value(), none);
+  using Var = std::pair<std::string, std::string>;
+  CHECK(set.set == std::vector<Var>{{"FI_OFI_RXM_BUFFER_SIZE", "65536"}, {"FI_OFI_RXM_SAR_LIMIT", "65536"}});
+  CHECK(set.staged_bytes == 65536);
+  // A variable the environment sets is left alone, and its SAR limit is the one that caps staging.
+  const RxmSizes user = rxm_sizes(c.value(), [](const char* n) -> const char* {
+    return std::string_view{n} == "FI_OFI_RXM_SAR_LIMIT" ? "32768" : nullptr;
+  });
+  CHECK(user.set == std::vector<Var>{{"FI_OFI_RXM_BUFFER_SIZE", "65536"}});
+  CHECK(user.staged_bytes == 32768);
+  CHECK_THAT(user.note, Catch::Contains("FI_OFI_RXM_SAR_LIMIT=32768 (from the environment)"));
+  // Not rxm: nothing of rxm's, staging as configured.
+  auto shm = read({{"HA_NCCL_PROVIDER", "shm"}, {"HA_NCCL_RXM_EAGER_BYTES", "65536"}});
+  REQUIRE(shm.ok());
+  const RxmSizes s = rxm_sizes(shm.value(), none);
+  CHECK(s.set.empty());
+  CHECK(s.staged_bytes == 131072);
+}

@@ -361,6 +361,29 @@ TEST_CASE("a primary rail cut mid-run fails over with every message intact over 
   ::unsetenv("HA_NCCL_CONTROL_TIMEOUT_MS");
 }
 
+// Three streams per comm, messages above 4 KiB cut across them (striped_connection.hpp): the
+// handle carries the listener's layout to the other process, grouped receives post their tails
+// once the heads are in, and the fault cuts rail 0 of every stream.
+TEST_CASE("two processes exchange tagged grouped messages over three tcp-rxm streams", "[nccl][harness][stripe]") {
+  ::setenv("HA_NCCL_STREAMS", "3", 1);
+  ::setenv("HA_NCCL_STRIPE_BYTES", "4096", 1);
+  run_pair(Scenario{.provider = "tcp;ofi_rxm", .version = 11, .sizes = kTcpSizes});
+  ::unsetenv("HA_NCCL_STREAMS");
+  ::unsetenv("HA_NCCL_STRIPE_BYTES");
+}
+
+TEST_CASE("a primary rail cut mid-run fails over with every message intact over three tcp-rxm streams",
+          "[nccl][harness][stripe]") {
+  ::setenv("HA_NCCL_STREAMS", "3", 1);
+  ::setenv("HA_NCCL_STRIPE_BYTES", "4096", 1);
+  ::setenv("HA_NCCL_CONTROL_TIMEOUT_MS", "10000", 1);
+  run_pair(
+      Scenario{.provider = "tcp;ofi_rxm", .version = 11, .fault = "cut-primary-after-msgs=30", .sizes = kTcpSizes});
+  ::unsetenv("HA_NCCL_CONTROL_TIMEOUT_MS");
+  ::unsetenv("HA_NCCL_STREAMS");
+  ::unsetenv("HA_NCCL_STRIPE_BYTES");
+}
+
 TEST_CASE("a primary rail cut mid-run fails over with every message intact over shm", "[nccl][harness]") {
   run_pair(Scenario{.provider = "shm", .version = 11, .fault = "cut-primary-after-msgs=30"});
 }

@@ -19,19 +19,19 @@ using namespace railcheck::nccl;
 
 namespace {
 
-constexpr const char* kProvider = "tcp;ofi_rxm";
+constexpr const char* kStripedProvider = "tcp;ofi_rxm";
 
-bool provider_usable() {
-  if (auto ok = fabric::query_provider(kProvider, "127.0.0.1"); !ok) {
-    WARN("provider " << kProvider << " is not usable here: " << ok.error().message());
+bool striped_provider_usable() {
+  if (auto ok = fabric::query_provider(kStripedProvider, "127.0.0.1"); !ok) {
+    WARN("provider " << kStripedProvider << " is not usable here: " << ok.error().message());
     return false;
   }
   return true;
 }
 
-FabricOptions options(std::size_t staged_bytes) {
+FabricOptions striped_options(std::size_t staged_bytes) {
   FabricOptions o;
-  o.provider = kProvider;
+  o.provider = kStripedProvider;
   o.rails = 2;
   o.rail_addresses.assign(2, "127.0.0.1");
   o.staged_send_bytes = staged_bytes;
@@ -41,16 +41,16 @@ FabricOptions options(std::size_t staged_bytes) {
   return o;
 }
 
-struct Pair {
+struct StripedPair {
   std::unique_ptr<StripedConnection> tx, rx;
   std::vector<std::uint8_t> handle;
 };
 
-Pair open_pair(const StripeLayout& layout, std::size_t staged_bytes = 0) {
-  Pair p;
-  auto rx = StripedConnection::listen(options(staged_bytes), layout, p.handle);
+StripedPair open_striped_pair(const StripeLayout& layout, std::size_t staged_bytes = 0) {
+  StripedPair p;
+  auto rx = StripedConnection::listen(striped_options(staged_bytes), layout, p.handle);
   REQUIRE(rx.ok());
-  auto tx = StripedConnection::connect(options(staged_bytes), p.handle);
+  auto tx = StripedConnection::connect(striped_options(staged_bytes), p.handle);
   REQUIRE(tx.ok());
   p.rx = std::move(rx).value();
   p.tx = std::move(tx).value();
@@ -64,12 +64,12 @@ Pair open_pair(const StripeLayout& layout, std::size_t staged_bytes = 0) {
 }
 
 // Message k's byte j: unique enough that a chunk landing in the wrong place, or twice, shows.
-std::uint8_t stamp(std::size_t k, std::size_t j) { return static_cast<std::uint8_t>(k * 131 + j * 7 + (j >> 12)); }
+std::uint8_t striped_stamp(std::size_t k, std::size_t j) { return static_cast<std::uint8_t>(k * 131 + j * 7 + (j >> 12)); }
 
 // Sends `sizes` in order with up to `window` in flight, each into a receive buffer of `posted`
 // bytes, and checks every size and byte; `on_sent(k)` runs after message k was posted.
 template <class OnSent>
-void exchange(Pair& p, const std::vector<std::size_t>& sizes, std::size_t posted, std::size_t window, OnSent on_sent) {
+void striped_exchange(StripedPair& p, const std::vector<std::size_t>& sizes, std::size_t posted, std::size_t window, OnSent on_sent) {
   const std::size_t largest = *std::max_element(sizes.begin(), sizes.end());
   std::vector<std::vector<std::uint8_t>> out(window, std::vector<std::uint8_t>(std::max<std::size_t>(largest, 1)));
   std::vector<std::vector<std::uint8_t>> in(window, std::vector<std::uint8_t>(posted));
@@ -92,7 +92,7 @@ void exchange(Pair& p, const std::vector<std::size_t>& sizes, std::size_t posted
       auto r = p.rx->irecv(data, size, tag, m);
       REQUIRE(r.ok());
       recvs.emplace_back(next, r.value());
-      for (std::size_t j = 0; j < sizes[next]; ++j) out[w][j] = stamp(next, j);
+      for (std::size_t j = 0; j < sizes[next]; ++j) out[w][j] = striped_stamp(next, j);
       auto s = p.tx->isend(out[w].data(), sizes[next], 7, smr[w]);
       REQUIRE(s.ok());
       sends.emplace_back(next, s.value());
@@ -121,7 +121,7 @@ void exchange(Pair& p, const std::vector<std::size_t>& sizes, std::size_t posted
       REQUIRE(r->sizes == std::vector<std::size_t>{sizes[k]});
       for (std::size_t j = 0; j < sizes[k]; ++j) {
         INFO("message " << k << " of " << sizes[k] << " bytes, byte " << j);
-        REQUIRE(in[k % window][j] == stamp(k, j));
+        REQUIRE(in[k % window][j] == striped_stamp(k, j));
       }
       recvs.pop_front();
       ++received;
@@ -143,7 +143,7 @@ void exchange(Pair& p, const std::vector<std::size_t>& sizes, std::size_t posted
   }
 }
 
-std::uint32_t u32_at(const std::vector<std::uint8_t>& h, std::size_t at) {
+std::uint32_t handle_u32_at(const std::vector<std::uint8_t>& h, std::size_t at) {
   return std::uint32_t{h[at]} | std::uint32_t{h[at + 1]} << 8 | std::uint32_t{h[at + 2]} << 16 |
          std::uint32_t{h[at + 3]} << 24;
 }
@@ -152,32 +152,32 @@ std::uint32_t u32_at(const std::vector<std::uint8_t>& h, std::size_t at) {
 
 TEST_CASE("a one-stream handle is a plain connection handle and a striped one carries its layout",
           "[nccl][stripe][threads]") {
-  if (!provider_usable()) return;
-  Pair one = open_pair(StripeLayout{1, 65536});
+  if (!striped_provider_usable()) return;
+  StripedPair one = open_striped_pair(StripeLayout{1, 65536});
   REQUIRE(one.handle.size() == kHandleMaxSize);
   for (std::size_t i = kHandleWireSize; i < kHandleMaxSize; ++i) REQUIRE(one.handle[i] == 0);
   CHECK(one.tx->layout().streams == 1);
 
   // The connecting side takes the listener's layout from the handle.
-  Pair three = open_pair(StripeLayout{3, 8192});
+  StripedPair three = open_striped_pair(StripeLayout{3, 8192});
   CHECK(three.handle[kStreamCountOffset] == 3);
-  CHECK(u32_at(three.handle, kStripeBytesOffset) == 8192);
+  CHECK(handle_u32_at(three.handle, kStripeBytesOffset) == 8192);
   CHECK(three.tx->layout().streams == 3);
   CHECK(three.tx->layout().min_bytes == 8192);
 }
 
 TEST_CASE("striped and unstriped messages arrive whole and in order over three streams", "[nccl][stripe][threads]") {
-  if (!provider_usable()) return;
-  Pair p = open_pair(StripeLayout{3, 4096}, 65536);
+  if (!striped_provider_usable()) return;
+  StripedPair p = open_striped_pair(StripeLayout{3, 4096}, 65536);
   // Around the stripe size, chunks that are eager, segmented and rendezvous in ofi_rxm, and a
   // message whose tails are empty; each into a receive larger than the message.
   const std::vector<std::size_t> sizes = {0,     100,   4096,   4097,    4100,    9000,          12289,
                                           70000, 65536, 200003, 1 << 20, 100,     (1 << 20) + 3, 8};
-  exchange(p, sizes, (1 << 20) + 4096, 1, [](std::size_t) {});
+  striped_exchange(p, sizes, (1 << 20) + 4096, 1, [](std::size_t) {});
   // The same with eight in flight: tails are posted in the order their heads arrive.
   std::vector<std::size_t> many;
   for (int rep = 0; rep < 3; ++rep) many.insert(many.end(), sizes.begin(), sizes.end());
-  exchange(p, many, (1 << 20) + 4096, 8, [](std::size_t) {});
+  striped_exchange(p, many, (1 << 20) + 4096, 8, [](std::size_t) {});
   INFO("sender: " << p.tx->stats().first_failover_why << "; receiver: " << p.rx->stats().first_failover_why);
   CHECK(p.tx->failovers() == 0);
   CHECK(p.rx->failovers() == 0);
@@ -185,12 +185,12 @@ TEST_CASE("striped and unstriped messages arrive whole and in order over three s
 
 TEST_CASE("a cut of the primary rail under striped messages fails every stream over and loses nothing",
           "[nccl][stripe][failover][threads]") {
-  if (!provider_usable()) return;
-  Pair p = open_pair(StripeLayout{3, 4096}, 65536);
+  if (!striped_provider_usable()) return;
+  StripedPair p = open_striped_pair(StripeLayout{3, 4096}, 65536);
   // Every message has bytes on all three streams; the cut comes with eight of them in flight.
   std::vector<std::size_t> sizes(48, 100 * 1024);
   for (std::size_t k = 0; k < sizes.size(); k += 5) sizes[k] = 300;  // small ones between
-  exchange(p, sizes, 128 * 1024, 8, [&](std::size_t k) {
+  striped_exchange(p, sizes, 128 * 1024, 8, [&](std::size_t k) {
     if (k == 12) p.tx->cut_primary();
   });
   // Each stream failed over once, at both ends.
