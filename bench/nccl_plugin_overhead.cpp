@@ -16,7 +16,9 @@
 // The bare connection sends with the plugin's semantics: a send of at most HA_NCCL_STAGE_BYTES
 // completes once its bytes left (staged sends, issue 42), as the plugin's does.
 // --check verifies every latency message at the receiver (CTest nccl_plugin_overhead_check).
-//   build/bench/nccl_plugin_overhead [--quick] [--check] [--repeat N] [--size 64 ...] [--plugin PATH]
+// --auth on|off|both: control messages (delivery acks included, one per message on tcp;ofi_rxm)
+// with the job key's MAC or without (issue 46); both: each in its own child, side by side.
+//   build/bench/nccl_plugin_overhead [--quick] [--check] [--repeat N] [--size 64 ...] [--plugin PATH] [--auth both]
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <rdma/fabric.h>
@@ -32,6 +34,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/hw/auth/job_key_source.hpp"
 #include "backends/hw/libfabric/provider_query.hpp"
 #include "backends/hw/nccl/plugin_config.hpp"
 #include "bench/machine_line.hpp"
@@ -155,6 +158,10 @@ Figures run_bare(const std::string& provider, const Load& l) {
     o.staged_send_bytes = cfg.value().stage_bytes;
     o.staged_send_slots = cfg.value().max_requests;
   }
+  // The same key setting as the plugin's (run_provider set it for this child).
+  auto key = hw::job_key_from_environment();
+  if (!key) return {0, 0, key.error().message()};
+  o.key = key.value().key;
   bench::FabricPair p;
   if (auto ok = p.open(o, l.size); !ok) return {0, 0, ok.error().message()};
   return bench::measure(p, l);
@@ -172,10 +179,20 @@ struct Options {
   int repeat = 1;
   std::vector<std::size_t> sizes;
   std::string plugin = RAILCHECK_NCCL_PLUGIN_PATH;  // the .so built with this bench
+  std::string auth = "on";                          // on, off or both
 };
 
 // One provider's rows; runs in a child of its own (the plugin's settings are per process).
-int run_provider(const std::string& provider, const Options& opt) {
+int run_provider(const std::string& provider, bool auth, const Options& opt) {
+  // A bench-local key (or none, explicitly): the bench measures the MAC, not the key's secrecy.
+  ::unsetenv(hw::kJobKeyFileEnv);
+  ::unsetenv(hw::kJobKeyEnv);
+  ::unsetenv(hw::kJobAuthEnv);
+  if (auth) {
+    ::setenv(hw::kJobKeyEnv, "nccl_plugin_overhead bench key, 32+ bytes", 1);
+  } else {
+    ::setenv(hw::kJobAuthEnv, "off", 1);
+  }
   ::setenv("HA_NCCL_PROVIDER", provider.c_str(), 1);
   ::setenv("HA_NCCL_RAIL_ADDRS", "127.0.0.1", 1);
   if (auto ok = fabric::query_provider(provider, "127.0.0.1"); !ok) {
@@ -211,12 +228,13 @@ int run_provider(const std::string& provider, const Options& opt) {
       rate_ratio.push_back(plug.msgs_per_s / bare.msgs_per_s), lat_ratio.push_back(plug.lat_us / bare.lat_us);
     }
     if (!error.empty()) {
-      fmt::print("| {} | {} | failed: {} |\n", provider, label, error);
+      fmt::print("| {}{} | {} | failed: {} |\n", provider, auth ? "" : " (auth off)", label, error);
       rc = 1;
       continue;
     }
     using bench::median;
-    fmt::print("| {} | {} | {:.0f} | {:.0f} | {:.2f} | {:.1f} | {:.1f} | {:.2f} | {:.2f} |\n", provider, label,
+    fmt::print("| {}{} | {} | {:.0f} | {:.0f} | {:.2f} | {:.1f} | {:.1f} | {:.2f} | {:.2f} |\n", provider,
+               auth ? "" : " (auth off)", label,
                median(bare_rate), median(plug_rate), median(rate_ratio), median(bare_lat), median(plug_lat),
                median(lat_ratio), fmt::join(lat_ratio, " "));
     std::fflush(stdout);
@@ -238,6 +256,8 @@ int main(int argc, char** argv) {
   app.add_option("--plugin", opt.plugin, "the plugin to load (another build's, or one carried to another machine)")
       ->check(CLI::ExistingFile);
   app.add_option("--size", opt.sizes, "only these sizes (64, 4096, 65536)")->check(CLI::IsMember({64, 4096, 65536}));
+  app.add_option("--auth", opt.auth, "control messages with the job key's MAC (on), without (off), or both side by side")
+      ->check(CLI::IsMember({"on", "off", "both"}));
   if (auto rc = bench::parse_options(app, argc, argv)) return *rc;
   fmt::print("nccl_plugin_overhead: {} | libfabric {}.{}\n", bench::machine_summary(), FI_MAJOR(fi_version()),
              FI_MINOR(fi_version()));
@@ -251,10 +271,14 @@ int main(int argc, char** argv) {
       "|---|---|---|---|---|---|---|---|---|\n");
   std::fflush(stdout);
   int rc = 0;
-  for (const std::string provider : {"tcp;ofi_rxm"}) {
+  std::vector<bool> modes;
+  if (opt.auth != "on") modes.push_back(false);
+  if (opt.auth != "off") modes.push_back(true);
+  for (const bool auth : modes) {
+    const std::string provider = "tcp;ofi_rxm";
     const pid_t pid = ::fork();
     if (pid == 0) {
-      const int r = run_provider(provider, opt);
+      const int r = run_provider(provider, auth, opt);
       std::fflush(stdout);
       std::_Exit(r);
     }

@@ -25,6 +25,13 @@ nccl_plugin_find() {
   local plugin_dir hwlibs="${RAILCHECK_HWLIBS:-$root/.hwlibs}"
   plugin_dir="$(cd "$(dirname "$so")" && pwd)"
   export LD_LIBRARY_PATH="$plugin_dir${hwlibs:+:$hwlibs}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  # The plugin authenticates its control messages with the key every rank of a job shares
+  # (docs/security.md): a fresh one per run unless the caller set one (or RAILCHECK_JOB_AUTH=off).
+  if [[ -z "${RAILCHECK_JOB_KEY_FILE:-}${RAILCHECK_JOB_KEY:-}${RAILCHECK_JOB_AUTH:-}" ]]; then
+    RAILCHECK_JOB_KEY_FILE="$(mktemp)"  # mode 600
+    od -An -tx1 -N32 /dev/urandom | tr -d ' \n' >"$RAILCHECK_JOB_KEY_FILE"
+    export RAILCHECK_JOB_KEY_FILE
+  fi
   # Every shared library the plugin needs must resolve, or NCCL silently falls back to Socket.
   local deps missing
   if ! deps="$(ldd "$so" 2>&1)"; then

@@ -86,6 +86,7 @@ Result<std::unique_ptr<FabricConnection>> FabricConnection::listen(const FabricO
   c->s_->execute(acts);
   const auto bytes = encode_handle(h);
   handle_out.assign(bytes.begin(), bytes.begin() + kHandleWireSize);
+  c->s_->start_sealing(handle_out, false);
   return c;
 }
 
@@ -100,6 +101,7 @@ Result<std::unique_ptr<FabricConnection>> FabricConnection::connect(const Fabric
   Actions acts;
   auto ok = s.engine->connect(s.now(), handle, acts);
   if (!ok) return Error{"connect: the peer's handle was rejected: " + ok.error().what, ok.error().hint};
+  s.start_sealing(handle.first(std::min(handle.size(), kHandleWireSize)), true);  // before the ConnectRequest goes
   s.execute(acts);
   if (!s.rails[0].rail->has_peer())
     return Error{"connect: the handle's primary endpoint is not a libfabric address of this provider", ""};
@@ -237,6 +239,8 @@ ConnectionStats FabricConnection::stats() const {
   st.first_failover_at = s_->first_failover_at;
   st.first_failover_why = s_->first_failover_why;
   st.liveness = s_->engine->role() == ConnRole::Sender && s_->engine->liveness().enabled();
+  st.control_refused = s_->control_refused;
+  st.first_control_refusal = s_->first_control_refusal;
   for (std::uint32_t i = 0; i < s_->rails.size(); ++i) {
     const RailSlot& r = s_->rails[i];
     RailStats rs = r.stats;
@@ -252,6 +256,8 @@ ConnectionStats FabricConnection::stats() const {
 }
 
 std::uint32_t FabricConnection::failovers() const { return s_->engine->failovers(); }
+
+std::uint64_t FabricConnection::control_refused() const { return s_->control_refused; }
 
 std::size_t FabricConnection::unacknowledged_sends() const { return s_->staged.in_use(); }
 

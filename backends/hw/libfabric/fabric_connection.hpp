@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/auth/job_key.hpp"
 #include "engine/core/ids.hpp"
 #include "engine/core/result.hpp"
 #include "engine/failover/ha_tunables.hpp"
@@ -40,6 +41,11 @@ struct FabricOptions {
   std::size_t staged_send_bytes = 0;
   std::uint32_t staged_send_slots = 0;
   HaTunables tunables;
+  // The job key (issue 46, docs/security.md): every control message between the two ends
+  // carries a MAC bound to this connection's handle, its sender and a counter; a forged,
+  // altered, replayed or other connection's message is refused, counted and dropped. Both ends
+  // must hold the same key; unset on both: no MAC (the plugin allows that only when told to).
+  std::optional<auth::JobKey> key;
 };
 
 // A user buffer registered on every rail's domain (the engine registers lazily per PD; the
@@ -85,6 +91,8 @@ struct ConnectionStats {
   std::optional<std::chrono::steady_clock::time_point> first_failover_at;
   std::string first_failover_why;
   bool liveness = false;  // the rail-liveness detector runs (sender, and the peer can be probed)
+  std::uint64_t control_refused = 0;  // control messages whose MAC did not verify (issue 46)
+  std::string first_control_refusal;  // the first one's reason and rail, for one log line
   std::vector<RailStats> rails;
 };
 
@@ -152,6 +160,8 @@ class FabricConnection {
   // Failovers completed so far: stats().failovers without building the per-rail table (the NCCL
   // plugin asks after every progress call).
   std::uint32_t failovers() const;
+  // Control messages refused so far (stats().control_refused, without building the stats).
+  std::uint64_t control_refused() const;
   // Staged sends reported done whose delivery is not yet acknowledged: the connection still owes
   // them progress (a replay if their rail dies) though the user may never call test() again.
   std::size_t unacknowledged_sends() const;

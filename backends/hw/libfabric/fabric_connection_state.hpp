@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/auth/sealed_channel.hpp"
 #include "backends/hw/libfabric/coarse_clock.hpp"
 #include "backends/hw/libfabric/context_slab.hpp"
 #include "backends/hw/libfabric/control_codec.hpp"
@@ -165,10 +166,19 @@ struct FabricConnection::State {
   // The first FailoverStarted the engine traced: when, and its trigger (ConnectionStats).
   std::optional<std::chrono::steady_clock::time_point> first_failover_at;
   std::string first_failover_why;
+  // With a job key: seals every control message sent and opens every one received
+  // (engine/auth/sealed_channel.hpp). Refusals are counted; the first is kept for the log.
+  std::optional<auth::SealedChannel> seal;
+  std::uint64_t control_refused = 0;
+  std::string first_control_refusal;
 
   ~State();
 
   Nanos now() const;
+
+  // With a key: both ends bind their MAC to the listener's handle (what both hold of this one
+  // connection); the connecting side is party 0, the listener party 1.
+  void start_sealing(std::span<const std::uint8_t> handle, bool connecting);
 
   // ---- engine I/O ----
   // An event from outside the engine (a user call, a control message, a timer): handed straight

@@ -229,7 +229,7 @@ void FabricConnection::State::post_control_recv(std::uint32_t r, Op* reuse) {
   Op* op = reuse;
   if (op == nullptr) {
     op = new_op(OpKind::ControlRecv, r);
-    op->bytes.resize(fabric::kControlMaxBytes);
+    op->bytes.resize(fabric::kControlMaxBytes + auth::kSealTrailerBytes);
   } else {
     op->generation = slot.generation;
   }
@@ -241,6 +241,12 @@ void FabricConnection::State::post_control_recv(std::uint32_t r, Op* reuse) {
         return rc;
       },
       [this, op](ssize_t) { drop_op(op); });
+}
+
+void FabricConnection::State::start_sealing(std::span<const std::uint8_t> handle, bool connecting) {
+  if (!options.key) return;
+  seal.emplace(*options.key, "railcheck control v1", std::vector<std::uint8_t>(handle.begin(), handle.end()),
+               connecting ? 0U : 1U, connecting ? 1U : 0U);
 }
 
 void FabricConnection::State::send_control(const ControlChannel& ch, const ControlMessage& m) {
@@ -257,6 +263,7 @@ void FabricConnection::State::send_control(const ControlChannel& ch, const Contr
 void FabricConnection::State::send_control_bytes(std::uint32_t r, std::vector<std::uint8_t> bytes, bool oob) {
   RailSlot& slot = rails.at(r);
   Op* op = new_op(OpKind::ControlSend, r);
+  if (seal) seal->seal(bytes);
   op->bytes = std::move(bytes);
   ++slot.stats.control_sent;
   FabricRail* rail = slot.rail.get();
@@ -341,8 +348,21 @@ void FabricConnection::State::on_completion(std::uint32_t r, const RailCompletio
     return;
   }
   if (op->kind == OpKind::ControlRecv) {
-    if (c.error == 0 && !slot.cut) {
-      auto decoded = fabric::decode_control(std::span<const std::uint8_t>(op->bytes.data(), c.len));
+    std::span<const std::uint8_t> bytes(op->bytes.data(), c.len);
+    bool authentic = true;
+    if (c.error == 0 && !slot.cut && seal) {
+      // Anyone who can reach this rail's endpoint can send it a tagged message: only what
+      // verifies under the job key, for this connection, from the peer, once, goes further.
+      const auth::Unsealed u = seal->open(bytes);
+      authentic = u.ok;
+      if (u.ok) {
+        bytes = u.message;
+      } else if (control_refused++ == 0) {
+        first_control_refusal = fmt::format("rail {}: {}: {}", r, auth::name(u.refusal), u.detail);
+      }
+    }
+    if (c.error == 0 && !slot.cut && authentic) {
+      auto decoded = fabric::decode_control(bytes);
       if (decoded && decoded->delivery_ack) {
         on_delivery_ack(*decoded->delivery_ack);
       } else if (decoded) {

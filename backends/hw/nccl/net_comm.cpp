@@ -204,6 +204,13 @@ void NetComm::poll() {
     plugin_log().info("{} comm #{}: failover {} done: now on rail {}, {} WRs replayed so far", side_name(side_),
                       serial_, st.failovers, st.active_rail, st.replayed);
   }
+  if (!refusal_logged_ && conn_->control_refused() > 0) {
+    // Once per comm: a flood of forgeries must not become a flood of log lines.
+    refusal_logged_ = true;
+    plugin_log().warn("{} comm #{}: refused a control message ({}); dropped, the connection goes on (later "
+                      "refusals are counted, not logged)",
+                      side_name(side_), serial_, conn_->stats().first_control_refusal);
+  }
   if (conn_->failed() && !broken_) {
     broken_ = true;
     plugin_log().warn("{} comm #{}: connection failed: no usable rail left", side_name(side_), serial_);

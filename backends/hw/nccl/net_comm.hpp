@@ -86,6 +86,7 @@ class NetComm {
   std::chrono::steady_clock::time_point last_call_;  // NCCL's last isend/irecv/test (under mu_)
   std::uint64_t messages_ = 0;
   std::uint32_t failovers_seen_ = 0;
+  bool refusal_logged_ = false;
   bool broken_ = false;
   std::mutex mu_;
 };

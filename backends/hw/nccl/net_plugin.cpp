@@ -215,13 +215,10 @@ nccl_abi::Result NetPlugin::accept(void* listen_comm, void** recv_comm) {
   }
   l->conn->progress();
   if (!l->refusal_logged && l->conn->control_refused() > 0) {
-    // Before a comm exists: a connector with another key (or a forger) is refused here.
-    const ConnectionStats st = l->conn->stats();
-    {
-      l->refusal_logged = true;
-      plugin_log().warn("listen comm on {}: refused a control message ({}); dropped, still accepting",
-                        devices_[l->group].name, st.first_control_refusal);
-    }
+    // Before a comm exists: a forger (or a peer with another key) is refused here.
+    l->refusal_logged = true;
+    plugin_log().warn("listen comm on {}: refused a control message ({}); dropped, still accepting",
+                      devices_[l->group].name, l->conn->stats().first_control_refusal);
   }
   if (l->conn->failed()) {
     plugin_log().warn("accept on {} failed: the connection broke during the handshake", devices_[l->group].name);

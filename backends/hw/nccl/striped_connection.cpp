@@ -52,6 +52,17 @@ StripedConnection::~StripedConnection() {
   }
 }
 
+namespace {
+
+// The low 24 bits of the job key's id as the handle carries it; 0 is "no key".
+std::uint32_t key_id_of(const FabricOptions& o) {
+  if (!o.key) return 0;
+  const std::uint32_t id = o.key->key_id() & 0xFFFFFFU;
+  return id == 0 ? 1 : id;
+}
+
+}  // namespace
+
 Result<std::unique_ptr<StripedConnection>> StripedConnection::listen(const FabricOptions& options,
                                                                      const StripeLayout& layout,
                                                                      std::vector<std::uint8_t>& handle_out) {
@@ -71,6 +82,8 @@ Result<std::unique_ptr<StripedConnection>> StripedConnection::listen(const Fabri
     std::copy(h.begin(), h.end(), handle_out.begin() + static_cast<std::ptrdiff_t>(i * kHandleWireSize));
     streams.push_back(std::move(c).value());
   }
+  const std::uint32_t key_id = key_id_of(options);
+  for (std::size_t b = 0; b < 3; ++b) handle_out[kKeyIdOffset + b] = static_cast<std::uint8_t>(key_id >> (8 * b));
   if (layout.streams > 1) {
     handle_out[kStreamCountOffset] = static_cast<std::uint8_t>(layout.streams);
     put_u32(handle_out, kStripeBytesOffset, static_cast<std::uint32_t>(layout.min_bytes));
@@ -85,13 +98,28 @@ Result<std::unique_ptr<StripedConnection>> StripedConnection::connect(const Fabr
   if (handle.size() < kHandleMaxSize)
     return Error{fmt::format("connect: a handle of {} bytes", handle.size()),
                  fmt::format("NCCL hands over {}", kHandleMaxSize)};
+  const std::uint32_t theirs = handle[kKeyIdOffset] | handle[kKeyIdOffset + 1] << 8 | handle[kKeyIdOffset + 2] << 16;
+  const std::uint32_t ours = key_id_of(options);
+  if (theirs != ours) {
+    if (theirs == 0)
+      return Error{"connect: the listener runs without a job key, this rank with one",
+                   "give every rank the same RAILCHECK_JOB_KEY_FILE (docs/security.md)"};
+    if (ours == 0)
+      return Error{"connect: the listener authenticates its control messages, this rank has no job key",
+                   "give every rank the same RAILCHECK_JOB_KEY_FILE (docs/security.md)"};
+    return Error{fmt::format("connect: the listener holds another job key (key id ..{:06x}, ours ..{:06x})", theirs,
+                             ours),
+                 "give every rank the same RAILCHECK_JOB_KEY_FILE (docs/security.md)"};
+  }
   StripeLayout layout;
   layout.streams = std::max<std::uint32_t>(1, handle[kStreamCountOffset]);
   std::vector<std::unique_ptr<FabricConnection>> streams;
   if (layout.streams == 1) {
-    // A one-stream handle is exactly a connection handle (zeros after it): the whole buffer goes
-    // to its decoder, which checks those zeros.
-    auto c = FabricConnection::connect(options, handle);
+    // A one-stream handle is a connection handle, then zeros but for the key id: the connection
+    // handle and those zeros go to its decoder, which checks them.
+    std::vector<std::uint8_t> one(handle.begin(), handle.end());
+    for (std::size_t b = 0; b < 3; ++b) one[kKeyIdOffset + b] = 0;
+    auto c = FabricConnection::connect(options, one);
     if (!c) return c.error();
     streams.push_back(std::move(c).value());
   } else {
@@ -334,6 +362,14 @@ std::uint32_t StripedConnection::failovers() const {
   return streams_[0]->failovers() + tail_failovers_.load(std::memory_order_acquire);
 }
 
+std::uint64_t StripedConnection::control_refused() const {
+  std::uint64_t n = streams_[0]->control_refused();
+  if (streams_.size() == 1) return n;
+  std::lock_guard lock(tails_mu_);
+  for (std::size_t i = 1; i < streams_.size(); ++i) n += streams_[i]->control_refused();
+  return n;
+}
+
 ConnectionStats StripedConnection::stats() const {
   ConnectionStats st = streams_[0]->stats();
   if (streams_.size() == 1) return st;
@@ -344,6 +380,9 @@ ConnectionStats StripedConnection::stats() const {
     st.replayed += t.replayed;
     st.staged_early += t.staged_early;
     st.progress_calls += t.progress_calls;
+    st.control_refused += t.control_refused;
+    if (st.first_control_refusal.empty() && !t.first_control_refusal.empty())
+      st.first_control_refusal = fmt::format("stream {}: {}", i, t.first_control_refusal);
     if (!st.first_failover_at || (t.first_failover_at && *t.first_failover_at < *st.first_failover_at)) {
       st.first_failover_at = t.first_failover_at;
       st.first_failover_why = fmt::format("stream {}: {}", i, t.first_failover_why);

@@ -49,7 +49,11 @@ struct StripedMemory {
 // The plugin's 128-byte handle: stream i's connection handle (kHandleWireSize = 40 bytes) at
 // 40*i, then at 120 the stream count and at 124 the stripe size (LE u32). With one stream bytes
 // 40..127 are zero: the handle of a plugin without streams, which such a peer still accepts.
+// At 121..123: the low 24 bits of the listener's job key id (0: no key), so that a connector
+// holding another key fails at once with one line instead of waiting for answers the listener
+// refuses (issue 46); the key id is a MAC output and says nothing about the key.
 constexpr std::size_t kStreamCountOffset = 120;
+constexpr std::size_t kKeyIdOffset = 121;
 constexpr std::size_t kStripeBytesOffset = 124;
 
 class StripedConnection {
@@ -84,6 +88,8 @@ class StripedConnection {
   void cut_primary();
   // Failovers completed, summed over the streams.
   std::uint32_t failovers() const;
+  // Control messages refused on every stream (issue 46); stream 0's alone without a lock.
+  std::uint64_t control_refused() const;
   // Stream 0's figures, with failovers and replayed WRs summed over the streams.
   ConnectionStats stats() const;
   // Stream 0's staged sends not yet acknowledged (the background thread's business); the tails'
