@@ -38,6 +38,12 @@ struct FluidFlow {
 struct FluidLink {
   double bound = 0;
   std::vector<std::uint32_t> active;  // flows sharing it now
+  std::vector<std::uint32_t> other;   // other[k]: the other link of flow active[k]
+  // SimGrid sums 1/penalty over a link's flows one by one; every flow of a link has the same
+  // penalty (a link carries one route kind), so that sum depends only on how many flows share
+  // it: usage_of[n] is it for n flows, the same bits, without a pass over the flows per solve.
+  const std::vector<double>* usage_of = nullptr;
+  bool up = false;  // a sender's link: every flow on it has it as link[0]
   // Saturation loop state (SimGrid's Constraint::remaining_, usage_, its light-table entry).
   double remaining = 0, usage = 0;
   bool light = false;
@@ -54,18 +60,26 @@ class FluidPhase {
     for (std::uint32_t g = 0; g < ranks; ++g) {
       links_[g].bound = links_[ranks + g].bound = nic;
       links_[2 * ranks + g].bound = links_[3 * ranks + g].bound = nvl;
+      links_[g].up = links_[2 * ranks + g].up = true;
+      links_[g].usage_of = links_[ranks + g].usage_of = &nic_usage_;
+      links_[2 * ranks + g].usage_of = links_[3 * ranks + g].usage_of = &nvl_usage_;
     }
+    nic_penalty_ = nic_lat + nic_lat;
+    nvl_penalty_ = nvl_lat + nvl_lat;
     flows_.reserve(phase.messages.size());
     for (const routing::MoeMessage& m : phase.messages) {
       const bool nvlink = m.from / f.gpus_per_node == m.to / f.gpus_per_node;  // GpuFabric::route
       const std::uint32_t base = nvlink ? 2 * ranks : 0;
       const double lat = nvlink ? nvl_lat : nic_lat;
       FluidFlow fl{{base + m.from, base + ranks + m.to}, m.to, m.stage, lat + lat};
+      ++kind_flows_[nvlink ? 1 : 0];
       fl.remains = static_cast<double>(m.tokens * token_bytes);
       if (m.stage == 0) ++stage0_into_[m.to];
       if (m.stage == 1) stage1_from_[m.from].push_back(static_cast<std::uint32_t>(flows_.size()));
       flows_.push_back(fl);
     }
+    fill_usage(nic_usage_, nic_penalty_, kind_flows_[0]);
+    fill_usage(nvl_usage_, nvl_penalty_, kind_flows_[1]);
   }
 
   double run(double t0) {
@@ -143,22 +157,34 @@ class FluidPhase {
   void join(std::uint32_t i) {
     FluidFlow& fl = flows_[i];
     for (int k = 0; k < 2; ++k) {
-      auto& a = links_[fl.link[k]].active;
-      fl.slot[k] = static_cast<std::uint32_t>(a.size());
-      a.push_back(i);
+      FluidLink& link = links_[fl.link[k]];
+      if (link.active.empty()) ++busy_links_;
+      fl.slot[k] = static_cast<std::uint32_t>(link.active.size());
+      link.active.push_back(i);
+      link.other.push_back(fl.link[1 - k]);
     }
+  }
+
+  // usage[n]: n flows of `penalty` summed one by one from 0, as SimGrid's saturation loop does.
+  static void fill_usage(std::vector<double>& usage, double penalty, std::size_t flows) {
+    usage.assign(1, 0.0);
+    for (std::size_t n = 1; n <= flows; ++n) usage.push_back(usage.back() + 1.0 / penalty);
   }
 
   void land(std::uint32_t i) {
     FluidFlow& fl = flows_[i];
     fl.state = FlowState::Landed;
     for (int k = 0; k < 2; ++k) {
-      auto& a = links_[fl.link[k]].active;
+      FluidLink& link = links_[fl.link[k]];
+      auto& a = link.active;
       const std::uint32_t moved = a.back();
       a[fl.slot[k]] = moved;
+      link.other[fl.slot[k]] = link.other.back();
       FluidFlow& m = flows_[moved];
       m.slot[m.link[0] == fl.link[k] ? 0 : 1] = fl.slot[k];
       a.pop_back();
+      link.other.pop_back();
+      if (a.empty()) --busy_links_;
     }
   }
 
@@ -173,17 +199,20 @@ class FluidPhase {
   void solve() {
     if (touched_.empty()) return;
     ++round_;
-    std::vector<std::uint32_t> set_links, set_flows;
+    std::vector<std::uint32_t>& set_links = set_links_;
+    std::vector<std::uint32_t>& set_flows = set_flows_;
+    set_links.clear();
+    set_flows.clear();
+    busy_seen_ = 0;
     for (std::uint32_t l : touched_) visit(l, set_links);
-    for (std::size_t k = 0; k < set_links.size(); ++k)
-      for (std::uint32_t i : links_[set_links[k]].active) {
-        const FluidFlow& fl = flows_[i];
-        for (std::uint32_t l : fl.link) visit(l, set_links);
-      }
+    // Breadth-first over links sharing a flow. Once every link that carries a flow is in the set
+    // (the usual case: one landing connects a flat phase's every NIC link), nothing is left to
+    // find, so the scan stops instead of reading every flow of every link once more.
+    for (std::size_t k = 0; k < set_links.size() && busy_seen_ < busy_links_; ++k)
+      for (std::uint32_t l : links_[set_links[k]].other) visit(l, set_links);
     touched_.clear();
-    for (std::uint32_t l : set_links)
-      for (std::uint32_t i : links_[l].active)
-        if (flows_[i].link[0] == l) set_flows.push_back(i);  // each flow once
+    for (std::uint32_t l : set_links)  // each flow once: at its sender's link
+      if (links_[l].up) set_flows.insert(set_flows.end(), links_[l].active.begin(), links_[l].active.end());
     saturate(set_links, set_flows);
     for (std::uint32_t i : set_flows) {
       FluidFlow& fl = flows_[i];
@@ -200,6 +229,7 @@ class FluidPhase {
     if (links_[l].mark == round_) return;
     links_[l].mark = round_;
     set_links.push_back(l);
+    if (!links_[l].active.empty()) ++busy_seen_;
   }
 
   // maxmin_solve (src/kernel/lmm/maxmin.cpp) on these links and flows. A flow's links carry
@@ -208,16 +238,16 @@ class FluidPhase {
   // bit of the result.
   void saturate(const std::vector<std::uint32_t>& set_links, const std::vector<std::uint32_t>& set_flows) {
     for (std::uint32_t i : set_flows) flows_[i].value = -1;  // not fixed yet
-    std::vector<std::uint32_t> light;
+    std::vector<std::uint32_t>& light = light_;
+    light.clear();
     for (std::uint32_t l : set_links) {
       FluidLink& k = links_[l];
       k.remaining = k.bound;
-      k.usage = 0;
-      for (std::uint32_t i : k.active) k.usage += 1.0 / flows_[i].penalty;
+      k.usage = (*k.usage_of)[k.active.size()];
       k.light = k.usage > 0;
       if (k.light) light.push_back(l);
     }
-    std::vector<std::uint32_t> saturated;
+    std::vector<std::uint32_t>& saturated = saturated_;
     while (!light.empty()) {
       double min_usage = -1;
       saturated.clear();
@@ -257,6 +287,12 @@ class FluidPhase {
   std::vector<std::uint32_t> touched_;                   // links changed since the last solve
   std::uint32_t round_ = 0;
   double now_ = 0;
+  double nic_penalty_ = 0, nvl_penalty_ = 0;
+  std::size_t kind_flows_[2] = {0, 0};              // flows over the NICs, over NVLink
+  std::vector<double> nic_usage_, nvl_usage_;       // FluidLink::usage_of
+  std::size_t busy_links_ = 0;                      // links with at least one flow sharing them
+  std::size_t busy_seen_ = 0;                       // of those, in this solve's set so far
+  std::vector<std::uint32_t> set_links_, set_flows_, light_, saturated_;  // reused per solve
 };
 
 }  // namespace
