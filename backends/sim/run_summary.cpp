@@ -83,6 +83,10 @@ RunSummary summarize(SimWorld& w, std::uint64_t seed, double wall_seconds) {
     s.gbps_before_fault = static_cast<double>(bytes_before) * 8 / to_seconds(*s.fault_at - *stream_start) * 1e-9;
   if (s.switched_at && last_delivery > *s.switched_at)
     s.gbps_after_switch = static_cast<double>(bytes_after) * 8 / to_seconds(last_delivery - *s.switched_at) * 1e-9;
+  // From the first delivery after the switch: what the lab measures (a switch onto a path that is
+  // dead too waits out its control timeout before anything flows).
+  if (s.flowing_at && last_delivery > *s.flowing_at)
+    s.gbps_after_flowing = static_cast<double>(bytes_after) * 8 / to_seconds(last_delivery - *s.flowing_at) * 1e-9;
 
   if (corrupt > 0) {
     s.outcome = RunOutcome::Corrupted;

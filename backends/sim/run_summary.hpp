@@ -53,6 +53,7 @@ struct RunSummary {
   std::uint64_t lost = 0;        // expected but never delivered (includes failed requests)
   double gbps_before_fault = 0;  // delivered payload rate before the fault
   double gbps_after_switch = 0;  // delivered payload rate after the first switch
+  double gbps_after_flowing = 0;  // the same bytes over the time from flowing_at: the rate once traffic resumed
   Nanos end_time{};              // simulated time at the end of the run
   double wall_seconds = 0;
   SimCounters counters;

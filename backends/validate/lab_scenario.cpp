@@ -21,9 +21,10 @@ std::string bytes_text(std::uint64_t b) {
 std::optional<std::string> not_runnable(const Scenario& sc) {
   const auto& f = sc.faults;
   if (sc.topology.ranks != 2) return fmt::format("the lab has two hosts; the scenario has {} ranks", sc.topology.ranks);
-  if (sc.topology.rails != 2 || sc.topology.paths_per_conn != 2)
+  // The lab makes a veth pair per rail; each lab connection uses every rail as a path.
+  if (sc.topology.rails < 2 || sc.topology.rails > 3 || sc.topology.paths_per_conn != sc.topology.rails)
     return fmt::format(
-        "the lab has two rails, each connection a primary and one standby; the scenario has {} rails, "
+        "the lab has two or three rails, each connection with a path on every rail; the scenario has {} rails, "
         "{} paths per connection",
         sc.topology.rails, sc.topology.paths_per_conn);
   auto needs = [](std::string_view what, std::string_view tool) {

@@ -180,7 +180,9 @@ SideBySide compare(const std::string& scenario, const std::vector<sim::RunSummar
     if (!ended)
     add("goodput_after_gbps", Kind::Goodput,
         [](const sim::RunSummary& x) {
-          return x.switched_at ? std::optional<double>(x.gbps_after_switch) : std::nullopt;
+          // Both from the first delivery after the switch (the lab's first_replayed_ns): a switch
+          // onto a dead standby waits its control timeout before anything flows.
+          return x.flowing_at ? std::optional<double>(x.gbps_after_flowing) : std::nullopt;
         },
         [](const Lab& r) { return r.first_replayed_ns >= 0 ? std::optional<double>(r.gbps_after) : std::nullopt; });
   }

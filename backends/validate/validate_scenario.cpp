@@ -39,7 +39,7 @@ MadeLab make_lab(const Scenario& sc, const ValidateRequest& r) {
     out.why = "the netns lab needs root (network namespaces and veth pairs)";
     return out;
   }
-  auto made = conform::NetnsLab::create(conform::default_netns_prefix());
+  auto made = conform::NetnsLab::create(conform::default_netns_prefix(), sc.topology.rails);
   if (!made) {
     out.status = Status::Skipped;
     out.why = "network namespaces are not available here: " + made.error().message();

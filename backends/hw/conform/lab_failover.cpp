@@ -30,8 +30,9 @@ long long stamp(Clock::time_point t) {
 FabricOptions options_for(const NetnsSide& side, const LabFailoverPlan& plan) {
   FabricOptions o;
   o.provider = plan.provider;
-  o.rails = 2;
-  o.rail_addresses = {side.rails[0].address, side.rails[1].address};
+  o.rails = static_cast<std::uint32_t>(side.rails.size());
+  o.rail_addresses.clear();
+  for (const auto& rail : side.rails) o.rail_addresses.push_back(rail.address);
   o.tunables = plan.tunables;
   return o;
 }
@@ -363,7 +364,8 @@ Result<std::string> nft_in(const NetnsSide& side, const std::string& commands) {
 // Deleting a table that is not there is an error nft prints and nothing else.
 void clear_impairments(const NetnsLab& lab) {
   for (int s = 0; s < 2; ++s)
-    for (int rail = 0; rail < 2; ++rail) (void)nft_in(lab.side(s), "delete table inet " + impairment_table(rail));
+    for (std::size_t rail = 0; rail < lab.rails(); ++rail)
+      (void)nft_in(lab.side(s), "delete table inet " + impairment_table(static_cast<int>(rail)));
 }
 
 // The parent's impairments: a delayer per side and rail that has a delay fault (started before
@@ -447,8 +449,9 @@ class RealtimeWhileInScope {
 
 Result<LabFailoverResult> run_lab_failover(const NetnsLab& lab, const LabFailoverPlan& plan) {
   for (const auto& a : plan.fault.actions)
-    if (a.rail < 0 || a.rail > 1 || a.side < 0 || a.side > 1)
-      return Error{fmt::format("lab: an action on side {} rail {}; the lab has sides 0-1 and rails 0-1", a.side, a.rail),
+    if (a.rail < 0 || static_cast<std::size_t>(a.rail) >= lab.rails() || a.side < 0 || a.side > 1)
+      return Error{fmt::format("lab: an action on side {} rail {}; the lab has sides 0-1 and rails 0-{}", a.side, a.rail,
+                               lab.rails() - 1),
                    ""};
   if (plan.fault.impairs()) clear_impairments(lab);
   // Delayers start before the sides: binding a queue takes a fork and netlink round trips, and
@@ -457,7 +460,7 @@ Result<LabFailoverResult> run_lab_failover(const NetnsLab& lab, const LabFailove
   for (std::size_t i = 0; i < plan.fault.actions.size(); ++i) {
     const LabAction& a = plan.fault.actions[i];
     if (a.kind != LabAction::Kind::Delay || imp.delayers.count({a.side, a.rail}) != 0) continue;
-    auto d = PacketDelayer::start(lab.side(a.side), a.rail, static_cast<std::uint16_t>(100 + 2 * a.side + a.rail),
+    auto d = PacketDelayer::start(lab.side(a.side), a.rail, static_cast<std::uint16_t>(100 + NetnsLab::kMaxRails * a.side + a.rail),
                                   DelaySpec{a.delay, a.spread, plan.spec.seed * 31 + i});
     if (!d) return d.error();
     imp.delayers[{a.side, a.rail}] = std::move(d).value();

@@ -156,7 +156,9 @@ Result<std::string> run_tool(const std::string& tool, const std::vector<std::str
                not_permitted ? kNotPermittedHint : ""};
 }
 
-Result<std::unique_ptr<NetnsLab>> NetnsLab::create(const std::string& prefix) {
+Result<std::unique_ptr<NetnsLab>> NetnsLab::create(const std::string& prefix, std::size_t rails) {
+  if (rails < 1 || rails > kMaxRails)
+    return Error{fmt::format("a network-namespace lab of {} rails; it makes 1 to {}", rails, kMaxRails), ""};
   const bool well_formed =
       !prefix.empty() && prefix.size() <= kMaxPrefix &&
       std::all_of(prefix.begin(), prefix.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)); });
@@ -171,23 +173,24 @@ Result<std::unique_ptr<NetnsLab>> NetnsLab::create(const std::string& prefix) {
                  kRootHint};
   }
   std::unique_ptr<NetnsLab> lab(new NetnsLab());
-  if (auto built = lab->build(prefix); !built) return built.error();  // ~NetnsLab removes the part built
+  if (auto built = lab->build(prefix, rails); !built) return built.error();  // ~NetnsLab removes the part built
   return lab;
 }
 
-Result<bool> NetnsLab::build(const std::string& prefix) {
+Result<bool> NetnsLab::build(const std::string& prefix, std::size_t rails) {
   constexpr char kTag[2] = {'a', 'b'};
   for (std::size_t s = 0; s < 2; ++s) {
     sides_[s].netns = prefix + kTag[s];
-    for (std::size_t r = 0; r < 2; ++r) {
-      sides_[s].rails[r] = {fmt::format("{}r{}{}", prefix, r, kTag[s]), fmt::format("169.254.{}.{}", r + 1, s + 1)};
-    }
+    sides_[s].rails.clear();
+    for (std::size_t r = 0; r < rails; ++r)
+      sides_[s].rails.push_back(
+          {fmt::format("{}r{}{}", prefix, r, kTag[s]), fmt::format("169.254.{}.{}", r + 1, s + 1)});
   }
   for (const NetnsSide& side : sides_) {
     if (auto step = ip_step({"netns", "add", side.netns}); !step) return step;
     created_netns_.push_back(side.netns);
   }
-  for (std::size_t r = 0; r < 2; ++r) {
+  for (std::size_t r = 0; r < rails; ++r) {
     const std::string& end_a = sides_[0].rails[r].if_name;
     const std::string& end_b = sides_[1].rails[r].if_name;
     if (auto step = ip_step({"link", "add", end_a, "type", "veth", "peer", "name", end_b}); !step) return step;

@@ -1,6 +1,6 @@
 #pragma once
 // A two-host lab on one machine for the conformance suite's real link-failure case: two network
-// namespaces joined by two veth pairs, one per rail, so that one rail's link can be taken down
+// namespaces joined by a veth pair per rail (two, or up to kMaxRails), so that one rail's link can be taken down
 // under a running transfer the way a cable pull or a switch port failure would — something the
 // endpoint-cut failover only imitates. Needs root (CAP_SYS_ADMIN and CAP_NET_ADMIN) and
 // iproute2; every failure says which of the two is missing or what the kernel refused.
@@ -23,7 +23,7 @@ struct NetnsRail {
 
 struct NetnsSide {
   std::string netns;
-  std::array<NetnsRail, 2> rails;
+  std::vector<NetnsRail> rails;  // NetnsLab::create's count
 };
 
 class NetnsLab {
@@ -31,12 +31,16 @@ class NetnsLab {
   // The longest prefix that keeps every interface name ("<prefix>r0a") within IFNAMSIZ - 1.
   static constexpr std::size_t kMaxPrefix = 12;
 
-  // Namespaces "<prefix>a" and "<prefix>b" joined by two veth pairs:
+  static constexpr std::size_t kMaxRails = 4;
+
+  // Namespaces "<prefix>a" and "<prefix>b" joined by `rails` veth pairs (2 by default):
   //   rail 0: <prefix>r0a 169.254.1.1/30 (side a) <-> <prefix>r0b 169.254.1.2/30 (side b)
   //   rail 1: <prefix>r1a 169.254.2.1/30 (side a) <-> <prefix>r1b 169.254.2.2/30 (side b)
+  //   rail r: 169.254.<r+1>.1 and .2
   // with lo and every link up. The prefix is letters and digits, at most kMaxPrefix of them.
   // On failure nothing is left behind.
-  static Result<std::unique_ptr<NetnsLab>> create(const std::string& prefix);
+  static Result<std::unique_ptr<NetnsLab>> create(const std::string& prefix, std::size_t rails = 2);
+  std::size_t rails() const { return sides_[0].rails.size(); }
 
   // Deletes both namespaces (the veth pairs go with them) and any veth end still in the
   // namespace it was created in. Never throws; safe on a half-built lab.
@@ -48,7 +52,7 @@ class NetnsLab {
 
  private:
   NetnsLab() = default;
-  Result<bool> build(const std::string& prefix);
+  Result<bool> build(const std::string& prefix, std::size_t rails);
 
   std::array<NetnsSide, 2> sides_;
   std::vector<std::string> created_netns_;  // only what this lab added: a name clash is never deleted

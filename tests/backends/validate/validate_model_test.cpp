@@ -145,9 +145,14 @@ TEST_CASE("validate model: --calibrate's [topology] keys give a scenario the lab
 
 TEST_CASE("validate model: what the lab cannot make is named", "[validate]") {
   CHECK(not_runnable(scenario_file("incast-congestion.toml")).value_or("").find("incast") != std::string::npos);
-  CHECK(not_runnable(scenario_file("standby-dies-three-paths.toml")).has_value());
+  CHECK(not_runnable(scenario_file("swarm-2776-spike-latency-drop.toml")).value_or("").find("two or three rails") !=
+        std::string::npos);
+  Scenario four_rails = scenario_file("standby-dies-three-paths.toml");
+  four_rails.topology.rails = four_rails.topology.paths_per_conn = 4;
+  CHECK(not_runnable(four_rails).has_value());
   for (const char* ok : {"primary-dies.toml", "short-flap.toml", "link-flap.toml", "one-way-loss.toml",
-                         "peer-stall.toml", "delay-spike.toml"}) {
+                         "peer-stall.toml", "delay-spike.toml", "both-paths-die.toml", "standby-dies-liveness.toml",
+                         "standby-dies-three-paths.toml"}) {
     INFO(ok);
     CHECK_FALSE(not_runnable(scenario_file(ok)).has_value());
   }
