@@ -363,11 +363,17 @@ TEST_CASE("a primary rail cut mid-run fails over with every message intact over 
 
 // Three streams per comm, messages above 4 KiB cut across them (striped_connection.hpp): the
 // handle carries the listener's layout to the other process, grouped receives post their tails
-// once the heads are in, and the fault cuts rail 0 of every stream.
+// once the heads are in, and the fault cuts rail 0 of every stream. A tail's send completes only
+// after the receiver has every earlier head: under TSan the default 1 s soft RTO fired for
+// nothing, twice on one stream (no rail left), hence 10 s.
 TEST_CASE("two processes exchange tagged grouped messages over three tcp-rxm streams", "[nccl][harness][stripe]") {
   ::setenv("HA_NCCL_STREAMS", "3", 1);
   ::setenv("HA_NCCL_STRIPE_BYTES", "4096", 1);
+  ::setenv("HA_NCCL_RTO_MS", "10000", 1);
+  ::setenv("HA_NCCL_RTO_MAX_MS", "20000", 1);
   run_pair(Scenario{.provider = "tcp;ofi_rxm", .version = 11, .sizes = kTcpSizes});
+  ::unsetenv("HA_NCCL_RTO_MS");
+  ::unsetenv("HA_NCCL_RTO_MAX_MS");
   ::unsetenv("HA_NCCL_STREAMS");
   ::unsetenv("HA_NCCL_STRIPE_BYTES");
 }
@@ -377,8 +383,12 @@ TEST_CASE("a primary rail cut mid-run fails over with every message intact over 
   ::setenv("HA_NCCL_STREAMS", "3", 1);
   ::setenv("HA_NCCL_STRIPE_BYTES", "4096", 1);
   ::setenv("HA_NCCL_CONTROL_TIMEOUT_MS", "10000", 1);
+  ::setenv("HA_NCCL_RTO_MS", "10000", 1);
+  ::setenv("HA_NCCL_RTO_MAX_MS", "20000", 1);
   run_pair(
       Scenario{.provider = "tcp;ofi_rxm", .version = 11, .fault = "cut-primary-after-msgs=30", .sizes = kTcpSizes});
+  ::unsetenv("HA_NCCL_RTO_MS");
+  ::unsetenv("HA_NCCL_RTO_MAX_MS");
   ::unsetenv("HA_NCCL_CONTROL_TIMEOUT_MS");
   ::unsetenv("HA_NCCL_STREAMS");
   ::unsetenv("HA_NCCL_STRIPE_BYTES");
