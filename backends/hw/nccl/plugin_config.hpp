@@ -71,8 +71,8 @@ std::vector<std::string> rail_addresses_of(const PluginConfig& c, std::uint32_t 
 // the receiver has read it, where the copy buys little.
 struct RxmSizes {
   std::vector<std::pair<std::string, std::string>> set;  // variables to set before libfabric starts
-  std::uint32_t staged_bytes = 0;                         // HA_NCCL_STAGE_BYTES as it applies
-  std::string note;                                       // what is in force, for the log
+  std::uint32_t staged_bytes = 0;                        // HA_NCCL_STAGE_BYTES as it applies
+  std::string note;                                      // what is in force, for the log
 };
 constexpr std::uint32_t kRxmDefaultSarLimit = 131072;  // libfabric 1.17 prov/rxm: 8 x 16 KiB
 RxmSizes rxm_sizes(const PluginConfig& c, const EnvLookup& lookup);

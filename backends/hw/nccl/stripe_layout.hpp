@@ -28,9 +28,9 @@
 
 namespace railcheck::nccl {
 
-constexpr std::uint32_t kMaxStreams = 3;             // three 40-byte connection handles fill NCCL's 128
-constexpr std::size_t kStripeAlign = 4096;           // chunk boundaries on pages: copies stay aligned
-constexpr std::size_t kDefaultStripeBytes = 65536;   // NCCL_SOCKET_MIN_TASKSIZE's default
+constexpr std::uint32_t kMaxStreams = 3;            // three 40-byte connection handles fill NCCL's 128
+constexpr std::size_t kStripeAlign = 4096;          // chunk boundaries on pages: copies stay aligned
+constexpr std::size_t kDefaultStripeBytes = 65536;  // NCCL_SOCKET_MIN_TASKSIZE's default
 
 struct StripeLayout {
   std::uint32_t streams = 1;
@@ -52,8 +52,6 @@ std::vector<StripeChunk> tail_receives(const StripeLayout& l, std::size_t head, 
 
 // Whether a receive of `posted` bytes can receive a striped message at all (else it never
 // waits for tails).
-inline bool may_be_striped(const StripeLayout& l, std::size_t posted) {
-  return l.streams > 1 && posted > l.min_bytes;
-}
+inline bool may_be_striped(const StripeLayout& l, std::size_t posted) { return l.streams > 1 && posted > l.min_bytes; }
 
 }  // namespace railcheck::nccl

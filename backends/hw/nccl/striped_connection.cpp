@@ -107,9 +107,9 @@ Result<std::unique_ptr<StripedConnection>> StripedConnection::connect(const Fabr
     if (ours == 0)
       return Error{"connect: the listener authenticates its control messages, this rank has no job key",
                    "give every rank the same RAILCHECK_JOB_KEY_FILE (docs/security.md)"};
-    return Error{fmt::format("connect: the listener holds another job key (key id ..{:06x}, ours ..{:06x})", theirs,
-                             ours),
-                 "give every rank the same RAILCHECK_JOB_KEY_FILE (docs/security.md)"};
+    return Error{
+        fmt::format("connect: the listener holds another job key (key id ..{:06x}, ours ..{:06x})", theirs, ours),
+        "give every rank the same RAILCHECK_JOB_KEY_FILE (docs/security.md)"};
   }
   StripeLayout layout;
   layout.streams = std::max<std::uint32_t>(1, handle[kStreamCountOffset]);
@@ -226,8 +226,7 @@ Result<bool> StripedConnection::deregister_memory(StripedMemory* mr) {
   return true;
 }
 
-Result<RequestId> StripedConnection::isend(const void* data, std::size_t size, std::uint64_t tag,
-                                           StripedMemory* mr) {
+Result<RequestId> StripedConnection::isend(const void* data, std::size_t size, std::uint64_t tag, StripedMemory* mr) {
   if (mr == nullptr) return Error{"isend: the buffer's memory region is not registered here", ""};
   const auto chunks = send_chunks(layout_, size);
   const auto* bytes = static_cast<const std::byte*>(data);
@@ -255,8 +254,7 @@ Result<RequestId> StripedConnection::isend(const void* data, std::size_t size, s
 }
 
 Result<RequestId> StripedConnection::irecv(std::span<void* const> data, std::span<const std::size_t> sizes,
-                                           std::span<const std::uint64_t> tags,
-                                           std::span<StripedMemory* const> mrs) {
+                                           std::span<const std::uint64_t> tags, std::span<StripedMemory* const> mrs) {
   std::vector<MemoryRegion*> head_mrs;
   for (auto* m : mrs) {
     if (m == nullptr) return Error{"irecv: a buffer's memory region is not registered here", ""};

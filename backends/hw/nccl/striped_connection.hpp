@@ -109,7 +109,7 @@ class StripedConnection {
   };
   struct Request {
     RequestId id{};
-    RequestId head{};  // on stream 0
+    RequestId head{};                      // on stream 0
     std::optional<std::size_t> send_size;  // a send: its whole size, reported when done
     bool head_done = false;
     bool may_stripe = false;  // a receive with a buffer larger than the stripe size
@@ -148,10 +148,10 @@ class StripedConnection {
 
   mutable std::mutex tails_mu_;
   std::condition_variable tail_wake_;
-  std::atomic<std::uint32_t> waiting_{0};   // callers waiting for tails_mu_
-  std::size_t tail_work_ = 0;               // tail chunks posted and not yet collected (tails_mu_)
-  bool stop_ = false;                       // (tails_mu_)
-  std::atomic<bool> tails_failed_{false};   // a tail stream has no usable rail left
+  std::atomic<std::uint32_t> waiting_{0};  // callers waiting for tails_mu_
+  std::size_t tail_work_ = 0;              // tail chunks posted and not yet collected (tails_mu_)
+  bool stop_ = false;                      // (tails_mu_)
+  std::atomic<bool> tails_failed_{false};  // a tail stream has no usable rail left
   std::atomic<std::uint32_t> tail_failovers_{0};
   std::thread pump_;
 };

@@ -3,8 +3,8 @@
 // Tagged [threads]: the pumps run beside the test's thread, so these run under TSan too.
 #include "backends/hw/nccl/striped_connection.hpp"
 
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -68,12 +68,15 @@ StripedPair open_striped_pair(const StripeLayout& layout, std::size_t staged_byt
 }
 
 // Message k's byte j: unique enough that a chunk landing in the wrong place, or twice, shows.
-std::uint8_t striped_stamp(std::size_t k, std::size_t j) { return static_cast<std::uint8_t>(k * 131 + j * 7 + (j >> 12)); }
+std::uint8_t striped_stamp(std::size_t k, std::size_t j) {
+  return static_cast<std::uint8_t>(k * 131 + j * 7 + (j >> 12));
+}
 
 // Sends `sizes` in order with up to `window` in flight, each into a receive buffer of `posted`
 // bytes, and checks every size and byte; `on_sent(k)` runs after message k was posted.
 template <class OnSent>
-void striped_exchange(StripedPair& p, const std::vector<std::size_t>& sizes, std::size_t posted, std::size_t window, OnSent on_sent) {
+void striped_exchange(StripedPair& p, const std::vector<std::size_t>& sizes, std::size_t posted, std::size_t window,
+                      OnSent on_sent) {
   const std::size_t largest = *std::max_element(sizes.begin(), sizes.end());
   std::vector<std::vector<std::uint8_t>> out(window, std::vector<std::uint8_t>(std::max<std::size_t>(largest, 1)));
   std::vector<std::vector<std::uint8_t>> in(window, std::vector<std::uint8_t>(posted));
@@ -176,8 +179,8 @@ TEST_CASE("striped and unstriped messages arrive whole and in order over three s
   StripedPair p = open_striped_pair(StripeLayout{3, 4096}, 65536);
   // Around the stripe size, chunks that are eager, segmented and rendezvous in ofi_rxm, and a
   // message whose tails are empty; each into a receive larger than the message.
-  const std::vector<std::size_t> sizes = {0,     100,   4096,   4097,    4100,    9000,          12289,
-                                          70000, 65536, 200003, 1 << 20, 100,     (1 << 20) + 3, 8};
+  const std::vector<std::size_t> sizes = {0,     100,   4096,   4097,    4100, 9000,          12289,
+                                          70000, 65536, 200003, 1 << 20, 100,  (1 << 20) + 3, 8};
   striped_exchange(p, sizes, (1 << 20) + 4096, 1, [](std::size_t) {});
   // The same with eight in flight: tails are posted in the order their heads arrive.
   std::vector<std::size_t> many;
