@@ -1,5 +1,7 @@
 #include "backends/hw/nccl/net_comm.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <limits>
 
@@ -201,8 +203,13 @@ void NetComm::poll() {
   if (conn_->failovers() != failovers_seen_) {
     const ConnectionStats st = conn_->stats();
     failovers_seen_ = st.failovers;
-    plugin_log().info("{} comm #{}: failover {} done: now on rail {}, {} WRs replayed so far", side_name(side_),
-                      serial_, st.failovers, st.active_rail, st.replayed);
+    // With several streams each fails over on its own and the count is their sum; the rail named
+    // is stream 0's (a tail stream's failover leaves it where it was).
+    const std::uint32_t streams = conn_->layout().streams;
+    plugin_log().info("{} comm #{}: failover {} done: now on rail {}{}, {} WRs replayed so far", side_name(side_),
+                      serial_, st.failovers, st.active_rail,
+                      streams > 1 ? fmt::format(" (stream 0; failovers summed over {} streams)", streams) : "",
+                      st.replayed);
   }
   if (!refusal_logged_ && conn_->control_refused() > 0) {
     // Once per comm: a flood of forgeries must not become a flood of log lines.
