@@ -64,9 +64,10 @@ TEST_CASE("validate: every lab-made scenario family on SimGrid and in the netns 
                                  // Both rails die: the engine ends the connection cleanly on both
                                  // drivers (two failovers begun, the second finding no standby).
                                  Family{"both-paths-die.toml", 2, true, "connection-failed"},
-                                 // Three rails: the standby dies before the liveness verdict, the
-                                 // third path carries the stream (a lab of three veth pairs).
-                                 Family{"standby-dies-liveness.toml", 1, true});
+                                 // Three rails: the standby dies before the liveness verdict, so the
+                                 // first switch lands on a dead path and a second failover moves
+                                 // the stream to the third (a lab of three veth pairs).
+                                 Family{"standby-dies-liveness.toml", 2, true});
   const std::string name = fs::path(family.file).stem();
   const fs::path dir = fresh(name);
   const auto ran = exe::run_railcheck(dir, "validate " + scenario(family.file) + " --runs 3 --json out.json");
