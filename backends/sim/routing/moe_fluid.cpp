@@ -30,8 +30,6 @@ struct FluidFlow {
   double remains = 0;  // bytes
   double last_update = 0;
   double last_value = 0;  // the rate its remains were last advanced with
-  double value = 0;       // the rate the last solve gave it
-  double date = 0;        // when its latency ends (Latency) or it lands at its rate (Active)
   std::uint32_t slot[2];  // its index in each link's list of active flows
 };
 
@@ -44,9 +42,7 @@ struct FluidLink {
   // it: usage_of[n] is it for n flows, the same bits, without a pass over the flows per solve.
   const std::vector<double>* usage_of = nullptr;
   bool up = false;  // a sender's link: every flow on it has it as link[0]
-  // Saturation loop state (SimGrid's Constraint::remaining_, usage_, its light-table entry).
-  double remaining = 0, usage = 0;
-  bool light = false;
+  double penalty = 0;  // of every flow sharing it
   std::uint32_t mark = 0;  // == FluidPhase::round_: in this round's connected set
 };
 
@@ -61,6 +57,8 @@ class FluidPhase {
       links_[g].bound = links_[ranks + g].bound = nic;
       links_[2 * ranks + g].bound = links_[3 * ranks + g].bound = nvl;
       links_[g].up = links_[2 * ranks + g].up = true;
+      links_[g].penalty = links_[ranks + g].penalty = nic_lat + nic_lat;
+      links_[2 * ranks + g].penalty = links_[3 * ranks + g].penalty = nvl_lat + nvl_lat;
       links_[g].usage_of = links_[ranks + g].usage_of = &nic_usage_;
       links_[2 * ranks + g].usage_of = links_[3 * ranks + g].usage_of = &nvl_usage_;
     }
@@ -78,6 +76,11 @@ class FluidPhase {
       if (m.stage == 1) stage1_from_[m.from].push_back(static_cast<std::uint32_t>(flows_.size()));
       flows_.push_back(fl);
     }
+    value_.assign(flows_.size(), 0.0);
+    date_.assign(flows_.size(), 0.0);
+    remaining_.assign(links_.size(), 0.0);
+    usage_.assign(links_.size(), 0.0);
+    light_.assign(links_.size(), 0);
     fill_usage(nic_usage_, nic_penalty_, kind_flows_[0]);
     fill_usage(nvl_usage_, nvl_penalty_, kind_flows_[1]);
   }
@@ -115,7 +118,7 @@ class FluidPhase {
     FluidFlow& fl = flows_[i];
     fl.state = FlowState::Latency;
     fl.last_update = now_;
-    fl.date = fl.penalty + now_;  // SimGrid: latency_ + get_last_update()
+    date_[i] = fl.penalty + now_;  // SimGrid: latency_ + get_last_update()
     pending_.push_back(i);
     touch(fl);  // SimGrid marks a new flow's links modified even before it shares them
   }
@@ -124,12 +127,12 @@ class FluidPhase {
   // surf/precision of it happens now (latencies end, messages land) and is handed back.
   std::vector<std::uint32_t> advance() {
     double next = std::numeric_limits<double>::infinity();
-    for (std::uint32_t i : pending_) next = std::min(next, flows_[i].date);
+    for (std::uint32_t i : pending_) next = std::min(next, date_[i]);
     assert(next < std::numeric_limits<double>::infinity());
     now_ = now_ + (next - now_);
     std::vector<std::uint32_t> due;
     for (std::size_t k = 0; k < pending_.size();) {
-      if (std::fabs(flows_[pending_[k]].date - now_) < kSurfPrecision) {
+      if (std::fabs(date_[pending_[k]] - now_) < kSurfPrecision) {
         due.push_back(pending_[k]);
         pending_[k] = pending_.back();
         pending_.pop_back();
@@ -145,7 +148,7 @@ class FluidPhase {
     FluidFlow& fl = flows_[i];
     fl.state = FlowState::Active;
     fl.last_update = now_;
-    fl.date = std::numeric_limits<double>::infinity();
+    date_[i] = std::numeric_limits<double>::infinity();
     join(i);
     pending_.push_back(i);
   }
@@ -219,9 +222,9 @@ class FluidPhase {
       if (fl.remains > 0)
         double_update(fl.remains, fl.last_value * (now_ - fl.last_update), kMaxminPrecision * kSurfPrecision);
       fl.last_update = now_;
-      fl.last_value = fl.value;
+      fl.last_value = value_[i];
       // Nothing left (within SimGrid's 1e-14 bytes): it lands now, at the next event.
-      fl.date = fl.remains > 0 ? now_ + fl.remains / fl.value : now_;
+      date_[i] = fl.remains > 0 ? now_ + fl.remains / value_[i] : now_;
     }
   }
 
@@ -236,23 +239,25 @@ class FluidPhase {
   // only flows of its own route kind, so every flow of a link has the same penalty and the
   // values one round fixes on a link are all equal: the order SimGrid visits them in changes no
   // bit of the result.
+  // The hot state lives in arrays of its own (value_, and each link's remaining_, usage_,
+  // light_): a round reads them for every light link and every flow it fixes.
   void saturate(const std::vector<std::uint32_t>& set_links, const std::vector<std::uint32_t>& set_flows) {
-    for (std::uint32_t i : set_flows) flows_[i].value = -1;  // not fixed yet
-    std::vector<std::uint32_t>& light = light_;
+    for (std::uint32_t i : set_flows) value_[i] = -1;  // not fixed yet
+    std::vector<std::uint32_t>& light = light_list_;
     light.clear();
     for (std::uint32_t l : set_links) {
-      FluidLink& k = links_[l];
-      k.remaining = k.bound;
-      k.usage = (*k.usage_of)[k.active.size()];
-      k.light = k.usage > 0;
-      if (k.light) light.push_back(l);
+      const FluidLink& k = links_[l];
+      remaining_[l] = k.bound;
+      usage_[l] = (*k.usage_of)[k.active.size()];
+      light_[l] = usage_[l] > 0;
+      if (light_[l]) light.push_back(l);
     }
     std::vector<std::uint32_t>& saturated = saturated_;
     while (!light.empty()) {
       double min_usage = -1;
       saturated.clear();
       for (std::uint32_t l : light) {
-        const double r = links_[l].remaining / links_[l].usage;
+        const double r = remaining_[l] / usage_[l];
         if (min_usage < 0 || min_usage > r) {
           min_usage = r;
           saturated.assign(1, l);
@@ -260,26 +265,36 @@ class FluidPhase {
           saturated.push_back(l);
         }
       }
-      for (std::uint32_t l : saturated)
-        for (std::uint32_t i : links_[l].active) {
-          FluidFlow& fl = flows_[i];
-          if (fl.value >= 0) continue;
-          // The TCP-gamma bound (gamma / 2 latency) sits far above every share here: not binding.
-          fl.value = min_usage / fl.penalty;
-          for (std::uint32_t m : fl.link) {
-            FluidLink& k = links_[m];
-            if (!k.light) continue;
-            double_update(k.remaining, fl.value, k.bound * kMaxminPrecision);
-            double_update(k.usage, 1.0 / fl.penalty, kMaxminPrecision);
-            if (!(k.usage > kMaxminPrecision) || !(k.remaining > k.bound * kMaxminPrecision)) k.light = false;
+      for (std::uint32_t l : saturated) {
+        const FluidLink& sat = links_[l];
+        // Every flow of the link has its penalty: one value and one usage step for them all.
+        // The TCP-gamma bound (gamma / 2 latency) sits far above every share here: not binding.
+        const double value = min_usage / sat.penalty, step = 1.0 / sat.penalty;
+        for (std::size_t j = 0; j < sat.active.size(); ++j) {
+          const std::uint32_t i = sat.active[j];
+          if (value_[i] >= 0) continue;
+          value_[i] = value;
+          // Its two links (this one and the other): each takes the same decrements in any order.
+          for (const std::uint32_t m : {l, sat.other[j]}) {
+            if (!light_[m]) continue;
+            const double bound = links_[m].bound;
+            double_update(remaining_[m], value, bound * kMaxminPrecision);
+            double_update(usage_[m], step, kMaxminPrecision);
+            if (!(usage_[m] > kMaxminPrecision) || !(remaining_[m] > bound * kMaxminPrecision)) light_[m] = 0;
           }
         }
-      light.erase(std::remove_if(light.begin(), light.end(), [this](std::uint32_t l) { return !links_[l].light; }),
+      }
+      light.erase(std::remove_if(light.begin(), light.end(), [this](std::uint32_t l) { return !light_[l]; }),
                   light.end());
     }
   }
 
   std::vector<FluidFlow> flows_;
+  std::vector<double> value_;  // per flow: the rate the last solve gave it
+  std::vector<double> date_;   // per flow: its latency ends (Latency), it lands at its rate (Active)
+  // Per link, SimGrid's Constraint::remaining_, usage_ and light-table entry in the saturation loop.
+  std::vector<double> remaining_, usage_;
+  std::vector<std::uint8_t> light_;
   std::vector<FluidLink> links_;
   std::vector<std::uint32_t> stage0_into_;               // stage-0 messages still due per rank
   std::vector<std::vector<std::uint32_t>> stage1_from_;  // per rank
@@ -292,7 +307,7 @@ class FluidPhase {
   std::vector<double> nic_usage_, nvl_usage_;       // FluidLink::usage_of
   std::size_t busy_links_ = 0;                      // links with at least one flow sharing them
   std::size_t busy_seen_ = 0;                       // of those, in this solve's set so far
-  std::vector<std::uint32_t> set_links_, set_flows_, light_, saturated_;  // reused per solve
+  std::vector<std::uint32_t> set_links_, set_flows_, light_list_, saturated_;  // reused per solve
 };
 
 }  // namespace
