@@ -19,9 +19,9 @@ using testing::BootstrapWorld;
 using testing::ProcessSpec;
 
 #ifdef RAILCHECK_SANITIZE
-constexpr std::uint64_t kSeeds = 10;
+constexpr std::uint64_t kAuthSeeds = 10;
 #else
-constexpr std::uint64_t kSeeds = 60;
+constexpr std::uint64_t kAuthSeeds = 60;
 #endif
 
 auth::JobKey key_of(std::uint8_t fill) { return auth::JobKey::from_bytes(std::vector<std::uint8_t>(32, fill)).value(); }
@@ -49,7 +49,7 @@ void require_run_undisturbed(const BootstrapWorld& w, std::uint32_t n) {
 
 TEST_CASE("with the right key every rank joins and nothing is refused", "[bootstrap][auth]") {
   for (std::uint32_t n : {1U, 2U, 3U, 8U}) {
-    for (std::uint64_t seed = 1; seed <= kSeeds; ++seed) {
+    for (std::uint64_t seed = 1; seed <= kAuthSeeds; ++seed) {
       CAPTURE(n, seed);
       BootstrapWorld w(seed, n, ranks(n, seed));
       w.use_auth(key_of(1));
@@ -61,7 +61,7 @@ TEST_CASE("with the right key every rank joins and nothing is refused", "[bootst
 }
 
 TEST_CASE("a process with a wrong key fails its own join, and the run goes on", "[bootstrap][auth]") {
-  for (std::uint64_t seed = 1; seed <= kSeeds; ++seed) {
+  for (std::uint64_t seed = 1; seed <= kAuthSeeds; ++seed) {
     CAPTURE(seed);
     auto specs = ranks(4, seed);
     ProcessSpec stranger{2, 4, 0x5eed, std::vector<std::uint8_t>(16, 0xee)};
@@ -144,7 +144,7 @@ void attack(BootstrapWorld& w, SeededRng& rng, std::uint64_t& injected) {
 TEST_CASE("injected, replayed, altered and other-job frames are each refused, the run undisturbed",
           "[bootstrap][auth]") {
   for (std::uint32_t n : {2U, 3U, 5U}) {
-    for (std::uint64_t seed = 1; seed <= kSeeds; ++seed) {
+    for (std::uint64_t seed = 1; seed <= kAuthSeeds; ++seed) {
       CAPTURE(n, seed);
       BootstrapWorld w(seed, n, ranks(n, seed));
       w.use_auth(key_of(1));

@@ -12,7 +12,7 @@ namespace {
 
 constexpr std::uint64_t kRun = 0x5eed;
 
-auth::JobKey key_of(std::uint8_t fill) { return auth::JobKey::from_bytes(std::vector<std::uint8_t>(32, fill)).value(); }
+auth::JobKey job_key_of(std::uint8_t fill) { return auth::JobKey::from_bytes(std::vector<std::uint8_t>(32, fill)).value(); }
 
 Frame block_frame() { return Frame{kRun, RingBlock{1, 2, {9, 8, 7, 6, 5}}}; }
 
@@ -33,8 +33,8 @@ RefusalReason refused_as(FrameAuth& receiver, const std::vector<std::uint8_t>& b
 }
 
 TEST_CASE("a sealed frame opens at its receiver with its sender, and only once", "[bootstrap][auth]") {
-  FrameAuth rank3(key_of(1), kRun, 3, 0x1c);
-  FrameAuth rank4(key_of(1), kRun, 4, 0x1c);
+  FrameAuth rank3(job_key_of(1), kRun, 3, 0x1c);
+  FrameAuth rank4(job_key_of(1), kRun, 4, 0x1c);
   const auto bytes = rank3.seal(4, block_frame());
   CHECK(bytes.size() == encode_frame(block_frame()).size() + auth_wire::kTrailerSize);
   const OpenedFrame o = open_all(rank4, bytes);
@@ -48,7 +48,7 @@ TEST_CASE("a sealed frame opens at its receiver with its sender, and only once",
 }
 
 TEST_CASE("every altered byte of a sealed frame is refused, none is believed", "[bootstrap][auth]") {
-  FrameAuth rank3(key_of(1), kRun, 3, 0x1c);
+  FrameAuth rank3(job_key_of(1), kRun, 3, 0x1c);
   const auto bytes = rank3.seal(4, block_frame());
   const std::size_t frame_len = bytes.size() - auth_wire::kTrailerSize;
   for (std::size_t i = 0; i < bytes.size(); ++i) {
@@ -58,7 +58,7 @@ TEST_CASE("every altered byte of a sealed frame is refused, none is believed", "
     CAPTURE(i);
     auto altered = bytes;
     altered[i] ^= 0x01;
-    FrameAuth rank4(key_of(1), kRun, 4, 0x1c);
+    FrameAuth rank4(job_key_of(1), kRun, 4, 0x1c);
     const RefusalReason why = refused_as(rank4, altered);
     const bool key_id_byte = i >= frame_len + auth_wire::kKeyIdOffset && i < frame_len + auth_wire::kIncarnationOffset;
     CHECK(why == (key_id_byte ? RefusalReason::WrongKey : RefusalReason::BadMac));
@@ -66,24 +66,24 @@ TEST_CASE("every altered byte of a sealed frame is refused, none is believed", "
 }
 
 TEST_CASE("a frame for another receiver, of another key, or of another run is refused", "[bootstrap][auth]") {
-  FrameAuth rank3(key_of(1), kRun, 3, 0x1c);
-  FrameAuth rank5(key_of(1), kRun, 5, 0x1c);
+  FrameAuth rank3(job_key_of(1), kRun, 3, 0x1c);
+  FrameAuth rank5(job_key_of(1), kRun, 5, 0x1c);
   CHECK(refused_as(rank5, rank3.seal(4, block_frame())) == RefusalReason::BadMac);  // redirected
 
-  FrameAuth stranger(key_of(2), kRun, 3, 0x1c);
-  FrameAuth rank4(key_of(1), kRun, 4, 0x1c);
+  FrameAuth stranger(job_key_of(2), kRun, 3, 0x1c);
+  FrameAuth rank4(job_key_of(1), kRun, 4, 0x1c);
   const OpenedFrame wrong_key = open_all(rank4, stranger.seal(4, block_frame()));
   REQUIRE(wrong_key.refusal);
   CHECK(wrong_key.refusal->reason == RefusalReason::WrongKey);
   CHECK(wrong_key.refusal->detail.find("rank 3") != std::string::npos);
 
-  FrameAuth other_job(key_of(1), 0xbad, 3, 0x1c);
+  FrameAuth other_job(job_key_of(1), 0xbad, 3, 0x1c);
   CHECK(refused_as(rank4, other_job.seal(4, Frame{0xbad, RingDone{3}})) == RefusalReason::OtherRun);
 }
 
 TEST_CASE("an unauthenticated v1 frame is refused but kept, and only the root's refusal is a join refusal",
           "[bootstrap][auth]") {
-  FrameAuth rank4(key_of(1), kRun, 4, 0x1c);
+  FrameAuth rank4(job_key_of(1), kRun, 4, 0x1c);
   const OpenedFrame o = open_all(rank4, encode_frame(block_frame()));
   REQUIRE(o.refusal);
   CHECK(o.refusal->reason == RefusalReason::Unauthenticated);
@@ -103,8 +103,8 @@ TEST_CASE("an unauthenticated v1 frame is refused but kept, and only the root's 
 }
 
 TEST_CASE("a rank with the key that names another rank as the sender is refused", "[bootstrap][auth]") {
-  FrameAuth rank3(key_of(1), kRun, 3, 0x1c);
-  FrameAuth root(key_of(1), kRun, kFromRoot, 0x1c);
+  FrameAuth rank3(job_key_of(1), kRun, 3, 0x1c);
+  FrameAuth root(job_key_of(1), kRun, kFromRoot, 0x1c);
   CHECK(refused_as(root, rank3.seal(kFromRoot, Frame{kRun, CheckIn{2, 8, 5, "10.0.0.2:1"}})) ==
         RefusalReason::Impersonation);
   // An Abort names who aborted, not who forwards it: a forwarded one is fine.
@@ -113,8 +113,8 @@ TEST_CASE("a rank with the key that names another rank as the sender is refused"
 }
 
 TEST_CASE("a partial sealed frame waits for more bytes; a broken header is an error", "[bootstrap][auth]") {
-  FrameAuth rank3(key_of(1), kRun, 3, 0x1c);
-  FrameAuth rank4(key_of(1), kRun, 4, 0x1c);
+  FrameAuth rank3(job_key_of(1), kRun, 3, 0x1c);
+  FrameAuth rank4(job_key_of(1), kRun, 4, 0x1c);
   auto bytes = rank3.seal(4, block_frame());
   for (std::size_t n : {std::size_t{0}, std::size_t{19}, std::size_t{20}, bytes.size() - 1}) {
     CAPTURE(n);

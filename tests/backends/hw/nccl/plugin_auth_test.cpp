@@ -45,7 +45,7 @@ void use_env(const char* key, const char* control_timeout_ms = "10000") {
   ::setenv("HA_NCCL_CONTROL_TIMEOUT_MS", control_timeout_ms, 1);
 }
 
-pid_t spawn(const std::function<int()>& body) {
+pid_t spawn_side(const std::function<int()>& body) {
   const pid_t pid = ::fork();
   if (pid == 0) {
     ::alarm(120);  // a hung child dies instead of hanging CTest
@@ -54,7 +54,7 @@ pid_t spawn(const std::function<int()>& body) {
   return pid;
 }
 
-int wait_exit(pid_t pid) {
+int wait_side_exit(pid_t pid) {
   int status = 0;
   ::waitpid(pid, &status, 0);
   if (WIFEXITED(status)) return WEXITSTATUS(status);
@@ -228,17 +228,17 @@ int inject(const std::array<char, abi::kHandleMaxSize>& handle, Attack attack) {
 void run_attack(Attack attack, const std::string& expect) {
   int to_sender[2], to_injector[2], paused[2], resume[2], done[2];
   for (int* p : {to_sender, to_injector, paused, resume, done}) REQUIRE(::pipe(p) == 0);
-  const pid_t receiver = spawn([&] {
+  const pid_t receiver = spawn_side([&] {
     use_env(kHarnessJobKey);
     return receive_all({to_sender[1], to_injector[1]}, done[1], expect);
   });
-  const pid_t sender = spawn([&] {
+  const pid_t sender = spawn_side([&] {
     use_env(kHarnessJobKey);
     std::array<char, abi::kHandleMaxSize> h{};
     if (::read(to_sender[0], h.data(), h.size()) != static_cast<ssize_t>(h.size())) return kExitCallFailed;
     return send_all(h, paused[1], resume[0], done[0]);
   });
-  const pid_t injector = spawn([&] {
+  const pid_t injector = spawn_side([&] {
     std::array<char, abi::kHandleMaxSize> h{};
     if (::read(to_injector[0], h.data(), h.size()) != static_cast<ssize_t>(h.size())) return kExitCallFailed;
     if (!read_byte(paused[0], 'p')) return kExitCallFailed;
@@ -247,9 +247,9 @@ void run_attack(Attack attack, const std::string& expect) {
     return r;
   });
   for (int* p : {to_sender, to_injector, paused, resume, done}) ::close(p[0]), ::close(p[1]);
-  CHECK(wait_exit(injector) == kExitOk);
-  CHECK(wait_exit(sender) == kExitOk);
-  CHECK(wait_exit(receiver) == kExitOk);
+  CHECK(wait_side_exit(injector) == kExitOk);
+  CHECK(wait_side_exit(sender) == kExitOk);
+  CHECK(wait_side_exit(receiver) == kExitOk);
 }
 
 }  // namespace
@@ -258,11 +258,11 @@ TEST_CASE("a connector with another job's key fails at once with one line, and t
           "[nccl][harness][auth]") {
   int to_stranger[2], to_sender[2], stranger_done[2], paused[2], resume[2], done[2];
   for (int* p : {to_stranger, to_sender, stranger_done, paused, resume, done}) REQUIRE(::pipe(p) == 0);
-  const pid_t receiver = spawn([&] {
+  const pid_t receiver = spawn_side([&] {
     use_env(kHarnessJobKey);
     return receive_all({to_stranger[1], to_sender[1]}, done[1], "");
   });
-  const pid_t stranger = spawn([&] {
+  const pid_t stranger = spawn_side([&] {
     use_env("another job's key, also 32 bytes long");
     std::array<char, abi::kHandleMaxSize> h{};
     if (::read(to_stranger[0], h.data(), h.size()) != static_cast<ssize_t>(h.size())) return kExitCallFailed;
@@ -277,7 +277,7 @@ TEST_CASE("a connector with another job's key fails at once with one line, and t
       return failed("no one-line reason");
     return kExitOk;
   });
-  const pid_t sender = spawn([&] {
+  const pid_t sender = spawn_side([&] {
     use_env(kHarnessJobKey);
     std::array<char, abi::kHandleMaxSize> h{};
     if (::read(to_sender[0], h.data(), h.size()) != static_cast<ssize_t>(h.size())) return kExitCallFailed;
@@ -288,9 +288,9 @@ TEST_CASE("a connector with another job's key fails at once with one line, and t
     return send_all(h, paused[1], resume[0], done[0]);
   });
   for (int* p : {to_stranger, to_sender, stranger_done, paused, resume, done}) ::close(p[0]), ::close(p[1]);
-  CHECK(wait_exit(stranger) == kExitOk);
-  CHECK(wait_exit(sender) == kExitOk);
-  CHECK(wait_exit(receiver) == kExitOk);
+  CHECK(wait_side_exit(stranger) == kExitOk);
+  CHECK(wait_side_exit(sender) == kExitOk);
+  CHECK(wait_side_exit(receiver) == kExitOk);
 }
 
 TEST_CASE("an altered control message mid-transfer is refused and logged once, every message intact",
@@ -309,15 +309,15 @@ TEST_CASE("another job's control message mid-transfer is refused and logged once
 }
 
 TEST_CASE("without a job key init fails naming the variable; RAILCHECK_JOB_AUTH=off warns", "[nccl][harness][auth]") {
-  const pid_t no_key = spawn([] {
+  const pid_t no_key = spawn_side([] {
     ::unsetenv("RAILCHECK_JOB_KEY");
     ::setenv("RAILCHECK_JOB_KEY_FILE", "/nonexistent/railcheck.key", 1);
     Plugin p(RAILCHECK_NCCL_PLUGIN_PATH, 11);
     if (p.init() == 0) return failed("init succeeded without a key");
     return log_has("init failed: job key file /nonexistent/railcheck.key: open failed") ? kExitOk : kExitLogMissing;
   });
-  CHECK(wait_exit(no_key) == kExitOk);
-  const pid_t off = spawn([] {
+  CHECK(wait_side_exit(no_key) == kExitOk);
+  const pid_t off = spawn_side([] {
     ::unsetenv("RAILCHECK_JOB_KEY");
     ::setenv("RAILCHECK_JOB_AUTH", "off", 1);
     ::setenv("HA_NCCL_PROVIDER", "tcp;ofi_rxm", 1);
@@ -326,5 +326,5 @@ TEST_CASE("without a job key init fails naming the variable; RAILCHECK_JOB_AUTH=
     return log_has("RAILCHECK_JOB_AUTH=off: control messages between ranks are NOT authenticated") ? kExitOk
                                                                                                         : kExitLogMissing;
   });
-  CHECK(wait_exit(off) == kExitOk);
+  CHECK(wait_side_exit(off) == kExitOk);
 }
