@@ -41,8 +41,8 @@ struct FluidLink {
   // penalty (a link carries one route kind), so that sum depends only on how many flows share
   // it: usage_of[n] is it for n flows, the same bits, without a pass over the flows per solve.
   const std::vector<double>* usage_of = nullptr;
-  bool up = false;  // a sender's link: every flow on it has it as link[0]
-  double penalty = 0;  // of every flow sharing it
+  bool up = false;         // a sender's link: every flow on it has it as link[0]
+  double penalty = 0;      // of every flow sharing it
   std::uint32_t mark = 0;  // == FluidPhase::round_: in this round's connected set
 };
 
@@ -303,10 +303,10 @@ class FluidPhase {
   std::uint32_t round_ = 0;
   double now_ = 0;
   double nic_penalty_ = 0, nvl_penalty_ = 0;
-  std::size_t kind_flows_[2] = {0, 0};              // flows over the NICs, over NVLink
-  std::vector<double> nic_usage_, nvl_usage_;       // FluidLink::usage_of
-  std::size_t busy_links_ = 0;                      // links with at least one flow sharing them
-  std::size_t busy_seen_ = 0;                       // of those, in this solve's set so far
+  std::size_t kind_flows_[2] = {0, 0};         // flows over the NICs, over NVLink
+  std::vector<double> nic_usage_, nvl_usage_;  // FluidLink::usage_of
+  std::size_t busy_links_ = 0;                 // links with at least one flow sharing them
+  std::size_t busy_seen_ = 0;                  // of those, in this solve's set so far
   std::vector<std::uint32_t> set_links_, set_flows_, light_list_, saturated_;  // reused per solve
 };
 
