@@ -9,9 +9,12 @@
 #include <array>
 #include <chrono>
 #include <cstdio>
+#include <future>
 #include <memory>
 #include <sstream>
 
+#include "backends/hw/auth/job_key_source.hpp"
+#include "backends/hw/conform/auth_case.hpp"
 #include "backends/hw/conform/message_stream.hpp"
 #include "backends/hw/conform/netns_lab.hpp"
 #include "backends/hw/conform/peer_channel.hpp"
@@ -37,6 +40,7 @@ FabricOptions fabric_options(const std::string& provider, const std::vector<std:
   o.tunables.heartbeat_interval = std::chrono::milliseconds(250);
   o.tunables.heartbeat_misses = 8;
   o.tunables.control_timeout = std::chrono::milliseconds(3000);
+  o.key = job_key();  // both processes read the one run_suite set (auth_case.hpp)
   return o;
 }
 
@@ -98,7 +102,8 @@ class Suite {
   }
 
   // One message stream with the peer sending. `extra` checks the receiving connection after.
-  CaseResult stream(std::string name, const StreamSpec& spec, CutKind cut = CutKind::Silence) {
+  CaseResult stream(std::string name, const StreamSpec& spec, CutKind cut = CutKind::Silence,
+                    bool inject_foreign = false) {
     CaseResult r{std::move(name), false, 0, {}};
     std::vector<std::uint8_t> handle;
     const auto t_listen = Clock::now();
@@ -110,10 +115,24 @@ class Suite {
     const auto t0 = Clock::now();
     StreamReceiver recv(*rx.value(), spec);
     std::optional<std::string> verdict;
+    // The stranger runs on a thread of its own while this one keeps the receiver progressing
+    // (on tcp;ofi_rxm a message to this endpoint completes only as the receiver reads its CQ).
+    std::future<Result<int>> injecting;
     while (recv.error().empty() && !recv.done() && Clock::now() - t0 < kCaseLimit) {
       recv.step();
+      if (inject_foreign && !injecting.valid() && recv.verified() >= spec.messages / 2) {
+        const std::string node = rails_.empty() ? std::string{} : rails_[0];
+        injecting = std::async(std::launch::async,
+                               [this, node, &handle] { return inject_foreign_control(o_.provider, node, handle); });
+      }
       if (!verdict) verdict = peer_.read_line(std::chrono::milliseconds(0));
       if (verdict && verdict->rfind("fail", 0) == 0) break;
+    }
+    // The foreign messages are in (or failed) before the connection is judged.
+    std::optional<Result<int>> injected;
+    if (injecting.valid()) {
+      while (injecting.wait_for(std::chrono::milliseconds(0)) != std::future_status::ready) recv.step();
+      injected = injecting.get();
     }
     r.millis = ms_since(t0);
     // The sender keeps its endpoints up until this line (closing earlier would reset
@@ -143,6 +162,20 @@ class Suite {
     if (ready_at_listen || ready_after_connect != 0) {
       r.passed = false;
       r.detail += ": a comm was ready before the handshake could have run (connect/accept must not block)";
+    }
+    if (inject_foreign) {
+      const std::uint64_t expected = 3;
+      if (!injected || !injected->ok()) {
+        r.passed = false;
+        r.detail += ": the foreign messages could not be sent: " +
+                    (injected ? injected->error().message() : std::string("the stream ended first"));
+      } else if (st.control_refused != expected) {
+        r.passed = false;
+        r.detail += fmt::format(": {} foreign control message(s) refused, expected {}", st.control_refused, expected);
+      } else {
+        r.detail += fmt::format("; {} foreign control messages refused ({})", st.control_refused,
+                                st.first_control_refusal);
+      }
     }
     if (spec.cut_primary_after && (st.active_rail == 0 || st.failovers == 0)) {
       r.passed = false;
@@ -228,6 +261,9 @@ Result<std::vector<CaseResult>> run_suite(const SuiteOptions& o) {
   const auto peer_rails = rail_addresses(o.provider, lab, 1);
   // Fail early and clearly when the provider is not here, before starting a peer.
   if (auto q = fabric::query_provider(o.provider, host_rails.empty() ? "" : host_rails[0]); !q) return q.error();
+  ensure_job_key();  // before the fork: the peer inherits it
+  // A key the caller set that cannot be used is an error, never a silent run without one.
+  if (auto k = hw::job_key_from_environment(); !k) return k.error();
   int fds[2] = {-1, -1};
   if (socketpair(AF_UNIX, SOCK_STREAM, 0, fds) != 0) return Error{"socketpair failed", ""};
   std::fflush(nullptr);
@@ -287,6 +323,17 @@ Result<std::vector<CaseResult>> run_suite(const SuiteOptions& o) {
     grouped.max_group = 8;
     grouped.window = 32;
     results.push_back(suite.stream("grouped receives keep tag mapping and order", grouped));
+
+    // Issue 46: a stranger reaches the receiver's rail 0 mid-stream (not in the netns lab, whose
+    // rails this process's namespace does not reach the same way; not with RAILCHECK_JOB_AUTH=off).
+    if (lab == nullptr && job_key()) {
+      StreamSpec foreign;
+      foreign.seed = o.seed + 2000;
+      foreign.messages = 200;
+      foreign.max_size = 4096;
+      results.push_back(suite.stream("foreign control messages refused mid-stream (job key)", foreign,
+                                     CutKind::Silence, true));
+    }
 
     WriteCaseSpec counted;
     counted.kind = WriteCaseKind::Counted;

@@ -33,22 +33,28 @@ void run_on(const std::string& provider) {
   if (!results) FAIL(results.error().message());
   std::size_t cases = 0;
   bool saw_failover = false;
+  bool saw_foreign = false;
   std::size_t write_cases = 0;
   for (const auto& r : results.value()) {
     INFO(provider << ": " << r.name << ": " << r.detail << " (seed " << o.seed << ")");
     CHECK(r.passed);
     ++cases;
     saw_failover = saw_failover || r.name.find("failover") != std::string::npos;
+    if (r.name.find("foreign control messages refused") != std::string::npos) {
+      saw_foreign = true;
+      CHECK_THAT(r.detail, Catch::Contains("200 messages verified") && Catch::Contains("3 foreign control messages refused"));
+    }
     if (r.name.find("WRITE_IMM") != std::string::npos || r.name.find("zero-length writes") != std::string::npos ||
         r.name.find("sharding across rails") != std::string::npos) {
       ++write_cases;
       CHECK_THAT(r.detail, Catch::Contains("completed exactly once") && Catch::Contains("over-arrivals 0"));
     }
   }
-  // handle, connect, sizes, grouped, three write cases, failover
-  CHECK(cases == 7 + o.sizes.size());
+  // handle, connect, sizes, grouped, foreign control messages (issue 46), three write cases, failover
+  CHECK(cases == 8 + o.sizes.size());
   CHECK(write_cases == 3);
   CHECK(saw_failover);
+  CHECK(saw_foreign);
 }
 
 }  // namespace
@@ -68,4 +74,15 @@ TEST_CASE("conform on a provider that is not here is a clear error, not a run", 
     return;
   }
   CHECK_THAT(results.error().message(), Catch::Contains("provider 'efa' not available here"));
+}
+
+TEST_CASE("conform refuses to run with a job key file it cannot use, naming it", "[conform][auth]") {
+  ::unsetenv("RAILCHECK_JOB_KEY");  // the suite above may have set one for its run
+  ::unsetenv("RAILCHECK_JOB_AUTH");
+  ::setenv("RAILCHECK_JOB_KEY_FILE", "/nonexistent/job.key", 1);
+  conform::SuiteOptions o;
+  auto results = conform::run_suite(o);
+  ::unsetenv("RAILCHECK_JOB_KEY_FILE");
+  REQUIRE_FALSE(results.ok());
+  CHECK_THAT(results.error().what, Catch::Contains("job key file /nonexistent/job.key: open failed"));
 }

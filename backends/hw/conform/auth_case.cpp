@@ -1,0 +1,91 @@
+// The suite's job key and its foreign-control-message case (auth_case.hpp).
+#include "backends/hw/conform/auth_case.hpp"
+
+#include <fmt/format.h>
+#include <rdma/fi_errno.h>
+
+#include <array>
+#include <chrono>
+#include <cstdlib>
+#include <random>
+#include <thread>
+
+#include "backends/hw/auth/job_key_source.hpp"
+#include "backends/hw/libfabric/control_codec.hpp"
+#include "backends/hw/libfabric/fabric_rail.hpp"
+#include "engine/auth/sealed_channel.hpp"
+#include "engine/handshake/handle_codec.hpp"
+
+namespace railcheck::conform {
+
+void ensure_job_key() {
+  if (std::getenv(hw::kJobKeyFileEnv) != nullptr || std::getenv(hw::kJobKeyEnv) != nullptr ||
+      std::getenv(hw::kJobAuthEnv) != nullptr)
+    return;
+  std::random_device rd;
+  std::string key;
+  for (int i = 0; i < 8; ++i) key += fmt::format("{:08x}", rd());
+  ::setenv(hw::kJobKeyEnv, key.c_str(), 1);
+}
+
+std::optional<auth::JobKey> job_key() {
+  auto s = hw::job_key_from_environment();
+  if (!s) return std::nullopt;  // ensure_job_key ran: only a malformed caller's key gets here
+  return s.value().key;
+}
+
+Result<int> inject_foreign_control(const std::string& provider, const std::string& node,
+                                   const std::vector<std::uint8_t>& handle) {
+  if (handle.size() < kHandleWireSize) return Error{"inject: a short handle", ""};
+  const std::vector<std::uint8_t> binding(handle.begin(), handle.begin() + kHandleWireSize);
+  auto decoded = decode_handle(binding);
+  if (!decoded) return decoded.error();
+  auto rail = fabric::FabricRail::open(provider, node, 64);
+  if (!rail) return rail.error();
+  if (auto ok = rail.value()->insert_peer(decoded.value().handle.primary); !ok) return ok.error();
+  auto plain = fabric::encode_control(false, Ping{46});
+  if (!plain) return plain.error();
+  const auto key = job_key();
+  const auto other = auth::JobKey::from_bytes(std::vector<std::uint8_t>(32, 0x99)).value();
+  std::vector<std::vector<std::uint8_t>> sends;
+  if (key) {
+    auth::SealedChannel as_connector(*key, "railcheck control v1", binding, 0, 1);
+    auto replayed = plain.value();
+    as_connector.seal(replayed);  // counter 1: the connector's ConnectRequest took it
+    auto altered = plain.value();
+    for (int i = 0; i < 100; ++i) {  // a counter not taken yet, then one tag byte changed
+      altered = plain.value();
+      as_connector.seal(altered);
+    }
+    altered.back() ^= 0x01;
+    sends.push_back(std::move(altered));
+    sends.push_back(std::move(replayed));
+  }
+  auth::SealedChannel other_job(other, "railcheck control v1", binding, 0, 1);
+  auto foreign = plain.value();
+  other_job.seal(foreign);
+  sends.push_back(std::move(foreign));
+  std::array<int, 3> contexts{};
+  int left = 0;
+  for (std::size_t i = 0; i < sends.size(); ++i) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    ssize_t rc = 0;
+    while ((rc = rail.value()->tsend(sends[i].data(), sends[i].size(), nullptr, &contexts[i])) == -FI_EAGAIN &&
+           std::chrono::steady_clock::now() < deadline) {
+      std::array<fabric::RailCompletion, 4> done{};
+      (void)rail.value()->poll(done);
+    }
+    if (rc != 0) return Error{fmt::format("inject: fi_tsend returned {}", rc), ""};
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (left < static_cast<int>(sends.size()) && std::chrono::steady_clock::now() < deadline) {
+    std::array<fabric::RailCompletion, 4> done{};
+    auto n = rail.value()->poll(done);
+    if (n) left += static_cast<int>(n.value());
+  }
+  // The receiver's provider takes them from the socket; keep this endpoint up a moment.
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  return left;
+}
+
+}  // namespace railcheck::conform
