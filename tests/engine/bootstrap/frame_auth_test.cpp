@@ -112,7 +112,7 @@ TEST_CASE("a rank with the key that names another rank as the sender is refused"
   CHECK(o.frame);
 }
 
-TEST_CASE("a partial sealed frame waits for more bytes; a broken header is an error", "[bootstrap][auth]") {
+TEST_CASE("a partial sealed frame waits for more bytes, and a broken header is an error", "[bootstrap][auth]") {
   FrameAuth rank3(job_key_of(1), kRun, 3, 0x1c);
   FrameAuth rank4(job_key_of(1), kRun, 4, 0x1c);
   auto bytes = rank3.seal(4, block_frame());

@@ -308,7 +308,7 @@ TEST_CASE("another job's control message mid-transfer is refused and logged once
   run_attack(Attack::OtherJob, "wrong key");
 }
 
-TEST_CASE("without a job key init fails naming the variable; RAILCHECK_JOB_AUTH=off warns", "[nccl][harness][auth]") {
+TEST_CASE("without a job key init fails naming the variable, and RAILCHECK_JOB_AUTH=off warns", "[nccl][harness][auth]") {
   const pid_t no_key = spawn_side([] {
     ::unsetenv("RAILCHECK_JOB_KEY");
     ::setenv("RAILCHECK_JOB_KEY_FILE", "/nonexistent/railcheck.key", 1);
