@@ -5,20 +5,14 @@
 
 #include <array>
 
+#include "engine/auth/little_endian.hpp"
+
 namespace railcheck::auth {
 
 namespace {
 
 using Bytes = std::span<const std::uint8_t>;
 
-void put_le(std::uint8_t* at, std::uint64_t v, int n) {
-  for (int i = 0; i < n; ++i) at[i] = static_cast<std::uint8_t>(v >> (8 * i));
-}
-std::uint64_t get_le(const std::uint8_t* at, int n) {
-  std::uint64_t v = 0;
-  for (int i = 0; i < n; ++i) v |= static_cast<std::uint64_t>(at[i]) << (8 * i);
-  return v;
-}
 
 }  // namespace
 

@@ -5,6 +5,8 @@
 
 #include <array>
 
+#include "engine/auth/little_endian.hpp"
+
 #include "engine/bootstrap/bootstrap_codec.hpp"
 #include "engine/core/engine_assert.hpp"
 
@@ -21,14 +23,8 @@ namespace {
 
 using Bytes = std::span<const std::uint8_t>;
 
-void put_le(std::uint8_t* at, std::uint64_t v, int n) {
-  for (int i = 0; i < n; ++i) at[i] = static_cast<std::uint8_t>(v >> (8 * i));
-}
-std::uint64_t get_le(const std::uint8_t* at, int n) {
-  std::uint64_t v = 0;
-  for (int i = 0; i < n; ++i) v |= static_cast<std::uint64_t>(at[i]) << (8 * i);
-  return v;
-}
+using auth::get_le;
+using auth::put_le;
 
 std::array<std::uint8_t, 4> le32(std::uint32_t v) {
   std::array<std::uint8_t, 4> b{};
