@@ -12,6 +12,8 @@
 
 #include <array>
 #include <catch2/catch.hpp>
+
+#include "backends/hw/conform/child_process.hpp"
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -45,21 +47,9 @@ void use_env(const char* key, const char* control_timeout_ms = "10000") {
   ::setenv("HA_NCCL_CONTROL_TIMEOUT_MS", control_timeout_ms, 1);
 }
 
-pid_t spawn_side(const std::function<int()>& body) {
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    ::alarm(120);  // a hung child dies instead of hanging CTest
-    std::_Exit(body());
-  }
-  return pid;
-}
-
-int wait_side_exit(pid_t pid) {
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-}
+// A side in a forked child that SIGALRM kills after 120 s (a hung child never hangs CTest).
+pid_t spawn_side(const std::function<int()>& body) { return railcheck::conform::fork_child(body, 120); }
+int wait_side_exit(pid_t pid) { return railcheck::conform::wait_child(pid); }
 
 bool read_byte(int fd, char expected) {
   char c = 0;

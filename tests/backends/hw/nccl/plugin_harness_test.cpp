@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+
+#include "backends/hw/conform/child_process.hpp"
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
@@ -223,21 +225,9 @@ int run_sender(const Scenario& s, int handle_in, int done_in) {
   return kExitOk;
 }
 
-pid_t spawn(const std::function<int()>& body) {
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    ::alarm(120);  // a hung child dies instead of hanging CTest
-    std::_Exit(body());
-  }
-  return pid;
-}
-
-int wait_exit(pid_t pid) {
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-}
+// A side in a forked child that SIGALRM kills after 120 s (a hung child never hangs CTest).
+pid_t spawn(const std::function<int()>& body) { return railcheck::conform::fork_child(body, 120); }
+int wait_exit(pid_t pid) { return railcheck::conform::wait_child(pid); }
 
 // Runs both ranks; returns false (after a WARN) when the provider is not available here.
 bool run_pair(const Scenario& s) {
