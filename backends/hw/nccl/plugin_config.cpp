@@ -189,6 +189,12 @@ RxmSizes rxm_sizes(const PluginConfig& c, const EnvLookup& lookup) {
       notes.push_back(fmt::format("{} unset (ofi_rxm's default)", var));
     }
   }
+  if (const char* user = lookup("FI_OFI_RXM_MSG_RX_SIZE"); user != nullptr) {
+    notes.push_back(fmt::format("FI_OFI_RXM_MSG_RX_SIZE={} (from the environment)", user));
+  } else {
+    out.set.emplace_back("FI_OFI_RXM_MSG_RX_SIZE", std::to_string(kRxmMsgRxSize));
+    notes.push_back(fmt::format("FI_OFI_RXM_MSG_RX_SIZE={} (the plugin's: memory per rail)", kRxmMsgRxSize));
+  }
   out.staged_bytes = std::min(c.stage_bytes, sar_limit);
   out.note = fmt::format("{}; staged sends up to {} B", fmt::join(notes, ", "), out.staged_bytes);
   return out;

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdint>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -70,15 +71,17 @@ void require_every_blob(const std::vector<BootstrapResult>& results, std::uint32
   }
 }
 
+// The relay's thread uses these: Catch2's assertions are for the test's own thread only, so they
+// throw and the relay keeps the first failure for the test to check after it joins.
+[[noreturn]] void relay_failed(const std::string& what) { throw std::runtime_error(what); }
+
 Fd connect_to(const std::string& address) {
   auto at = parse_socket_address(address);
-  REQUIRE(at.ok());
+  if (!at.ok()) relay_failed("bad address " + address);
   auto pc = start_connect(at.value());
-  REQUIRE(pc.ok());
-  REQUIRE(pc->failed_errno == 0);
+  if (!pc.ok() || pc->failed_errno != 0) relay_failed("connect to " + address + " failed");
   pollfd p{pc->fd.get(), POLLOUT, 0};
-  REQUIRE(::poll(&p, 1, 2000) == 1);
-  REQUIRE(connect_errno(pc->fd) == 0);
+  if (::poll(&p, 1, 2000) != 1 || connect_errno(pc->fd) != 0) relay_failed("connect to " + address + " timed out");
   return std::move(pc->fd);
 }
 
@@ -88,7 +91,7 @@ void write_all(const Fd& fd, const std::vector<std::uint8_t>& bytes) {
     pollfd p{fd.get(), POLLOUT, 0};
     ::poll(&p, 1, 1000);
     auto r = send_some(fd, std::span(bytes).subspan(done), "test");
-    REQUIRE(r.ok());
+    if (!r.ok()) relay_failed("relay write failed");
     done += r->done;
   }
 }
@@ -103,11 +106,24 @@ class Relay {
     auto l = listen_on(parse_socket_address("127.0.0.1:0").value());
     REQUIRE(l.ok());
     listener_ = std::move(l).value();
-    thread_ = std::thread([this] { run(); });
+    thread_ = std::thread([this] {
+      try {
+        run();
+      } catch (const std::exception& e) {
+        std::lock_guard lock(failure_mutex_);
+        failure_ = e.what();
+      }
+    });
   }
-  ~Relay() {
+  ~Relay() { stop(); }
+  void stop() {
     stop_ = true;
-    thread_.join();
+    if (thread_.joinable()) thread_.join();
+  }
+  // Empty unless the relay itself failed (not the attack: the ranks' results say how that went).
+  std::string failure() const {
+    std::lock_guard lock(failure_mutex_);
+    return failure_;
   }
   std::string address() const { return listener_.bound.to_string(); }
   bool attacked() const { return attacked_; }
@@ -171,6 +187,8 @@ class Relay {
   Listener listener_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> attacked_{false};
+  mutable std::mutex failure_mutex_;
+  std::string failure_;
   std::thread thread_;
 };
 
@@ -258,6 +276,8 @@ TEST_CASE("altered, replayed and other-job frames are refused and logged once, e
     });
   }
   for (auto& t : threads) t.join();
+  relay.stop();
+  REQUIRE(relay.failure().empty());
   CHECK(relay.attacked());
   std::vector<BootstrapResult> done;
   for (auto& r : results) done.push_back(std::move(*r));

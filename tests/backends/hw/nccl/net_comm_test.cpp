@@ -147,10 +147,12 @@ TEST_CASE("a staged send NCCL stopped testing is replayed by the background thre
     WARN("provider " << kProvider << " is not usable here: " << ok.error().message());
     return;
   }
-  // The fault clock cuts the primary 300 ms after the comm became ready, inside a poll(): with the
+  // The fault clock cuts the primary 1.5 s after the comm became ready, inside a poll(): with the
   // test calling neither comm by then, only the background thread can run it, and the failover
-  // and replay after it.
-  auto p = open_comms(4096, FaultPlan{FaultTrigger::AfterMillis, 300, 0});
+  // and replay after it. (1.5 s, not less: under TSan on a loaded 2-core machine the steps before
+  // the check below took over 300 ms.)
+  constexpr int kCutAfterMs = 1500;
+  auto p = open_comms(4096, FaultPlan{FaultTrigger::AfterMillis, kCutAfterMs, 0});
   for (std::size_t i = 0; i < p->out.size(); ++i) p->out[i] = static_cast<std::uint8_t>(i + 1);
   NetRequest* send = post_send(*p);
   // Done on the local completion (the receiver never ran); then NCCL reuses the buffer.
@@ -164,7 +166,7 @@ TEST_CASE("a staged send NCCL stopped testing is replayed by the background thre
   }
   BackgroundProgress background(std::chrono::microseconds(1000));
   background.add(p->tx.get());  // the send comm only: the receiver stays silent until the cut
-  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  std::this_thread::sleep_for(std::chrono::milliseconds(kCutAfterMs + 300));
   NetRequest* recv = post_recv(*p);
   test_until_done(*p->rx, *p->rx_conn, *recv);
   for (std::size_t i = 0; i < p->in.size(); ++i) REQUIRE(p->in[i] == static_cast<std::uint8_t>(i + 1));

@@ -166,20 +166,25 @@ TEST_CASE("HA_NCCL_RXM_EAGER_BYTES sets ofi_rxm's eager size and SAR limit and c
   auto d = read({});
   REQUIRE(d.ok());
   const RxmSizes own = rxm_sizes(d.value(), none);
-  CHECK(own.set.empty());
+  using Var = std::pair<std::string, std::string>;
+  // Only the receive buffers per connection, which the plugin always bounds (memory per rail).
+  CHECK(own.set == std::vector<Var>{{"FI_OFI_RXM_MSG_RX_SIZE", "32"}});
   CHECK(own.staged_bytes == 131072);
   // 64 KiB: no SAR left (rendezvous above the eager size), staging up to 64 KiB.
   auto c = read({{"HA_NCCL_RXM_EAGER_BYTES", "65536"}});
   REQUIRE(c.ok());
   const RxmSizes set = rxm_sizes(c.value(), none);
-  using Var = std::pair<std::string, std::string>;
-  CHECK(set.set == std::vector<Var>{{"FI_OFI_RXM_BUFFER_SIZE", "65536"}, {"FI_OFI_RXM_SAR_LIMIT", "65536"}});
+  CHECK(set.set == std::vector<Var>{{"FI_OFI_RXM_BUFFER_SIZE", "65536"},
+                                    {"FI_OFI_RXM_SAR_LIMIT", "65536"},
+                                    {"FI_OFI_RXM_MSG_RX_SIZE", "32"}});
   CHECK(set.staged_bytes == 65536);
   // A variable the environment sets is left alone, and its SAR limit is the one that caps staging.
   const RxmSizes user = rxm_sizes(c.value(), [](const char* n) -> const char* {
+    if (std::string_view{n} == "FI_OFI_RXM_MSG_RX_SIZE") return "128";
     return std::string_view{n} == "FI_OFI_RXM_SAR_LIMIT" ? "32768" : nullptr;
   });
   CHECK(user.set == std::vector<Var>{{"FI_OFI_RXM_BUFFER_SIZE", "65536"}});
+  CHECK_THAT(user.note, Catch::Contains("FI_OFI_RXM_MSG_RX_SIZE=128 (from the environment)"));
   CHECK(user.staged_bytes == 32768);
   CHECK_THAT(user.note, Catch::Contains("FI_OFI_RXM_SAR_LIMIT=32768 (from the environment)"));
   // Not rxm: nothing of rxm's, staging as configured.
