@@ -79,9 +79,10 @@
 //   the thread's phase-1 and phase-2 loops), or a delayed clear could erase the line a fast
 //   sender writes two phases later. The checker world does not model the clearing (as for
 //   one-shot LL); it checks the epochs, parities, parts and the data.
-//   No kernel runs this path yet: FastPathLimits::ll_two_shot_max_bytes is 0 by default, so
-//   choose_path never returns it on the device; verify/zerobuf's LL world checks it
-//   (`two_shot = true`, models zerobuf_ll2_*.toml).
+//   backends/hw/cuda/zerobuf/fast_kernels.cu runs it (ll_two_shot_kernel), opt-in:
+//   FastPathLimits::ll_two_shot_max_bytes is 0 by default (ZEROBUF_LL2_MAX_BYTES), so
+//   choose_path returns it only where asked for until it is measured on 4 GPUs; verify/zerobuf's
+//   LL world checks it (`two_shot = true`, models zerobuf_ll2_*.toml).
 #include <cstdint>
 
 #include "engine/zerobuf/flag_step.hpp"
@@ -222,8 +223,8 @@ RAILCHECK_HD constexpr std::uint64_t ll_max_piece(std::uint64_t ll_max_send_byte
 struct FastPathLimits {
   std::uint64_t ll_max_send_bytes = 1ULL << 20;
   // All-reduce: the LL two-shot for sizes past one-shot LL up to this many bytes, on at least
-  // `ll_two_shot_min_ranks` ranks. 0: off, the default while no kernel runs it (the intended
-  // range on 4 ranks is 256 KiB - 2 MiB, to be measured per rank count).
+  // `ll_two_shot_min_ranks` ranks. 0: off, the default until it is measured on 4 GPUs (the
+  // intended range on 4 ranks is 256 KiB - 2 MiB; on 2 ranks it loses to one-shot LL and direct).
   std::uint64_t ll_two_shot_max_bytes = 0;
   std::uint32_t ll_two_shot_min_ranks = 3;
   bool enabled = true;                  // false: every call takes the flag program

@@ -43,7 +43,7 @@ from nccl_sym import NcclError, NcclSym  # noqa: E402
 MiB = 1 << 20
 OPS = ["all_gather", "reduce_scatter", "all_reduce", "all_to_all"]
 OP_CODE = {"all_gather": 0, "reduce_scatter": 1, "all_reduce": 2, "all_to_all": 3}
-PATH_NAME = {0: "program", 1: "ll", 2: "direct"}
+PATH_NAME = {0: "program", 1: "ll", 2: "direct", 3: "ll2"}  # ll2: the LL two-shot all-reduce
 
 
 def log(rank, *a):
@@ -122,7 +122,7 @@ def main():
     ap.add_argument("--max-bytes", type=int, default=256 * MiB)
     ap.add_argument("--large-heap", type=int, default=0, help="bytes (0: the library's default)")
     ap.add_argument("--ops", default=",".join(OPS))
-    ap.add_argument("--paths", default="auto,ll,direct", help="zero-buffer paths to measure")
+    ap.add_argument("--paths", default="auto,ll,direct", help="zero-buffer paths to measure (auto, ll, ll2, direct)")
     ap.add_argument("--no-eager", action="store_true")
     ap.add_argument("--device", type=int, default=None, help="this rank's GPU (default: the rank)")
     ap.add_argument("--check-only", action="store_true",

@@ -79,7 +79,7 @@ def main():
                 r = by.get((op, size), {})
                 zb = r.get("zb_auto_graph_us")
                 nc, which = best_nccl(r)
-                path = {"ll": "LL", "direct": "D", "program": "P"}.get(r.get("zb_auto_path"), "")
+                path = {"ll": "LL", "ll2": "L2", "direct": "D", "program": "P"}.get(r.get("zb_auto_path"), "")
                 tag = " s" if which == "sym" else ""
                 cells.append(f"{zb:.1f} {path} / {nc:.1f}{tag} ({zb / nc:.2f})" if zb and nc else "-")
             rows.append(cells)
@@ -95,12 +95,13 @@ def main():
             best, _ = best_nccl(r, mode)
             rows.append([r["op"], human(r["bytes"]), fmt(nc), fmt(r.get(f"nccl_sym_{mode}_us")),
                          f"{fmt(auto)} ({r.get('zb_auto_path', '-')})",
-                         fmt(r.get(f"zb_ll_{mode}_us")), fmt(r.get(f"zb_direct_{mode}_us")),
+                         fmt(r.get(f"zb_ll_{mode}_us")), fmt(r.get(f"zb_ll2_{mode}_us")),
+                         fmt(r.get(f"zb_direct_{mode}_us")),
                          fmt(auto / best if auto else None, 2),
                          short_kernel(r.get("nccl_kernel")), short_kernel(r.get("nccl_sym_kernel"))])
         if rows:
             print(f"\nlatency, {mode}, us per call (median); zb/best: against the faster NCCL variant")
-            print(table(rows, ["op", "size", "NCCL", "NCCL sym", "zerobuf (path)", "LL", "direct", "zb/best",
+            print(table(rows, ["op", "size", "NCCL", "NCCL sym", "zerobuf (path)", "LL", "LL2", "direct", "zb/best",
                                "NCCL kernel", "NCCL sym kernel"], a.markdown))
     rows = []
     for r in rep["rows"]:
