@@ -43,6 +43,46 @@
 //   written only by the one thread of its owner, and no other rank touches part [me].
 //   Because block b of every rank covers the same units, block-level barriers are enough: no
 //   grid-wide barrier, no cooperative launch.
+//
+// LL two-shot (all-reduce in the mid range on more than two ranks, issue 43): the one-shot LL
+//   all-reduce pushes the whole buffer to every peer, (n - 1) x the bytes; the direct path's two
+//   barriers and n-way two-shot cost a fixed ~15 us. The LL two-shot pushes 2 x (n - 1) / n x
+//   the bytes through the same LL areas, as two LL phases of one call, each with its own epoch:
+//     phase 1  (reduce-scatter, epoch e1 = ll_next_epoch(counter)): the buffer's lines are cut
+//              into nranks parts (ll_two_shot_part); for every peer p, line j of part p of my
+//              input goes into p's LL area [e1 & 1][me] line j. For every line j of my own part:
+//              wait for line j from every peer, sum in rank order (my input included), write the
+//              sum into my output's part (in place too: nobody else reads or writes my part)
+//     phase 2  (all-gather, epoch e2 = ll_next_epoch(e1)): the thread that summed line j sends
+//              it, after the sum, into every peer's area [e2 & 1][me] line j; for every peer q and
+//              every line j of q's part: wait for q's line j, write it into my output's part q
+//     the device counter ends at e2, so a one-shot LL call after it uses the next epoch and the
+//     parity keeps alternating from phase to phase.
+//   Two parities are still enough: a sender S writes receiver R's slot [P][S] again two phases
+//   later (phase k, then k + 2), and R has taken all its phase-k lines from S by then:
+//     - phase k + 2 is a phase 2 (k + 1 its phase 1): S sends its phase-2 line j only after
+//       taking line j of phase k + 1 from R, which R sent in a kernel started after its phase-k
+//       kernel had ended;
+//     - phase k + 2 is a one-shot call or a phase 1: S starts it after its kernel of phase k + 1
+//       ended, which took every line R sent S in phase k + 1. If k + 1 is a one-shot call or a
+//       phase 1, R sent those after its phase-k kernel ended; if k + 1 is a phase 2 (k its
+//       phase 1), R sent phase-2 line j only after taking line j of phase 1 from every peer, S
+//       included, and those lines j are every line S sent R in phase k.
+//   Both cases need, as one-shot LL does, every rank to send something to every peer in every
+//   phase: every part must hold at least one line (ll_two_shot_ok).
+//   In place, a phase-2 line j of part q overwrites my input's line j of part q, which my
+//   phase 1 must have sent to q first: it has, since q's line j is q's sum of every rank's line
+//   j, mine included (the data carries the order; no rule for the kernel beyond "phase-2 line
+//   j is sent after its sum").
+//   The kernel also clears each line it takes (as one-shot LL): the clear of a phase-1 line
+//   and the phase-2 send that follows it in the same thread must be ordered (a fence between
+//   the thread's phase-1 and phase-2 loops), or a delayed clear could erase the line a fast
+//   sender writes two phases later. The checker world does not model the clearing (as for
+//   one-shot LL); it checks the epochs, parities, parts and the data.
+//   backends/hw/cuda/zerobuf/fast_kernels.cu runs it (ll_two_shot_kernel), opt-in:
+//   FastPathLimits::ll_two_shot_max_bytes is 0 by default (ZEROBUF_LL2_MAX_BYTES), so
+//   choose_path returns it only where asked for until it is measured on 4 GPUs; verify/zerobuf's
+//   LL world checks it (`two_shot = true`, models zerobuf_ll2_*.toml).
 #include <cstdint>
 
 #include "engine/zerobuf/flag_step.hpp"
@@ -53,6 +93,7 @@ enum class FastPath : std::uint8_t {
   Program = 0,  // the flag-program interpreter (collective_program.hpp): any size, any layout
   Ll = 1,
   Direct = 2,
+  LlTwoShot = 3,  // all-reduce only: LL reduce-scatter then LL all-gather in one call (see above)
 };
 
 // The four collectives the fast paths run, numbered as CollKind's first four.
@@ -134,6 +175,37 @@ RAILCHECK_HD constexpr Span direct_part(std::uint64_t bytes, std::uint32_t r, st
   return Span{first * 16, (base + (r < extra ? 1 : 0)) * 16};
 }
 
+// ---- LL two-shot ----
+// The lines of an all-reduce of `bytes` that rank r owns in the LL two-shot (as a byte span of
+// whole 8-byte lines, the last part ending with the buffer: it may end in half a line), the
+// remainder spread over the first ranks as direct_part does.
+RAILCHECK_HD constexpr Span ll_two_shot_part(std::uint64_t bytes, std::uint32_t r, std::uint32_t nranks) {
+  const std::uint64_t lines = ll_lines(bytes), base = lines / nranks, extra = lines % nranks;
+  const std::uint64_t first = r * base + (r < extra ? r : extra);
+  const std::uint64_t count = base + (r < extra ? 1 : 0);
+  const std::uint64_t begin = first * 8, end = (first + count) * 8 < bytes ? (first + count) * 8 : bytes;
+  return Span{begin, end > begin ? end - begin : 0};
+}
+// Whether the two-shot can take an all-reduce of `bytes`: 4-byte words and at least one line
+// for every rank (every rank must send to every peer in both phases, see above).
+RAILCHECK_HD constexpr bool ll_two_shot_ok(std::uint64_t bytes, std::uint32_t nranks) {
+  return nranks >= 2 && bytes % 4 == 0 && ll_lines(bytes) >= nranks;
+}
+// The epochs of a two-shot call whose counter holds `counter` (the last LL epoch used): phase 1,
+// then phase 2, which the counter holds after the call.
+RAILCHECK_HD constexpr std::uint32_t ll_two_shot_epoch1(std::uint32_t counter) { return ll_next_epoch(counter); }
+RAILCHECK_HD constexpr std::uint32_t ll_two_shot_epoch2(std::uint32_t counter) {
+  return ll_next_epoch(ll_next_epoch(counter));
+}
+// Lines a slot must hold for two-shot calls up to `max_bytes` (the largest part).
+RAILCHECK_HD constexpr std::uint64_t ll_two_shot_slot_lines(std::uint64_t max_bytes, std::uint32_t nranks) {
+  return nranks == 0 ? 0 : (ll_lines(max_bytes) + nranks - 1) / nranks;
+}
+// Bytes one rank pushes through the two-shot: every part but its own, twice (both phases).
+RAILCHECK_HD constexpr std::uint64_t ll_two_shot_send_bytes(std::uint64_t bytes, std::uint32_t nranks) {
+  return nranks > 1 ? 2 * (bytes - bytes / nranks) : bytes;
+}
+
 // ---- Choosing ----
 // Bytes one rank pushes through the LL path for a call: its piece to each of the other ranks.
 RAILCHECK_HD constexpr std::uint64_t ll_send_bytes(std::uint64_t bytes, std::uint32_t nranks) {
@@ -150,6 +222,11 @@ RAILCHECK_HD constexpr std::uint64_t ll_max_piece(std::uint64_t ll_max_send_byte
 // 1 MiB pushed, direct from 2 MiB, for every op. `forced` pins one path for measuring.
 struct FastPathLimits {
   std::uint64_t ll_max_send_bytes = 1ULL << 20;
+  // All-reduce: the LL two-shot for sizes past one-shot LL up to this many bytes, on at least
+  // `ll_two_shot_min_ranks` ranks. 0: off, the default until it is measured on 4 GPUs (the
+  // intended range on 4 ranks is 256 KiB - 2 MiB; on 2 ranks it loses to one-shot LL and direct).
+  std::uint64_t ll_two_shot_max_bytes = 0;
+  std::uint32_t ll_two_shot_min_ranks = 3;
   bool enabled = true;                  // false: every call takes the flag program
   FastPath forced = FastPath::Program;  // with `force`: the only path tried
   bool force = false;
@@ -160,16 +237,19 @@ struct FastPathLimits {
 // addresses (LL also needs them 4-byte aligned: the caller checks).
 RAILCHECK_HD constexpr FastPath choose_path(FastOp op, std::uint64_t bytes, std::uint32_t nranks, bool aligned16,
                                             const FastPathLimits& lim) {
-  (void)op;
   if (!lim.enabled || bytes == 0) return FastPath::Program;
   const bool ll_ok = bytes % 4 == 0 && bytes <= ll_max_piece(lim.ll_max_send_bytes, nranks);
   const bool direct_ok = aligned16 && bytes % 16 == 0;
+  const bool two_shot_ok = op == FastOp::AllReduce && ll_two_shot_ok(bytes, nranks) &&
+                           bytes <= lim.ll_two_shot_max_bytes && nranks >= lim.ll_two_shot_min_ranks;
   if (lim.force) {
     if (lim.forced == FastPath::Ll) return ll_ok ? FastPath::Ll : FastPath::Program;
     if (lim.forced == FastPath::Direct) return direct_ok ? FastPath::Direct : FastPath::Program;
+    if (lim.forced == FastPath::LlTwoShot) return two_shot_ok ? FastPath::LlTwoShot : FastPath::Program;
     return FastPath::Program;
   }
   if (ll_ok) return FastPath::Ll;
+  if (two_shot_ok) return FastPath::LlTwoShot;
   if (direct_ok) return FastPath::Direct;
   return FastPath::Program;
 }

@@ -28,9 +28,9 @@ nlohmann::json read_json(const std::string& path) {
 }  // namespace
 
 TEST_CASE("railcheck check: the shipped zero-buffer models exhaust their bounds clean (exit 0)", "[cli][zerobuf]") {
-  for (const char* name :
-       {"zerobuf_flags_2ranks", "zerobuf_flags_3ranks", "zerobuf_sma", "zerobuf_ll_2ranks", "zerobuf_ll_3ranks",
-        "zerobuf_ll_epoch_wrap", "zerobuf_direct_2ranks", "zerobuf_direct_3ranks"}) {
+  for (const char* name : {"zerobuf_flags_2ranks", "zerobuf_flags_3ranks", "zerobuf_sma", "zerobuf_ll_2ranks",
+                           "zerobuf_ll_3ranks", "zerobuf_ll_epoch_wrap", "zerobuf_ll2_2ranks", "zerobuf_ll2_3ranks",
+                           "zerobuf_direct_2ranks", "zerobuf_direct_3ranks"}) {
     INFO(name);
     CheckOptions o;
     o.file = model_path(name);
@@ -50,7 +50,7 @@ TEST_CASE("railcheck check: a zero-buffer mutation exits 1 with a trace that rep
         std::pair{"zerobuf_ll_single_buffer", "no-deadlock"}, std::pair{"zerobuf_ll_one_flag", "ll-accepts-call-data"},
         std::pair{"zerobuf_ll_graph_epoch", "ll-accepts-call-data"},
         std::pair{"zerobuf_ll_in_place_order", "ll-accepts-call-data"},
-        std::pair{"zerobuf_ll_slot_lines", "no-deadlock"},
+        std::pair{"zerobuf_ll_slot_lines", "no-deadlock"}, std::pair{"zerobuf_ll2_same_epoch", "ll-accepts-call-data"},
         std::pair{"zerobuf_direct_no_end_barrier", "no-read-before-written"},
         std::pair{"zerobuf_direct_no_offsets", "no-read-before-written"},
         std::pair{"zerobuf_direct_no_ge", "no-deadlock"}}) {

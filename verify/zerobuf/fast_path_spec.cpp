@@ -16,11 +16,12 @@ std::vector<std::string> op_names(const std::vector<FastOp>& ops) {
 }  // namespace
 
 void read_ll(TomlTable t, LlModel& m) {
-  t.allow_only({"ranks", "calls", "ops", "piece_bytes", "dead_ranks", "in_place", "first_epoch"});
+  t.allow_only({"ranks", "calls", "ops", "piece_bytes", "dead_ranks", "in_place", "first_epoch", "two_shot"});
   m.ranks = t.whole<std::uint32_t>("ranks", {2, LlWorld::kMaxRanks}).value_or(m.ranks);
   m.calls = t.whole<std::uint32_t>("calls", {1, 8}).value_or(m.calls);
   m.dead_ranks = t.whole<std::uint32_t>("dead_ranks", {0, 1}).value_or(m.dead_ranks);
   m.in_place = read_flag(t, "in_place").value_or(m.in_place);
+  m.two_shot = read_flag(t, "two_shot").value_or(m.two_shot);
   m.first_epoch = t.whole<std::uint32_t>("first_epoch", {1, 0xFFFFFFFFU}).value_or(m.first_epoch);
   // One size for every call, or one per call in turn.
   const toml::node* pieces = t.raw() == nullptr ? nullptr : t.raw()->get("piece_bytes");
@@ -38,6 +39,17 @@ void read_ll(TomlTable t, LlModel& m) {
     }
   if (!sizes.empty()) m.piece_bytes.assign(sizes.begin(), sizes.end());
   read_op_list(t, m.ops, parse_fast_op, fast_op_names());
+  // The two-shot cuts an all-reduce into one part per rank, each at least a line.
+  for (std::uint32_t c = 0; c < m.calls && m.two_shot; ++c) {
+    const std::uint32_t b = m.piece_bytes[c % m.piece_bytes.size()];
+    if (m.ops[c % m.ops.size()] == FastOp::AllReduce && !railcheck::zerobuf::ll_two_shot_ok(b, m.ranks)) {
+      t.fail("piece_bytes",
+             fmt::format("at least {} bytes for a two-shot all-reduce over {} ranks (a line per rank)", 8 * m.ranks,
+                         m.ranks),
+             fmt::format("{}", b));
+      return;
+    }
+  }
 }
 
 void read_direct(TomlTable t, DirectModel& m) {
@@ -61,6 +73,7 @@ nlohmann::json model_json(const LlModel& m) {
           {"dead_ranks", m.dead_ranks},
           {"in_place", m.in_place},
           {"first_epoch", m.first_epoch},
+          {"two_shot", m.two_shot},
           {"mutation", std::string(to_string(m.mutation))}};
 }
 

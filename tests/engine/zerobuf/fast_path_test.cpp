@@ -121,3 +121,54 @@ TEST_CASE("a call takes LL while a rank pushes at most the limit and direct beyo
     CHECK(choose_path(FastOp::AllReduce, 64, 2, true, off) == FastPath::Program);
   }
 }
+
+TEST_CASE("the LL two-shot cuts an all-reduce into one part of whole lines per rank", "[zerobuf][fast]") {
+  for (const std::uint32_t n : {2U, 3U, 4U, 8U})
+    for (const std::uint64_t bytes : {std::uint64_t{8} * n, std::uint64_t{100}, std::uint64_t{1028}, 2 * MiB + 4}) {
+      if (!ll_two_shot_ok(bytes, n)) continue;
+      std::uint64_t next = 0;
+      for (std::uint32_t r = 0; r < n; ++r) {
+        const Span p = ll_two_shot_part(bytes, r, n);
+        INFO(n << " ranks, " << bytes << " B, part " << r);
+        CHECK(p.offset == next);  // parts tile the buffer in rank order
+        CHECK(p.offset % 8 == 0);
+        CHECK(p.bytes > 0);
+        CHECK(ll_lines(p.bytes) <= ll_two_shot_slot_lines(bytes, n));
+        if (r + 1 < n) CHECK(p.bytes % 8 == 0);  // only the last part may end in half a line
+        next = p.offset + p.bytes;
+      }
+      CHECK(next == bytes);
+    }
+  CHECK_FALSE(ll_two_shot_ok(8, 2));  // one line: rank 1 would own nothing and send nothing
+  CHECK(ll_two_shot_ok(16, 2));
+  CHECK_FALSE(ll_two_shot_ok(18, 2));
+  CHECK(ll_two_shot_send_bytes(MiB, 4) == 2 * (MiB - MiB / 4));  // 2 x (n - 1) / n of the buffer
+}
+
+TEST_CASE("the LL two-shot's phases take consecutive epochs that keep the parity alternating", "[zerobuf][fast]") {
+  for (const std::uint32_t counter : {0U, 1U, 2U, 0xFFFFFFFEU, 0xFFFFFFFFU}) {
+    const std::uint32_t e1 = ll_two_shot_epoch1(counter), e2 = ll_two_shot_epoch2(counter);
+    INFO(counter);
+    CHECK(e1 != 0);
+    CHECK(e2 != 0);
+    CHECK(ll_parity(e1) != ll_parity(counter));
+    CHECK(ll_parity(e2) != ll_parity(e1));
+  }
+}
+
+TEST_CASE("the LL two-shot takes the mid range of an all-reduce only where it is switched on", "[zerobuf][fast]") {
+  FastPathLimits lim;  // off by default: no kernel runs it yet
+  CHECK(choose_path(FastOp::AllReduce, 512 * KiB, 4, true, lim) == FastPath::Direct);
+  lim.ll_two_shot_max_bytes = 2 * MiB;
+  CHECK(choose_path(FastOp::AllReduce, 256 * KiB, 4, true, lim) == FastPath::Ll);  // one-shot LL still first
+  CHECK(choose_path(FastOp::AllReduce, 512 * KiB, 4, true, lim) == FastPath::LlTwoShot);
+  CHECK(choose_path(FastOp::AllReduce, 2 * MiB, 4, true, lim) == FastPath::LlTwoShot);
+  CHECK(choose_path(FastOp::AllReduce, 4 * MiB, 4, true, lim) == FastPath::Direct);
+  CHECK(choose_path(FastOp::AllGather, 512 * KiB, 4, true, lim) == FastPath::Direct);    // all-reduce only
+  CHECK(choose_path(FastOp::AllReduce, 2 * MiB, 2, true, lim) == FastPath::Direct);      // 2 ranks: below the minimum
+  CHECK(choose_path(FastOp::AllReduce, MiB + 4, 4, false, lim) == FastPath::LlTwoShot);  // 4-byte words will do
+  lim.force = true;
+  lim.forced = FastPath::LlTwoShot;
+  CHECK(choose_path(FastOp::AllReduce, 64, 4, true, lim) == FastPath::LlTwoShot);
+  CHECK(choose_path(FastOp::AllReduce, 16, 4, true, lim) == FastPath::Program);  // 2 lines for 4 ranks
+}

@@ -128,6 +128,48 @@ TEST_CASE("the LL epoch counter's wrap keeps the parity alternating and the call
   clean(s, 20);
 }
 
+// The LL two-shot all-reduce (fast_path.hpp, issue 43): two phases a call, each its own epoch,
+// mixed on one counter with one-shot calls.
+namespace {
+ZerobufSpec two_shot(std::uint32_t ranks, std::uint32_t calls, std::vector<FastOp> ops, std::uint32_t piece_bytes,
+                     std::uint32_t dead, LlMutation m = LlMutation::None, std::vector<std::string> invariants = {}) {
+  auto s = ll(ranks, calls, std::move(ops), piece_bytes, dead, m, std::move(invariants));
+  s.ll.two_shot = true;
+  return s;
+}
+}  // namespace
+
+TEST_CASE("the LL two-shot holds every invariant: 2 ranks in place between one-shot calls and one may die",
+          "[verify][zerobuf][ll][two-shot]") {
+  auto s = two_shot(2, 3, {FastOp::AllReduce, FastOp::AllGather}, 16, 1);
+  s.ll.in_place = true;
+  clean(s, 1000);
+  s.ll.in_place = false;
+  s.ll.piece_bytes = {20, 8};  // 3 lines: parts of 2 and 1 lines, the last a half line
+  s.ll.ops = {FastOp::AllReduce, FastOp::AllToAll};
+  clean(s, 1000);
+}
+
+TEST_CASE("the LL two-shot holds every invariant: 3 ranks, a part each", "[verify][zerobuf][ll][two-shot]") {
+  auto s = two_shot(3, 2, {FastOp::AllReduce}, 24, 0);
+  s.ll.in_place = true;
+  clean(s, 1000);
+}
+
+TEST_CASE("the LL two-shot needs its second epoch, and its counterexample replays", "[verify][zerobuf][ll][two-shot]") {
+  caught(two_shot(2, 1, {FastOp::AllReduce}, 16, 0, LlMutation::TwoShotSameEpoch, {"ll-accepts-call-data"}),
+         "ll-accepts-call-data");
+  caught(two_shot(2, 2, {FastOp::AllReduce}, 16, 0, LlMutation::GraphReplaysEpoch, {"ll-accepts-call-data"}),
+         "ll-accepts-call-data");
+}
+
+TEST_CASE("a dead peer in the LL two-shot becomes a timeout error", "[verify][zerobuf][ll][two-shot]") {
+  const auto o = check(two_shot(2, 1, {FastOp::AllReduce}, 16, 1));
+  INFO(o.message.value_or("clean"));
+  CHECK_FALSE(o.invariant.has_value());
+  CHECK(o.stats.end_states > 5);
+}
+
 TEST_CASE("the direct protocol holds every invariant: 2 ranks x every collective over 2 blocks and one may die",
           "[verify][zerobuf][direct]") {
   auto s = direct(2, 4, kEveryOp, 3, 1);
@@ -184,4 +226,19 @@ TEST_CASE("fast-path model files are read with their ranges checked", "[verify][
   CHECK_THAT(error("world = \"zerobuf-direct\"\nmutation = \"single-buffer\"\n"), Catch::Contains("no-end-barrier"));
   CHECK_THAT(error("world = \"zerobuf-direct\"\n[direct]\npiece_bytes = 8\n"), Catch::Contains("units"));
   CHECK_THAT(error("world = \"zerobuf-fast\"\n"), Catch::Contains("zerobuf-direct"));
+  auto two = load_zerobuf_spec_string(
+      "world = \"zerobuf-ll\"\nmutation = \"two-shot-same-epoch\"\n[ll]\nranks = 4\npiece_bytes = 32\nops = "
+      "[\"all-reduce\"]\ntwo_shot = true\n",
+      "m.toml");
+  REQUIRE(two.ok());
+  CHECK(two->ll.two_shot);
+  CHECK(two->ll.mutation == LlMutation::TwoShotSameEpoch);
+  // A two-shot all-reduce needs a line per rank; other ops do not.
+  CHECK_THAT(error("world = \"zerobuf-ll\"\n[ll]\nranks = 3\npiece_bytes = 16\nops = [\"all-reduce\"]\ntwo_shot = "
+                   "true\n"),
+             Catch::Contains("at least 24 bytes"));
+  CHECK(load_zerobuf_spec_string(
+            "world = \"zerobuf-ll\"\n[ll]\nranks = 3\npiece_bytes = 16\nops = [\"all-gather\"]\ntwo_shot = true\n",
+            "m.toml")
+            .ok());
 }

@@ -61,9 +61,11 @@ Result<std::unique_ptr<Communicator>> Communicator::create(const CommOptions& o)
 
   auto granularity = vmm_granularity(o.device);
   if (!granularity) return granularity.error();
-  auto layout =
-      plan_window(o.sma, granularity.value(), o.nranks,
-                  o.fast.enabled ? std::max<std::uint64_t>(4, ll_max_piece(o.fast.ll_max_send_bytes, o.nranks)) : 0);
+  // The LL slots hold the largest one-shot piece and the largest two-shot part.
+  const std::uint64_t ll_slot_bytes =
+      std::max<std::uint64_t>({4, ll_max_piece(o.fast.ll_max_send_bytes, o.nranks),
+                               8 * ll_two_shot_slot_lines(o.fast.ll_two_shot_max_bytes, o.nranks)});
+  auto layout = plan_window(o.sma, granularity.value(), o.nranks, o.fast.enabled ? ll_slot_bytes : 0);
   if (!layout) return layout.error();
   auto own = VmmWindow::create(o.device, layout->window_bytes);
   if (!own) return own.error();
@@ -223,6 +225,7 @@ std::string_view path_name(FastPath p) {
   switch (p) {
     case FastPath::Ll: return "LL";
     case FastPath::Direct: return "direct";
+    case FastPath::LlTwoShot: return "LL two-shot";
     default: return "flag-program";
   }
 }
@@ -234,7 +237,8 @@ FastPath Communicator::path_for(CollKind kind, const void* input, const void* ou
   if (!op) return FastPath::Program;
   const auto in = reinterpret_cast<std::uintptr_t>(input), out = reinterpret_cast<std::uintptr_t>(output);
   FastPath p = choose_path(*op, bytes, opt_.nranks, ((in | out) & 15) == 0, opt_.fast);
-  if (p == FastPath::Ll && ((in | out) & 3) != 0) p = FastPath::Program;  // LL moves 4-byte words
+  if ((p == FastPath::Ll || p == FastPath::LlTwoShot) && ((in | out) & 3) != 0)
+    p = FastPath::Program;  // LL moves 4-byte words
   return p;
 }
 
@@ -281,8 +285,12 @@ Result<bool> Communicator::run_fast(FastPath path, FastOp op, std::uint64_t in, 
   a.record = record_dev_;
   a.state = fast_state_;
   const int blocks = path == FastPath::Ll ? ll_blocks(bytes, multiprocessors_)
-                                          : direct_blocks(op, bytes, opt_.nranks, opt_.direct_max_blocks);
-  const cudaError_t e = path == FastPath::Ll ? launch_ll(a, blocks, stream) : launch_direct(a, blocks, stream);
+                     : path == FastPath::LlTwoShot
+                         ? ll_blocks(ll_two_shot_part(bytes, 0, opt_.nranks).bytes, multiprocessors_)
+                         : direct_blocks(op, bytes, opt_.nranks, opt_.direct_max_blocks);
+  const cudaError_t e = path == FastPath::Ll          ? launch_ll(a, blocks, stream)
+                        : path == FastPath::LlTwoShot ? launch_ll_two_shot(a, blocks, stream)
+                                                      : launch_direct(a, blocks, stream);
   if (e != cudaSuccess)
     return cuda_failed(fmt::format("launching the {} kernel ({}, {} B, {} blocks)", path_name(path),
                                    to_string(static_cast<CollKind>(op)), bytes, blocks),

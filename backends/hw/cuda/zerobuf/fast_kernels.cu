@@ -173,6 +173,109 @@ __global__ void __launch_bounds__(kLlThreads) ll_kernel(const FastArgs a) {
   }
 }
 
+// ---- LL two-shot (all-reduce; fast_path.hpp, "LL two-shot") ----
+
+__device__ __forceinline__ LlLine* ll_slot(char* window, const FastArgs& a, std::uint32_t parity,
+                                           std::uint32_t sender) {
+  return reinterpret_cast<LlLine*>(window + a.ll_area_offset +
+                                   railcheck::zerobuf::ll_slot_offset(parity, sender, a.nranks, a.ll_slot_lines));
+}
+
+__global__ void __launch_bounds__(kLlThreads) ll_two_shot_kernel(const FastArgs a) {
+  __shared__ int failed_at_start;
+  if (threadIdx.x == 0) failed_at_start = comm_failed(a);
+  __syncthreads();
+  if (failed_at_start) return;
+  const std::uint32_t counter = *reinterpret_cast<volatile std::uint32_t*>(&a.state->ll_epoch);
+  const std::uint32_t e1 = railcheck::zerobuf::ll_two_shot_epoch1(counter);
+  const std::uint32_t e2 = railcheck::zerobuf::ll_two_shot_epoch2(counter);
+  const std::uint32_t n = a.nranks, me = a.rank;
+  const std::uint64_t tid = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x;
+  const std::uint64_t nthreads = static_cast<std::uint64_t>(gridDim.x) * blockDim.x;
+  const char* in = a.local + a.input_offset;
+  char* out = a.local + a.output_offset;
+  const Span mine = railcheck::zerobuf::ll_two_shot_part(a.bytes, me, n);
+  const std::uint64_t my_lines = railcheck::zerobuf::ll_lines(mine.bytes), my_words = mine.bytes / 4;
+
+  // Phase 1 send: line i of part p of my input to rank p. Line i of part q is sent (here) and
+  // later overwritten in place (phase 2 receive) by the same thread.
+  for (std::uint32_t k = 1; k < n; ++k) {
+    const std::uint32_t p = (me + k) % n;
+    const Span part = railcheck::zerobuf::ll_two_shot_part(a.bytes, p, n);
+    LlLine* slot = ll_slot(a.peers[p], a, railcheck::zerobuf::ll_parity(e1), me);
+    const std::uint64_t lines = railcheck::zerobuf::ll_lines(part.bytes), words = part.bytes / 4;
+    for (std::uint64_t i = tid; i < lines; i += nthreads) {
+      std::uint32_t w0, w1;
+      read_words(in + part.offset, i, words, w0, w1);
+      store_line(slot + i, w0, w1, e1);
+    }
+  }
+
+  // Phase 1 receive: every peer's line i of my part, summed in rank order into my output part.
+  bool ok = true;
+  for (std::uint64_t i = tid; ok && i < my_lines; i += nthreads) {
+    float s0 = 0.0F, s1 = 0.0F;
+    for (std::uint32_t q = 0; q < n; ++q) {
+      std::uint32_t w0, w1;
+      if (q == me) {
+        read_words(in + mine.offset, i, my_words, w0, w1);
+      } else {
+        LlLine* line = ll_slot(a.local, a, railcheck::zerobuf::ll_parity(e1), q) + i;
+        LlLine l;
+        if (!wait_line(line, e1, l, a, q)) {
+          ok = false;
+          break;
+        }
+        w0 = l.data0;
+        w1 = l.data1;
+        *line = LlLine{0, 0, 0, 0};
+      }
+      s0 = q == 0 ? __uint_as_float(w0) : s0 + __uint_as_float(w0);
+      s1 = q == 0 ? __uint_as_float(w1) : s1 + __uint_as_float(w1);
+    }
+    if (ok) write_words(out + mine.offset, i, my_words, __float_as_uint(s0), __float_as_uint(s1));
+  }
+  // The clears above before the phase-2 lines a peer answers with its next phase (fast_path.hpp).
+  asm volatile("fence.acq_rel.sys;" ::: "memory");
+
+  // Phase 2 send: my summed lines to every peer (this thread's own lines: it summed them).
+  for (std::uint64_t i = tid; ok && i < my_lines; i += nthreads) {
+    std::uint32_t w0, w1;
+    read_words(out + mine.offset, i, my_words, w0, w1);
+    for (std::uint32_t k = 1; k < n; ++k) {
+      const std::uint32_t p = (me + k) % n;
+      store_line(ll_slot(a.peers[p], a, railcheck::zerobuf::ll_parity(e2), me) + i, w0, w1, e2);
+    }
+  }
+
+  // Phase 2 receive: every peer's summed part into my output.
+  for (std::uint32_t k = 1; ok && k < n; ++k) {
+    const std::uint32_t q = (me + k) % n;
+    const Span part = railcheck::zerobuf::ll_two_shot_part(a.bytes, q, n);
+    LlLine* slot = ll_slot(a.local, a, railcheck::zerobuf::ll_parity(e2), q);
+    const std::uint64_t lines = railcheck::zerobuf::ll_lines(part.bytes), words = part.bytes / 4;
+    for (std::uint64_t i = tid; ok && i < lines; i += nthreads) {
+      LlLine l;
+      if (!wait_line(slot + i, e2, l, a, q)) {
+        ok = false;
+        break;
+      }
+      slot[i] = LlLine{0, 0, 0, 0};
+      write_words(out + part.offset, i, words, l.data0, l.data1);
+    }
+  }
+
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    __threadfence();
+    if (atomicAdd(&a.state->ll_blocks_done, 1U) == gridDim.x - 1) {
+      a.state->ll_blocks_done = 0;
+      a.state->ll_epoch = e2;
+      __threadfence();
+    }
+  }
+}
+
 // ---- Direct ----
 
 __device__ bool wait_epoch(const std::uint64_t* p, std::uint64_t epoch, const FastArgs& a, std::uint32_t peer) {
@@ -324,6 +427,11 @@ int direct_blocks(FastOp op, std::uint64_t bytes, std::uint32_t nranks, int max_
 
 cudaError_t launch_ll(const FastArgs& args, int blocks, cudaStream_t stream) {
   ll_kernel<<<blocks, kLlThreads, 0, stream>>>(args);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_ll_two_shot(const FastArgs& args, int blocks, cudaStream_t stream) {
+  ll_two_shot_kernel<<<blocks, kLlThreads, 0, stream>>>(args);
   return cudaGetLastError();
 }
 

@@ -54,5 +54,7 @@ int direct_blocks(railcheck::zerobuf::FastOp op, std::uint64_t bytes, std::uint3
 
 cudaError_t launch_ll(const FastArgs& args, int blocks, cudaStream_t stream);
 cudaError_t launch_direct(const FastArgs& args, int blocks, cudaStream_t stream);
+// The LL two-shot all-reduce (fast_path.hpp): `blocks` from ll_blocks of the largest part.
+cudaError_t launch_ll_two_shot(const FastArgs& args, int blocks, cudaStream_t stream);
 
 }  // namespace railcheck::hw::zerobuf

@@ -72,12 +72,17 @@ int zb_init(int rank, int nranks, const char* root_address, uint64_t run_id, int
     return true;
   };
   std::uint64_t blocks = static_cast<std::uint64_t>(o.direct_max_blocks), fast = 1;
+  std::uint64_t two_shot_min_ranks = o.fast.ll_two_shot_min_ranks;
   if (!env_bytes("ZEROBUF_LL_MAX_BYTES", o.fast.ll_max_send_bytes) || !env_bytes("ZEROBUF_DIRECT_BLOCKS", blocks) ||
-      !env_bytes("ZEROBUF_FAST", fast) || blocks == 0 || blocks > railcheck::zerobuf::kMaxDirectBlocks)
+      !env_bytes("ZEROBUF_FAST", fast) || !env_bytes("ZEROBUF_LL2_MAX_BYTES", o.fast.ll_two_shot_max_bytes) ||
+      !env_bytes("ZEROBUF_LL2_MIN_RANKS", two_shot_min_ranks) || blocks == 0 ||
+      blocks > railcheck::zerobuf::kMaxDirectBlocks || o.fast.ll_two_shot_max_bytes > (256ULL << 20))
     return fail(
-        Error{"zerobuf: ZEROBUF_LL_MAX_BYTES, ZEROBUF_DIRECT_BLOCKS or ZEROBUF_FAST "
-              "is not a plain number (or the blocks are not 1..256)",
+        Error{"zerobuf: ZEROBUF_LL_MAX_BYTES, ZEROBUF_DIRECT_BLOCKS, ZEROBUF_FAST, ZEROBUF_LL2_MAX_BYTES or "
+              "ZEROBUF_LL2_MIN_RANKS is not a plain number (or the blocks are not 1..256, or the two-shot limit "
+              "is over 256 MiB)",
               "unset them for the defaults (docs/zerobuf.md, Thresholds)"});
+  o.fast.ll_two_shot_min_ranks = static_cast<std::uint32_t>(two_shot_min_ranks);
   o.direct_max_blocks = static_cast<int>(blocks);
   o.fast.enabled = fast != 0;
   auto c = Communicator::create(o);
@@ -144,10 +149,12 @@ int zb_set_path(const char* path) {
     g_comm->force_path(true, FastPath::Ll);
   else if (p == "direct")
     g_comm->force_path(true, FastPath::Direct);
+  else if (p == "ll2")
+    g_comm->force_path(true, FastPath::LlTwoShot);
   else if (p == "program")
     g_comm->force_path(true, FastPath::Program);
   else
-    return fail(Error{"zerobuf: zb_set_path(\"" + p + "\")", "one of auto, ll, direct, program"});
+    return fail(Error{"zerobuf: zb_set_path(\"" + p + "\")", "one of auto, ll, ll2, direct, program"});
   return 0;
 }
 

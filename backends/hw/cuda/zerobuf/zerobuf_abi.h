@@ -23,7 +23,10 @@ extern "C" {
  * every rank): ZEROBUF_LL_MAX_BYTES (LL while a rank pushes at most this much to its peers; it also
  * sizes the LL area; default 1 MiB), ZEROBUF_DIRECT_BLOCKS (the direct kernel's blocks, default 128,
  * at most the GPU's multiprocessors: ranks on different GPU models must set it to the smallest
- * count), ZEROBUF_FAST=0 (flag program only). run_id: same on every rank, 0 for the default.
+ * count), ZEROBUF_FAST=0 (flag program only), ZEROBUF_LL2_MAX_BYTES (all-reduces past one-shot LL up
+ * to this size take the LL two-shot; default 0: off, not yet measured; it also sizes the LL area)
+ * and ZEROBUF_LL2_MIN_RANKS (the fewest ranks it applies to, default 3). run_id: same on every
+ * rank, 0 for the default.
  * A heap size of 0 takes the default (32 MiB small, 384 MiB large). timeout_s: a flag wait longer than this fails the
  * communicator (zbccl seed §8.2). */
 ZB_API int zb_init(int rank, int nranks, const char* root_address, uint64_t run_id, int device,
@@ -39,11 +42,11 @@ ZB_API int zb_all_reduce(const void* input, void* output, uint64_t bytes, void* 
 ZB_API int zb_all_to_all(const void* input, void* output, uint64_t bytes, void* stream);
 /* 0 while no kernel has timed out; -1 with the timeout's error once one has. Does not wait. */
 ZB_API int zb_check(void);
-/* Pins every later call to one path, for measuring: "ll", "direct", "program", or "auto" (the
+/* Pins every later call to one path, for measuring: "ll", "ll2", "direct", "program", or "auto" (the
  * default: by size, docs/zerobuf.md "Thresholds"). A call the pinned path cannot take (size,
  * alignment) takes the flag program. Every rank must pin the same path. */
 ZB_API int zb_set_path(const char* path);
-/* The path a call would take: 0 flag program, 1 LL, 2 direct; -1 on error. op: 0 all-gather,
+/* The path a call would take: 0 flag program, 1 LL, 2 direct, 3 LL two-shot; -1 on error. op: 0 all-gather,
  * 1 reduce-scatter, 2 all-reduce, 3 all-to-all. */
 ZB_API int zb_path_of(int op, const void* input, const void* output, uint64_t bytes);
 ZB_API uint64_t zb_window_bytes(void);
