@@ -1,5 +1,6 @@
 // railcheck check / replay for the worlds a model file names with `world = "..."`:
-// plan-channels and plan-lifecycle (verify/plan), imm (verify/imm). The search, the verdict, the
+// plan-channels and plan-lifecycle (verify/plan), imm (verify/imm), bootstrap-auth
+// (verify/bootstrap_auth). The search, the verdict, the
 // exit codes and --json are the failover world's (cli/check_search.hpp); traces are step traces
 // (verify/step_trace.hpp) that carry their model file.
 #include <fmt/format.h>
@@ -8,6 +9,7 @@
 #include "cli/cli_output.hpp"
 #include "cli/commands.hpp"
 #include "models/toml_reader.hpp"
+#include "verify/bootstrap_auth/auth_model.hpp"
 #include "verify/imm/imm_world.hpp"
 #include "verify/plan/channel_search.hpp"
 #include "verify/plan/plan_models.hpp"
@@ -111,6 +113,16 @@ int check_imm(const CheckOptions& o, std::string_view text) {
                imm::ImmWorld(spec->model));
 }
 
+int check_bootstrap_auth(const CheckOptions& o, std::string_view text) {
+  auto spec = bootstrap::load_auth_model(text, o.file);
+  if (!spec) return bad_input("check", spec.error().message());
+  if (!o.policy.empty()) return bad_input("check", "--policy: a bootstrap-auth model has no policy");
+  const auto invariants = bootstrap::auth_world_invariants();
+  return check(o, "bootstrap-auth", spec->model, spec->limits, spec->invariants,
+               std::span<const verify::Invariant<bootstrap::AuthWorld>>(invariants),
+               bootstrap::AuthWorld(spec->model.config));
+}
+
 // Re-executes a step trace of one world and reports as `railcheck replay` does for failover.
 template <typename World, typename Model>
 int replay(const ReplayOptions& o, const verify::StepTrace& t, const Model& model, World w,
@@ -139,6 +151,7 @@ std::optional<int> check_named_world(const CheckOptions& o) {
   if (world == "plan-channels") return check_plan_channels(o, text.value());
   if (world == "plan-lifecycle") return check_plan_lifecycle(o, text.value());
   if (world == "imm") return check_imm(o, text.value());
+  if (world == "bootstrap-auth") return check_bootstrap_auth(o, text.value());
   return std::nullopt;
 }
 
@@ -150,13 +163,15 @@ void list_world_invariants() {
   list("plan-channels", plan::channel_invariants());
   list("plan-lifecycle", plan::lifecycle_invariants());
   list("imm", imm::imm_invariants());
+  list("bootstrap-auth", bootstrap::auth_world_invariants());
 }
 
 std::optional<int> replay_named_world(const ReplayOptions& o) {
   auto text = read_text_file(o.trace, "trace file", "");
   if (!text) return std::nullopt;
   const auto world = verify::trace_world(text.value());
-  if (world != "plan-channels" && world != "plan-lifecycle" && world != "imm") return std::nullopt;
+  if (world != "plan-channels" && world != "plan-lifecycle" && world != "imm" && world != "bootstrap-auth")
+    return std::nullopt;
   auto t = verify::read_step_trace(text.value(), o.trace);
   if (!t) return bad_input("replay", t.error().message());
   if (!o.policy.empty() || o.sim || !o.sim_scenario.empty())
@@ -176,6 +191,13 @@ std::optional<int> replay_named_world(const ReplayOptions& o) {
     auto spec = plan::load_lifecycle_model(t->model_toml, where);
     if (!spec) return bad_input("replay", spec.error().message());
     return replay(o, t.value(), spec->model, plan::LifecycleWorld(spec->model.bound), plan::lifecycle_invariants());
+  }
+  if (world == "bootstrap-auth") {
+    auto spec = bootstrap::load_auth_model(t->model_toml, where);
+    if (!spec) return bad_input("replay", spec.error().message());
+    const auto invariants = bootstrap::auth_world_invariants();
+    return replay(o, t.value(), spec->model, bootstrap::AuthWorld(spec->model.config),
+                  std::span<const verify::Invariant<bootstrap::AuthWorld>>(invariants));
   }
   auto spec = imm::load_imm_model(t->model_toml, where);
   if (!spec) return bad_input("replay", spec.error().message());

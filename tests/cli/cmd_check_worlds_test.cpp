@@ -1,6 +1,7 @@
-// railcheck check / replay on the plan and ImmCounter worlds, through the real executable and
-// the shipped model files (verify/models/plan-*.toml, imm-*.toml): the exit codes, the
-// counterexample trace and its replay, the bounds and the random mode of the failover world.
+// railcheck check / replay on the plan, ImmCounter and authenticated-bootstrap worlds, through the
+// real executable and the shipped model files (verify/models/plan-*.toml, imm-*.toml,
+// bootstrap-auth-*.toml): the exit codes, the counterexample trace and its replay, the bounds
+// and the random mode of the failover world.
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -105,6 +106,22 @@ TEST_CASE("imm: resync is clean over every fate and order of 4 writes, the seed'
   violation_replays(f, "imm-naive", "fires-exactly-once");
   // --policy overrides the model's replay policy.
   CHECK(f.run("check " + quoted_model("imm-resync") + " --policy naive --trace n.json").code == 1);
+}
+
+TEST_CASE("bootstrap-auth: with the key every attack is refused, without it a forged frame is taken",
+          "[cli][worlds][auth]") {
+  const Folder f("auth");
+  const Ran clean = f.run("check " + quoted_model("bootstrap-auth-2ranks") + " --json out.json");
+  INFO(clean.out << clean.err);
+  CHECK(clean.code == 0);
+  CHECK(has(clean.out, "bound exhausted: no invariant violated"));
+  const auto j = nlohmann::json::parse(slurp(f.dir / "out.json"));
+  CHECK(j.at("world") == "bootstrap-auth");
+  CHECK(j.at("exhausted") == true);
+  // Wire v1: the breadth-first search's shortest attack is one injected frame and its delivery.
+  violation_replays(f, "bootstrap-auth-no-key", "no-attacker-frame-taken");
+  CHECK(nlohmann::json::parse(slurp(f.dir / "cx.json")).at("steps").size() <= 3);
+  CHECK(f.run("check " + quoted_model("bootstrap-auth-2ranks") + " --policy naive").code == 2);
 }
 
 TEST_CASE("plan and imm worlds: the failover world's bounds, random mode and bad-input exits", "[cli][worlds]") {

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "verify/bootstrap_auth/auth_model.hpp"
 #include "verify/check_spec.hpp"
 #include "verify/imm/imm_world.hpp"
 #include "verify/plan/plan_models.hpp"
@@ -99,6 +100,8 @@ TEST_CASE("every file in verify/models loads by the world it names") {
       CHECK(plan::load_lifecycle_model(text, e.path()).ok());
     } else if (world == "imm") {
       CHECK(imm::load_imm_model(text, e.path()).ok());
+    } else if (world == "bootstrap-auth") {
+      CHECK(bootstrap::load_auth_model(text, e.path()).ok());
     } else if (verify::zerobuf::names_zerobuf_world(text)) {
       CHECK(verify::zerobuf::load_zerobuf_spec_string(text, e.path()).ok());
     } else {

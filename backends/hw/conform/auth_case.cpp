@@ -6,6 +6,7 @@
 
 #include <array>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <random>
 #include <thread>
@@ -17,15 +18,23 @@
 #include "engine/handshake/handle_codec.hpp"
 
 namespace railcheck::conform {
+namespace {
+
+// 32 random bytes as hex, the form `openssl rand -hex 32` gives a key file.
+std::string fresh_key_hex() {
+  std::random_device rd;
+  std::string key;
+  for (int i = 0; i < 8; ++i) key += fmt::format("{:08x}", rd());
+  return key;
+}
+
+}  // namespace
 
 void ensure_job_key() {
   if (std::getenv(hw::kJobKeyFileEnv) != nullptr || std::getenv(hw::kJobKeyEnv) != nullptr ||
       std::getenv(hw::kJobAuthEnv) != nullptr)
     return;
-  std::random_device rd;
-  std::string key;
-  for (int i = 0; i < 8; ++i) key += fmt::format("{:08x}", rd());
-  ::setenv(hw::kJobKeyEnv, key.c_str(), 1);
+  ::setenv(hw::kJobKeyEnv, fresh_key_hex().c_str(), 1);
 }
 
 std::optional<auth::JobKey> job_key() {
@@ -86,6 +95,70 @@ Result<int> inject_foreign_control(const std::string& provider, const std::strin
   // The receiver's provider takes them from the socket; keep this endpoint up a moment.
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   return left;
+}
+
+Result<std::string> run_wrong_key_peer(PeerLaunch launch, FabricConnection& listener, const std::string& join_line) {
+  launch.env = {{hw::kJobKeyEnv, fresh_key_hex()}, {hw::kJobKeyFileEnv, std::nullopt}, {hw::kJobAuthEnv, std::nullopt}};
+  auto process = start_peer(launch);
+  if (!process) return process.error();
+  std::optional<std::string> said;
+  {
+    PeerChannel stranger(process->fd);
+    if (!stranger.send_line(join_line)) return Error{"the peer with another key is gone before its case", ""};
+    // The listener reads its rails only when progressed (on tcp;ofi_rxm the connect request
+    // arrives as the listener reads its CQ).
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (!said && !stranger.closed() && std::chrono::steady_clock::now() < deadline) {
+      listener.progress();
+      said = stranger.read_line(std::chrono::milliseconds(0));
+    }
+  }  // closes the channel: a peer that joined after all reads EOF and exits
+  const int code = wait_peer(process->pid);
+  const ConnectionStats st = listener.stats();
+  if (!said) return Error{fmt::format("the peer with another key said nothing (exit {})", code), ""};
+  if (said->rfind("fail ", 0) != 0) return Error{"the peer with another key joined: " + *said, ""};
+  if (code != kExitJoinRefused)
+    return Error{fmt::format("the peer with another key exited {}, not {}: {}", code, kExitJoinRefused, *said), ""};
+  if (st.control_refused == 0 || st.first_control_refusal.find("wrong key") == std::string::npos)
+    return Error{fmt::format("the listener refused {} control message(s) ({}), expected its connect request as "
+                             "'wrong key'",
+                             st.control_refused, st.first_control_refusal),
+                 ""};
+  if (listener.ready() || listener.failed())
+    return Error{
+        fmt::format("the listener {} after the stranger's request", listener.ready() ? "became ready" : "failed"), ""};
+  return fmt::format(
+      "a peer with another job key failed its own join (exit {}: {}); the listener refused {} "
+      "control message(s) from it ({})",
+      code, said->substr(5), st.control_refused, st.first_control_refusal);
+}
+
+int run_join_peer(PeerChannel& host, const FabricOptions& options, const std::vector<std::uint8_t>& handle) {
+  std::string why;
+  auto c = FabricConnection::connect(options, handle);
+  if (!c) {
+    why = "connect: " + c.error().message();
+  } else {
+    // A listener refuses a connect request sealed with another key without a word (it cannot
+    // tell a wrong key from a forgery): the answer that never comes is this side's only sign.
+    const auto limit =
+        std::chrono::duration_cast<std::chrono::steady_clock::duration>(options.tunables.control_timeout);
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (!c.value()->ready() && !c.value()->failed() && std::chrono::steady_clock::now() < deadline)
+      c.value()->progress();
+    if (c.value()->ready()) {
+      host.send_line("ok joined");
+      while (host.read_line(std::chrono::seconds(1)) || !host.closed()) c.value()->progress();
+      return 0;
+    }
+    why = fmt::format(
+        "connect: the listener did not answer within {}{}: a listener refuses a connect request "
+        "sealed with another job key; give every rank the same {} (docs/security.md)",
+        format_duration(options.tunables.control_timeout), c.value()->failed() ? " (failed)" : "", hw::kJobKeyFileEnv);
+  }
+  std::fprintf(stderr, "railcheck conform: %s\n", why.c_str());
+  host.send_line("fail " + why);
+  return kExitJoinRefused;
 }
 
 }  // namespace railcheck::conform

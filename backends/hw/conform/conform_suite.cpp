@@ -1,14 +1,12 @@
 #include "backends/hw/conform/conform_suite.hpp"
 
 #include <fmt/format.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <future>
 #include <memory>
 #include <sstream>
@@ -18,6 +16,7 @@
 #include "backends/hw/conform/message_stream.hpp"
 #include "backends/hw/conform/netns_lab.hpp"
 #include "backends/hw/conform/peer_channel.hpp"
+#include "backends/hw/conform/peer_process.hpp"
 #include "backends/hw/conform/write_imm_case.hpp"
 #include "backends/hw/libfabric/fabric_connection.hpp"
 #include "backends/hw/libfabric/provider_query.hpp"
@@ -101,9 +100,14 @@ class Suite {
     return r;
   }
 
-  // One message stream with the peer sending. `extra` checks the receiving connection after.
+  // What happens at the listener before the peer is told to connect (the wrong-key case): the
+  // case's first detail, or why the case failed.
+  using BeforePeer = std::function<Result<std::string>(FabricConnection&, const std::vector<std::uint8_t>& handle)>;
+
+  // One message stream with the peer sending; with `inject_foreign`, a stranger's control
+  // messages mid-stream (auth_case.hpp).
   CaseResult stream(std::string name, const StreamSpec& spec, CutKind cut = CutKind::Silence,
-                    bool inject_foreign = false) {
+                    bool inject_foreign = false, const BeforePeer& before = {}) {
     CaseResult r{std::move(name), false, 0, {}};
     std::vector<std::uint8_t> handle;
     const auto t_listen = Clock::now();
@@ -111,6 +115,14 @@ class Suite {
     const double listen_ms = ms_since(t_listen);
     if (!rx) return fail(r, "listen: " + rx.error().message());
     const bool ready_at_listen = rx.value()->ready();
+    std::string before_detail;
+    std::uint64_t refused_before = 0;
+    if (before) {
+      auto b = before(*rx.value(), handle);
+      if (!b) return fail(r, b.error().message());
+      before_detail = std::move(b).value();
+      refused_before = rx.value()->stats().control_refused;
+    }
     if (!peer_.send_line(encode_case(spec, cut, handle))) return fail(r, "the peer process is gone");
     const auto t0 = Clock::now();
     StreamReceiver recv(*rx.value(), spec);
@@ -163,6 +175,14 @@ class Suite {
       r.passed = false;
       r.detail += ": a comm was ready before the handshake could have run (connect/accept must not block)";
     }
+    if (!before_detail.empty()) {
+      // The stranger's refused requests are the only ones this listener may have refused.
+      r.detail = before_detail + "; then the right peer: " + r.detail;
+      if (st.control_refused != refused_before) {
+        r.passed = false;
+        r.detail += fmt::format(": {} control message(s) refused in all", st.control_refused);
+      }
+    }
     if (inject_foreign) {
       const std::uint64_t expected = 3;
       if (!injected || !injected->ok()) {
@@ -173,8 +193,8 @@ class Suite {
         r.passed = false;
         r.detail += fmt::format(": {} foreign control message(s) refused, expected {}", st.control_refused, expected);
       } else {
-        r.detail += fmt::format("; {} foreign control messages refused ({})", st.control_refused,
-                                st.first_control_refusal);
+        r.detail +=
+            fmt::format("; {} foreign control messages refused ({})", st.control_refused, st.first_control_refusal);
       }
     }
     if (spec.cut_primary_after && (st.active_rail == 0 || st.failovers == 0)) {
@@ -264,37 +284,11 @@ Result<std::vector<CaseResult>> run_suite(const SuiteOptions& o) {
   ensure_job_key();  // before the fork: the peer inherits it
   // A key the caller set that cannot be used is an error, never a silent run without one.
   if (auto k = hw::job_key_from_environment(); !k) return k.error();
-  int fds[2] = {-1, -1};
-  if (socketpair(AF_UNIX, SOCK_STREAM, 0, fds) != 0) return Error{"socketpair failed", ""};
-  std::fflush(nullptr);
-  const pid_t pid = fork();
-  if (pid < 0) return Error{"fork failed", ""};
-  if (pid == 0) {
-    // A fresh image: libfabric does not support fork after its providers are initialised.
-    close(fds[0]);
-    if (lab) {
-      if (auto in = enter_netns(lab->side(1).netns); !in) {
-        std::fprintf(stderr, "conform: the peer could not enter its namespace: %s\n", in.error().message().c_str());
-        _exit(2);
-      }
-    }
-    const std::string fd = std::to_string(fds[1]);
-    std::vector<std::string> args = {"railcheck", "conform", "--provider", o.provider, "--peer-fd", fd};
-    if (!peer_rails.empty()) {
-      args.insert(args.end(), {"--peer-rails", peer_rails[0] + "," + peer_rails[1]});
-    }
-    if (lab) args.insert(args.end(), {"--cut-link", lab->side(1).rails[0].if_name});
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    execv(o.self_exe.c_str(), argv.data());
-    std::fprintf(stderr, "conform: could not start the peer %s\n", o.self_exe.c_str());
-    _exit(2);
-  }
-  close(fds[1]);
+  auto peer_process = start_peer(PeerLaunch{o.self_exe, o.provider, peer_rails, lab, {}});
+  if (!peer_process) return peer_process.error();
   std::vector<CaseResult> results;
   {
-    PeerChannel peer(fds[0]);
+    PeerChannel peer(peer_process->fd);
     Suite suite(o, host_rails, peer);
     results.push_back(suite.handle_size());
 
@@ -331,8 +325,24 @@ Result<std::vector<CaseResult>> run_suite(const SuiteOptions& o) {
       foreign.seed = o.seed + 2000;
       foreign.messages = 200;
       foreign.max_size = 4096;
-      results.push_back(suite.stream("foreign control messages refused mid-stream (job key)", foreign,
-                                     CutKind::Silence, true));
+      results.push_back(
+          suite.stream("foreign control messages refused mid-stream (job key)", foreign, CutKind::Silence, true));
+    }
+
+    // Issue 46: a second peer under another job's key tries the listener first; it must fail its
+    // own join, and the right peer's stream then runs on the same listener. Not in the netns
+    // lab (the second peer would need the lab's rails), not with RAILCHECK_JOB_AUTH=off.
+    if (lab == nullptr && job_key()) {
+      StreamSpec after;
+      after.seed = o.seed + 2500;
+      after.messages = 100;
+      after.max_size = 4096;
+      const PeerLaunch launch{o.self_exe, o.provider, peer_rails, nullptr, {}};
+      results.push_back(suite.stream("a peer with another job key fails its own join, the run undisturbed", after,
+                                     CutKind::Silence, false,
+                                     [&](FabricConnection& listener, const std::vector<std::uint8_t>& handle) {
+                                       return run_wrong_key_peer(launch, listener, "join " + to_hex(handle));
+                                     }));
     }
 
     WriteCaseSpec counted;
@@ -364,16 +374,13 @@ Result<std::vector<CaseResult>> run_suite(const SuiteOptions& o) {
       // Last: rail 0 stays down until the case ends. Nothing fails at once: the sender's
       // sends stop being acknowledged and its soft RTO decides.
       cut.seed = o.seed + 6000;
-      results.push_back(suite.stream(
-          fmt::format("failover: rail 0 link down mid-stream ({} in {})", lab->side(1).rails[0].if_name,
-                      lab->side(1).netns),
-          cut, CutKind::LinkDown));
+      results.push_back(suite.stream(fmt::format("failover: rail 0 link down mid-stream ({} in {})",
+                                                 lab->side(1).rails[0].if_name, lab->side(1).netns),
+                                     cut, CutKind::LinkDown));
     }
   }  // closes the channel: the peer reads EOF and exits
-  int status = 0;
-  waitpid(pid, &status, 0);
-  if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0))
-    results.push_back(CaseResult{"peer process exit", false, 0, fmt::format("the peer exited with status {}", status)});
+  if (const int code = wait_peer(peer_process->pid); code != 0)
+    results.push_back(CaseResult{"peer process exit", false, 0, fmt::format("the peer exited with code {}", code)});
   return results;
 }
 
@@ -426,6 +433,10 @@ int run_peer(const PeerOptions& o) {
     auto line = host.read_line(std::chrono::minutes(10));
     if (!line) return host.closed() ? 0 : 1;
     std::istringstream in(*line);
+    if (line->rfind("join ", 0) == 0) {
+      // The wrong-key case's second peer: one join, then this process ends (auth_case.hpp).
+      return run_join_peer(host, fabric_options(o.provider, o.rail_addresses), from_hex(line->substr(5)));
+    }
     if (line->rfind("write ", 0) == 0) {
       std::string word;
       in >> word;

@@ -34,6 +34,7 @@ void run_on(const std::string& provider) {
   std::size_t cases = 0;
   bool saw_failover = false;
   bool saw_foreign = false;
+  bool saw_wrong_key = false;
   std::size_t write_cases = 0;
   for (const auto& r : results.value()) {
     INFO(provider << ": " << r.name << ": " << r.detail << " (seed " << o.seed << ")");
@@ -42,7 +43,16 @@ void run_on(const std::string& provider) {
     saw_failover = saw_failover || r.name.find("failover") != std::string::npos;
     if (r.name.find("foreign control messages refused") != std::string::npos) {
       saw_foreign = true;
-      CHECK_THAT(r.detail, Catch::Contains("200 messages verified") && Catch::Contains("3 foreign control messages refused"));
+      CHECK_THAT(r.detail,
+                 Catch::Contains("200 messages verified") && Catch::Contains("3 foreign control messages refused"));
+    }
+    if (r.name.find("another job key fails its own join") != std::string::npos) {
+      saw_wrong_key = true;
+      // The stranger: one line, exit 2, its connect request refused by the listener as a wrong
+      // key; then the right peer's 100 messages on the same listener, nothing else refused.
+      CHECK_THAT(r.detail, Catch::Contains("failed its own join (exit 2: connect: the listener did not answer") &&
+                               Catch::Contains("(rail 0: wrong key") &&
+                               Catch::Contains("then the right peer: 100 messages verified"));
     }
     if (r.name.find("WRITE_IMM") != std::string::npos || r.name.find("zero-length writes") != std::string::npos ||
         r.name.find("sharding across rails") != std::string::npos) {
@@ -50,11 +60,13 @@ void run_on(const std::string& provider) {
       CHECK_THAT(r.detail, Catch::Contains("completed exactly once") && Catch::Contains("over-arrivals 0"));
     }
   }
-  // handle, connect, sizes, grouped, foreign control messages (issue 46), three write cases, failover
-  CHECK(cases == 8 + o.sizes.size());
+  // handle, connect, sizes, grouped, foreign control messages and a peer with a wrong key (issue
+  // 46), three write cases, failover
+  CHECK(cases == 9 + o.sizes.size());
   CHECK(write_cases == 3);
   CHECK(saw_failover);
   CHECK(saw_foreign);
+  CHECK(saw_wrong_key);
 }
 
 }  // namespace
