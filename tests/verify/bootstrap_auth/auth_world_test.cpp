@@ -29,7 +29,8 @@ std::string trace(const verify::SearchResult<AuthWorld>& r) {
 TEST_CASE("with the key, every attack within the bound is refused and every run completes", "[verify][auth]") {
   // 1 rank: up to 3 attacks; 2 ranks: up to 2 (214 067 distinct states, ~10 s on the loaded
   // 2-core build machine; 1 under sanitizers). 3 ranks without an attack is 978 k states (~30 s),
-  // with one more than 5 M: run by hand (docs/security.md).
+  // with one attack 21.7 M distinct states: `railcheck check verify/models/bootstrap-auth-3ranks.toml`
+  // by hand (docs/security.md, docs/verify.md: exhausted clean 2026-11-28).
 #ifdef RAILCHECK_SANITIZE
   const std::vector<std::pair<std::uint32_t, std::uint32_t>> bounds = {{1, 0}, {1, 1}, {1, 2}, {1, 3}, {2, 0}, {2, 1}};
 #else
