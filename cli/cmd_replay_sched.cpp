@@ -1,5 +1,7 @@
 // railcheck replay-sched: replay NCCL host-side plan scheduling on every rank of a trace, an
 // NCCL COLL log (one per rank or merged) or a scheduling scenario, under one or more policies.
+// The readings and the verdict are engine/plan's (nccl_log_import.hpp, sched_verdict.hpp): this
+// file reads the files, applies the options and prints.
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -21,8 +23,8 @@ struct Loaded {
   plan::SchedInput input;
   std::vector<std::string> policies;
   std::vector<std::string> notes;
-  // Logs whose launch boundaries are uncertain: the same operations, each its own launch. A
-  // divergence that this reading does not have is not reported as a fact (sched_verdict.hpp).
+  // Logs whose launch boundaries are uncertain: the same operations, each its own launch
+  // (plan::import_nccl_log_readings), weighed by plan::replay_and_judge.
   std::optional<plan::SchedInput> each_operation;
 };
 
@@ -96,14 +98,11 @@ Result<Loaded> load_inputs(const ReplaySchedOptions& o) {
     auto picked = pick_communicator(o, files, out.notes);
     if (!picked) return picked.error();
     files = std::move(picked).value();
-    auto log = plan::import_nccl_logs(files, plan::LaunchReading::AsLogged, given.value());
+    auto log = plan::import_nccl_log_readings(files, given.value());
     if (!log) return log.error();
-    out.input = std::move(log->input);
-    out.notes.insert(out.notes.end(), log->notes.begin(), log->notes.end());
-    if (log->boundaries_uncertain) {
-      auto each = plan::import_nccl_logs(files, plan::LaunchReading::EachOperation, given.value());
-      if (each) out.each_operation = std::move(each->input);
-    }
+    out.input = std::move(log->as_logged.input);
+    out.notes.insert(out.notes.end(), log->as_logged.notes.begin(), log->as_logged.notes.end());
+    out.each_operation = std::move(log->each_operation);
     return out;
   }
   if (paths.size() != 1) return Error{"give one trace file (it holds every rank's lines)", ""};
@@ -153,23 +152,19 @@ int cmd_replay_sched(const ReplaySchedOptions& o) {
       fmt::print(stderr, "railcheck replay-sched: {}\n", policy.error().message());
       return kExitBadInput;
     }
-    auto result = plan::replay(loaded->input, policy.value(), nccl);
-    if (!result) {
-      fmt::print(stderr, "railcheck replay-sched: {}\n", result.error().message());
+    auto judged = plan::replay_and_judge(loaded->input, loaded->each_operation ? &*loaded->each_operation : nullptr,
+                                         policy.value(), nccl);
+    if (!judged) {
+      fmt::print(stderr, "railcheck replay-sched: {}\n", judged.error().message());
       return kExitBadInput;
     }
-    fmt::print("{}\n", plan::render_report(result.value(), o.max_ranks, o.max_rows));
-    std::optional<plan::ReplayResult> each;
-    if (loaded->each_operation)
-      if (auto other = plan::replay(*loaded->each_operation, policy.value(), nccl); other)
-        each = std::move(other).value();
-    if (each && result->violation())  // the verdict weighs both readings: show the other one too
+    fmt::print("{}\n", plan::render_report(judged->as_logged, o.max_ranks, o.max_rows));
+    if (judged->show_each_operation)
       fmt::print("the same operations, each its own launch (launch boundaries uncertain; see the notes):\n{}\n",
-                 plan::render_report(*each, o.max_ranks, o.max_rows));
-    const auto judged = plan::judge(loaded->input, result.value(), each ? &*each : nullptr);
-    for (const auto& line : judged.lines) fmt::print("{}\n", line);
+                 plan::render_report(*judged->each_operation, o.max_ranks, o.max_rows));
+    for (const auto& line : judged->verdict.lines) fmt::print("{}\n", line);
     fmt::print("\n");
-    verdict = plan::worse(verdict, judged.kind);
+    verdict = plan::worse(verdict, judged->verdict.kind);
   }
   switch (verdict) {
     case plan::SchedVerdict::Kind::Healthy: return kExitOk;

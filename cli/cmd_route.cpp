@@ -134,12 +134,7 @@ int cmd_route_weights(const RouteOptions& o) {
   if (!o.table_only) {
     const auto wire = sim::default_wire_mode();
     if (!wire) return bad_input(o.spec, wire.error());
-    if (wire.value() == sim::WireMode::Sendto &&
-        (s.pipeline.write_queues != sim::WriteQueues::PerWrite || s.pipeline.prefetch_h2d))
-      return bad_input(o.spec, Error{"RAILCHECK_SIM_WIRE=sendto runs the driver from before issue 15, which models "
-                                     "only write_queues = \"per-write\" without prefetch_h2d",
-                                     "set pipeline.write_queues = \"per-write\" and pipeline.prefetch_h2d = false in "
-                                     "the spec, or unset RAILCHECK_SIM_WIRE"});
+    if (auto fits = sim::wire_mode_fits(wire.value(), s.pipeline); !fits) return bad_input(o.spec, fits.error());
     sim::TransferProgress progress;
     if (o.progress)
       progress.report = [](double sim_s, std::uint64_t landed, std::uint64_t writes, double wall_s) {

@@ -5,8 +5,17 @@
 
 namespace railcheck::cli {
 
-int cmd_tunables() {
+int cmd_tunables(bool markdown) {
   const HaTunables defaults;
+  if (markdown) {
+    fmt::print("| key | default | range | unit | variable | meaning |\n|---|---|---|---|---|---|\n");
+    fmt::print(
+        "| `replay_policy` | {} | naive, probe, resync | policy | `HA_NCCL_REPLAY_POLICY` | which WRs are re-posted "
+        "after failover (`engine/failover/replay_policy.hpp`) |\n",
+        to_string(defaults.replay));
+    for (const auto& t : tunable_table()) fmt::print("{}\n", tunable_doc_row(t));
+    return kExitOk;
+  }
   fmt::print("{:<24} {:<32} {:>10} {:<7} {:<17} {}\n", "[engine] key", "environment", "default", "unit", "range",
              "meaning");
   for (const auto& t : tunable_table()) {

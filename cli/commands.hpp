@@ -71,7 +71,9 @@ int cmd_replay(const ReplayOptions& o);
 std::optional<int> replay_named_world(const ReplayOptions& o);
 bool is_zerobuf_trace_file(const std::string& path);
 int cmd_replay_zerobuf(const ReplayOptions& o);
-int cmd_tunables();
+// railcheck tunables: the engine's tunable table (RAILCHECK_HA_TUNABLES); `markdown`: as the rows
+// of docs/scenarios.md's [engine] table.
+int cmd_tunables(bool markdown = false);
 
 // railcheck route weights|moe: routing tables from a spec (scenarios/routing/), timed on SimGrid.
 struct RouteOptions {

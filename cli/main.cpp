@@ -191,6 +191,8 @@ int dispatch(int argc, char** argv) {
 
   auto* tun_cmd =
       app.add_subcommand("tunables", "List the engine's tunables with defaults, ranges and HA_NCCL_* names");
+  bool tun_markdown = false;
+  tun_cmd->add_flag("--markdown", tun_markdown, "Print docs/scenarios.md's [engine] table rows instead");
 
   railcheck::cli::CheckOptions check;
   auto* check_cmd = app.add_subcommand("check",
@@ -455,7 +457,7 @@ int dispatch(int argc, char** argv) {
   if (run_cmd->parsed()) return railcheck::cli::cmd_run(run);
   if (check_cmd->parsed()) return railcheck::cli::cmd_check(check);
   if (replay_cmd->parsed()) return railcheck::cli::cmd_replay(replay);
-  if (tun_cmd->parsed()) return railcheck::cli::cmd_tunables();
+  if (tun_cmd->parsed()) return railcheck::cli::cmd_tunables(tun_markdown);
   if (weights_cmd->parsed()) return railcheck::cli::cmd_route_weights(route);
   if (moe_cmd->parsed()) return railcheck::cli::cmd_route_moe(route);
   if (sched_cmd->parsed()) return railcheck::cli::cmd_replay_sched(sched);

@@ -4,7 +4,7 @@
 // "now" and appends the actions the driver must carry out, in order.
 //
 // Where things are decided:
-//   engine/handshake/two_phase_connect.cpp  phase 1 (primary to RTS) and phase 2 (standbys)
+//   two_phase_connect.cpp                   phase 1 (primary to RTS) and phase 2 (standbys)
 //   ha_connection.cpp                       the data path: posting, completions, user results
 //   failover_sequence.cpp                   detection -> ERR -> drain -> switch -> MRs -> replay
 //   heartbeat.cpp                           standby health, false alarms, path revival
@@ -60,7 +60,7 @@ class HaConnection {
  public:
   explicit HaConnection(HaConnectionConfig cfg);
 
-  // ---- handshake (engine/handshake/two_phase_connect.cpp) ----
+  // ---- handshake (engine/failover/two_phase_connect.cpp) ----
   // Receiver (listen side): the handle to hand to NCCL. Also moves the primary QP to INIT.
   ConnectionHandle listen(Actions& out);
   // Sender (connect side): decode the peer's handle and start phase 1. A rejected handle is an

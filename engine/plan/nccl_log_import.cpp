@@ -528,6 +528,17 @@ class Importer {
 
 }  // namespace
 
+Result<LogReadings> import_nccl_log_readings(const std::vector<LogFile>& files, const RankEnvSources& given) {
+  auto log = import_nccl_logs(files, LaunchReading::AsLogged, given);
+  if (!log) return log.error();
+  LogReadings out{std::move(log).value(), std::nullopt};
+  if (out.as_logged.boundaries_uncertain)
+    // The second reading only ever relieves a verdict: where it cannot be made, the first stands.
+    if (auto each = import_nccl_logs(files, LaunchReading::EachOperation, given); each)
+      out.each_operation = std::move(each->input);
+  return out;
+}
+
 bool looks_like_nccl_log(std::string_view text) { return text.find("NCCL INFO") != std::string_view::npos; }
 
 Result<ImportedLog> import_nccl_logs(const std::vector<LogFile>& files, LaunchReading reading,

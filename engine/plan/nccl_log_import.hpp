@@ -24,6 +24,7 @@
 // error naming file and line; an operation the model does not know (AllToAll, ...) is an
 // error too, never skipped.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,7 +44,7 @@ struct ImportedLog {
   std::vector<std::string> notes;
   // The log cannot tell every launch boundary (P2P or SHM connections, or no INIT transport
   // lines: opCount does not advance for those launches). A verdict that depends on the
-  // boundaries is then one reading of the log, not a fact (cli/cmd_replay_sched.cpp).
+  // boundaries is then one reading of the log, not a fact (sched_verdict.hpp).
   bool boundaries_uncertain = false;
 };
 
@@ -55,6 +56,14 @@ enum class LaunchReading : std::uint8_t { AsLogged, EachOperation };
 // SchedInput::rank_ends says how its log ends.
 Result<ImportedLog> import_nccl_logs(const std::vector<LogFile>& files, LaunchReading reading = LaunchReading::AsLogged,
                                      const RankEnvSources& given = {});
+
+// The readings a verdict weighs (sched_verdict.hpp): the logs as they show launch boundaries
+// and, only where those are uncertain, the same operations each its own launch.
+struct LogReadings {
+  ImportedLog as_logged;
+  std::optional<SchedInput> each_operation;
+};
+Result<LogReadings> import_nccl_log_readings(const std::vector<LogFile>& files, const RankEnvSources& given = {});
 
 // True when the text looks like an NCCL log rather than a JSON trace.
 bool looks_like_nccl_log(std::string_view text);

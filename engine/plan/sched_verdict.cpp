@@ -209,6 +209,19 @@ std::string_view name(SchedVerdict::Kind k) {
   return "?";
 }
 
+Result<PolicyVerdict> replay_and_judge(const SchedInput& as_logged, const SchedInput* each_operation,
+                                       const SchedulePolicy& policy, NcclVersion nccl) {
+  auto first = replay(as_logged, policy, nccl);
+  if (!first) return first.error();
+  PolicyVerdict out{std::move(first).value(), std::nullopt, false, {}};
+  if (each_operation != nullptr)
+    // A reading that cannot be replayed is not weighed: the first one's verdict stands.
+    if (auto other = replay(*each_operation, policy, nccl); other) out.each_operation = std::move(other).value();
+  out.show_each_operation = out.each_operation.has_value() && out.as_logged.violation();
+  out.verdict = judge(as_logged, out.as_logged, out.each_operation ? &*out.each_operation : nullptr);
+  return out;
+}
+
 SchedVerdict::Kind worse(SchedVerdict::Kind a, SchedVerdict::Kind b) {
   auto rank = [](SchedVerdict::Kind k) {
     return k == SchedVerdict::Kind::Divergent ? 2 : k == SchedVerdict::Kind::Inconclusive ? 1 : 0;

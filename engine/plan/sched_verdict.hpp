@@ -14,6 +14,7 @@
 //
 // Where boundaries are uncertain and both readings fault, the verdict reports the reading with each
 // operation its own launch (what PyTorch issues outside batches and coalescing managers).
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,18 @@ struct SchedVerdict {
 // `as_logged`: the replay of the input as it shows launch boundaries; `each_operation`: the same
 // operations, each its own launch, where the boundaries are uncertain (nccl_log_import.hpp), else null.
 SchedVerdict judge(const SchedInput& input, const ReplayResult& as_logged, const ReplayResult* each_operation);
+
+// One policy's replay of both readings (nccl_log_import.hpp LogReadings; `each_operation` null
+// where the boundaries are known) and the verdict on them. `show_each_operation`: the verdict
+// weighed the second reading against a fault of the first, so a report shows it too.
+struct PolicyVerdict {
+  ReplayResult as_logged;
+  std::optional<ReplayResult> each_operation;
+  bool show_each_operation = false;
+  SchedVerdict verdict;
+};
+Result<PolicyVerdict> replay_and_judge(const SchedInput& as_logged, const SchedInput* each_operation,
+                                       const SchedulePolicy& policy, NcclVersion nccl);
 
 // The worse of two verdicts (Divergent > Inconclusive > Healthy), for several policies.
 SchedVerdict::Kind worse(SchedVerdict::Kind a, SchedVerdict::Kind b);

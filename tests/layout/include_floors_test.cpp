@@ -1,7 +1,7 @@
 // The floors of the tree (docs/architecture.md): engine/ is the ground floor and includes only
 // engine/; models/ reads files and presets for the engine; backends/ drive the engine and never
 // reach the checker or the CLI; verify/ drives the engine without any backend; swarm/ runs a
-// backend under the checker's mutations. Every
+// backend under the checker's mutations; triage/ reads a job's recordings for the engine. Every
 // `#include "top/..."` of every source file is checked against this table, so a header that
 // reaches upward fails CI with the file, the line and the rule it breaks.
 #include <catch2/catch.hpp>
@@ -13,6 +13,8 @@
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include "top_level_folders.hpp"
 
 namespace fs = std::filesystem;
 
@@ -26,7 +28,9 @@ const std::map<std::string, std::set<std::string>> kFloors = {
     {"verify", {"engine", "models", "verify"}},
     // The swarm runs the SimGrid driver under the checker's mutations (docs/swarm.md).
     {"swarm", {"engine", "models", "backends", "verify", "swarm"}},
-    {"cli", {"engine", "models", "backends", "verify", "swarm", "cli"}},
+    // Triage reads what a job recorded and replays it on the engine's scheduler model.
+    {"triage", {"engine", "models", "triage"}},
+    {"cli", {"engine", "models", "backends", "verify", "swarm", "triage", "cli"}},
     {"fuzz", {"engine", "models", "backends", "verify", "fuzz"}},
     // The plugin-overhead bench drives the plugin with the tests' NCCL-proxy stand-in.
     {"bench", {"engine", "models", "backends", "verify", "cli", "bench", "tests"}},
@@ -70,6 +74,24 @@ TEST_CASE("no source file includes a folder above its floor", "[layout]") {
     const auto bad = violations_under(root, top);
     for (const auto& v : bad) UNSCOPED_INFO(v);
     CHECK(bad.empty());
+  }
+}
+
+TEST_CASE("every top-level folder with C++ sources has a floor", "[layout]") {
+  // A new folder of sources would otherwise go unchecked: its includes name no floor.
+  const fs::path root = RAILCHECK_SOURCE_DIR;
+  for (const auto& top : railcheck::test::top_level_folders(root)) {
+    if (top == "tests") continue;  // tests reach every floor they test
+    bool has_sources = false;
+    for (const auto& e : fs::recursive_directory_iterator(root / top)) {
+      const auto ext = e.path().extension().string();
+      if (e.is_regular_file() && (ext == ".cpp" || ext == ".hpp" || ext == ".cu")) {
+        has_sources = true;
+        break;
+      }
+    }
+    INFO("folder " << top << "/ has C++ sources: add it to kFloors and to docs/architecture.md's Floors");
+    CHECK((!has_sources || kFloors.contains(top)));
   }
 }
 

@@ -403,6 +403,8 @@ TEST_CASE("docs/scenarios.md lists every engine key with the table's default and
         fmt::format("| `{}` | {} | {} .. {} | {} | `{}` |", info.key, number(*get_tunable(defaults, info.key)),
                     number(info.min), number(info.max), info.unit, info.env);
     CHECK_THAT(docs, Contains(row));
+    // The whole row, meaning included, is the one `railcheck tunables --markdown` prints.
+    CHECK_THAT(docs, Contains(tunable_doc_row(info) + "\n"));
   }
   CHECK_THAT(docs, Contains("| `replay_policy` | resync |"));
 }

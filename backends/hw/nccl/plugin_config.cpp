@@ -9,6 +9,7 @@
 #include <array>
 #include <cmath>
 #include <cstdlib>
+#include <type_traits>
 
 #include "models/nic_preset.hpp"
 
@@ -17,45 +18,10 @@ extern char** environ;  // NOLINT(readability-redundant-declaration): POSIX, not
 namespace railcheck::nccl {
 namespace {
 
-constexpr std::array kTable = {
-    PluginSettingInfo{"HA_NCCL_PROVIDER", "name", "tcp;ofi_rxm", 0, 0,
-                      "libfabric provider of every rail: efa, tcp;ofi_rxm, shm"},
-    PluginSettingInfo{"HA_NCCL_RAIL_GROUPS", "count", "1", 1, 16,
-                      "rail groups; NCCL sees each as one network device (devices())"},
-    PluginSettingInfo{"HA_NCCL_RAILS_PER_GROUP", "count", "2", 1, 4,
-                      "paths per connection: the primary plus standbys (1 = no failover)"},
-    PluginSettingInfo{"HA_NCCL_SPEED_MBPS", "Mb/s", "0", 0, 1e7,
-                      "speed getProperties reports; 0 = the provider's link speed, else sysfs"},
-    PluginSettingInfo{"HA_NCCL_LATENCY_US", "us", "0", 0, 1e6, "latency getProperties reports; 0 = NCCL's default"},
-    PluginSettingInfo{"HA_NCCL_NIC_PRESET", "name", "", 0, 0,
-                      "NIC preset whose QP/CQE limits feed maxComms when the provider reports none"},
-    PluginSettingInfo{"HA_NCCL_RAIL_ADDRS", "list", "", 0, 0,
-                      "comma-separated IPv4 bind addresses: 1, one per rail, or one per rail of every group"},
-    PluginSettingInfo{"HA_NCCL_MAX_REQUESTS", "count", "32", 1, 32,
-                      "outstanding requests per comm (NCCL_NET_MAX_REQUESTS is 32); more wait"},
-    PluginSettingInfo{"HA_NCCL_STAGE_BYTES", "bytes", "131072", 0, 4194304,
-                      "sends up to this size complete once their bytes left, from a copy kept for replay until "
-                      "acknowledged (providers with delivery acks: tcp;ofi_rxm; at most ofi_rxm's SAR limit in force); "
-                      "0 = every send waits for its ack"},
-    PluginSettingInfo{"HA_NCCL_RXM_EAGER_BYTES", "bytes", "0", 0, 1048576,
-                      "on ofi_rxm: its eager size and its SAR limit (FI_OFI_RXM_BUFFER_SIZE, FI_OFI_RXM_SAR_LIMIT, "
-                      "set before libfabric starts unless the environment sets them): larger messages go by "
-                      "zero-copy rendezvous, and staged sends stop at this size. 65536 was the fastest setting "
-                      "measured (2xH100, issue 42), at 4x ofi_rxm's receive-buffer memory; 0 = ofi_rxm's own sizes "
-                      "(16 KiB eager, 128 KiB SAR)"},
-    PluginSettingInfo{"HA_NCCL_STREAMS", "count", "1", 1, 3,
-                      "connections (streams) per comm, each a whole HA connection; a message above "
-                      "HA_NCCL_STRIPE_BYTES is cut across them, the tails moved by a thread per comm, as NCCL's "
-                      "Socket stripes over NCCL_NSOCKS_PERTHREAD x NCCL_SOCKET_NTHREADS sockets. 1 = Socket's "
-                      "own choice on hosts whose NIC has no cloud vendor id (one socket, no helper thread); at "
-                      "most 3: NCCL's 128-byte handle holds three connection handles. The listener's value is used"},
-    PluginSettingInfo{"HA_NCCL_STRIPE_BYTES", "bytes", "65536", 4096, 16777216,
-                      "with several streams, messages above this size are cut across them (NCCL_SOCKET_MIN_TASKSIZE's "
-                      "default); smaller ones use stream 0 alone. The listener's value is used"},
-    PluginSettingInfo{"HA_NCCL_PROGRESS_US", "us", "1000", 0, 1000000,
-                      "a background thread progresses every comm NCCL has not called for this long that owes a "
-                      "staged send its ack (or its replay); 0 = no thread (then no staging either)"},
-};
+#define RAILCHECK_PLUGIN_ROW(env, type, field, value, parse, unit, min, max, help) \
+  PluginSettingInfo{#env, unit, min, max, help},
+constexpr std::array kTable = {RAILCHECK_PLUGIN_SETTINGS(RAILCHECK_PLUGIN_ROW)};
+#undef RAILCHECK_PLUGIN_ROW
 
 const PluginSettingInfo* find_setting(std::string_view env) {
   for (const auto& row : kTable)
@@ -63,7 +29,10 @@ const PluginSettingInfo* find_setting(std::string_view env) {
   return nullptr;
 }
 
-Result<double> parse_number(const PluginSettingInfo& row, const std::string& value) {
+// The readers a row's `parse` column names: each checks the text and sets the field.
+
+template <class T>
+Result<bool> number(const PluginSettingInfo& row, const std::string& value, T& field) {
   char* end = nullptr;
   const double v = std::strtod(value.c_str(), &end);
   const std::string range = fmt::format("expected {} .. {} {}", row.min, row.max, row.unit);
@@ -72,68 +41,71 @@ Result<double> parse_number(const PluginSettingInfo& row, const std::string& val
   if (!(v >= row.min && v <= row.max)) return Error{fmt::format("{}={}: out of range", row.env, value), range};
   if ((row.unit == std::string_view{"count"} || row.unit == std::string_view{"bytes"}) && v != std::floor(v))
     return Error{fmt::format("{}={}: must be a whole number", row.env, value), range};
-  return v;
+  field = static_cast<T>(v);  // in range, so the conversion is defined
+  return true;
+}
+
+Result<bool> provider_name(const PluginSettingInfo& row, const std::string& value, std::string& field) {
+  if (value.empty())
+    return Error{fmt::format("{} is empty", row.env), "name a libfabric provider: efa, tcp;ofi_rxm, shm"};
+  field = value;
+  return true;
+}
+
+Result<bool> nic_preset_name(const PluginSettingInfo& row, const std::string& value, std::string& field) {
+  if (!find_nic_preset(value)) {
+    std::string names;
+    for (const auto& p : nic_presets()) names += fmt::format("{}{}", names.empty() ? "" : ", ", p.name);
+    return Error{fmt::format("{}={}: unknown NIC preset", row.env, value), "one of " + names};
+  }
+  field = value;
+  return true;
+}
+
+Result<bool> ipv4_list(const PluginSettingInfo& row, const std::string& value, std::vector<std::string>& field) {
+  field.clear();
+  std::string_view rest = value;
+  while (!rest.empty()) {
+    const auto comma = rest.find(',');
+    const std::string addr(rest.substr(0, comma));
+    in_addr parsed{};
+    if (::inet_pton(AF_INET, addr.c_str(), &parsed) != 1)
+      return Error{fmt::format("{}={}: '{}' is not an IPv4 address", row.env, value, addr),
+                   "list addresses such as 127.0.0.1,169.254.1.1"};
+    field.push_back(addr);
+    rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+  }
+  return true;
 }
 
 Result<bool> apply_setting(PluginConfig& c, const PluginSettingInfo& row, const std::string& value) {
-  if (row.env == std::string_view{"HA_NCCL_PROVIDER"}) {
-    if (value.empty()) return Error{"HA_NCCL_PROVIDER is empty", "name a libfabric provider: efa, tcp;ofi_rxm, shm"};
-    c.provider = value;
-    return true;
-  }
-  if (row.env == std::string_view{"HA_NCCL_NIC_PRESET"}) {
-    if (!find_nic_preset(value)) {
-      std::string names;
-      for (const auto& p : nic_presets()) names += fmt::format("{}{}", names.empty() ? "" : ", ", p.name);
-      return Error{fmt::format("HA_NCCL_NIC_PRESET={}: unknown NIC preset", value), "one of " + names};
-    }
-    c.nic_preset = value;
-    return true;
-  }
-  if (row.env == std::string_view{"HA_NCCL_RAIL_ADDRS"}) {
-    c.rail_addresses.clear();
-    std::string_view rest = value;
-    while (!rest.empty()) {
-      const auto comma = rest.find(',');
-      const std::string addr(rest.substr(0, comma));
-      in_addr parsed{};
-      if (::inet_pton(AF_INET, addr.c_str(), &parsed) != 1)
-        return Error{fmt::format("HA_NCCL_RAIL_ADDRS={}: '{}' is not an IPv4 address", value, addr),
-                     "list addresses such as 127.0.0.1,169.254.1.1"};
-      c.rail_addresses.push_back(addr);
-      rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
-    }
-    return true;
-  }
-  auto v = parse_number(row, value);
-  if (!v) return v.error();
-  const auto u32 = static_cast<std::uint32_t>(v.value());
-  if (row.env == std::string_view{"HA_NCCL_RAIL_GROUPS"})
-    c.rail_groups = u32;
-  else if (row.env == std::string_view{"HA_NCCL_RAILS_PER_GROUP"})
-    c.rails_per_group = u32;
-  else if (row.env == std::string_view{"HA_NCCL_SPEED_MBPS"})
-    c.speed_mbps = u32;
-  else if (row.env == std::string_view{"HA_NCCL_LATENCY_US"})
-    c.latency_us = v.value();
-  else if (row.env == std::string_view{"HA_NCCL_MAX_REQUESTS"})
-    c.max_requests = u32;
-  else if (row.env == std::string_view{"HA_NCCL_STAGE_BYTES"})
-    c.stage_bytes = u32;
-  else if (row.env == std::string_view{"HA_NCCL_RXM_EAGER_BYTES"})
-    c.rxm_eager_bytes = u32;
-  else if (row.env == std::string_view{"HA_NCCL_STREAMS"})
-    c.streams = u32;
-  else if (row.env == std::string_view{"HA_NCCL_STRIPE_BYTES"})
-    c.stripe_bytes = u32;
-  else if (row.env == std::string_view{"HA_NCCL_PROGRESS_US"})
-    c.progress_us = u32;
-  return true;
+#define RAILCHECK_PLUGIN_APPLY(env_, type, field, value_, parse, ...) \
+  if (row.env == std::string_view{#env_}) return parse(row, value, c.field);
+  RAILCHECK_PLUGIN_SETTINGS(RAILCHECK_PLUGIN_APPLY)
+#undef RAILCHECK_PLUGIN_APPLY
+  return Error{fmt::format("{}: no reader", row.env), ""};  // every row has one: the list above is the table
+}
+
+template <class T>
+std::string as_text(const T& v) {
+  if constexpr (std::is_same_v<T, std::vector<std::string>>)
+    return fmt::format("{}", fmt::join(v, ","));
+  else
+    return fmt::format("{}", v);
 }
 
 }  // namespace
 
 std::span<const PluginSettingInfo> plugin_setting_table() { return kTable; }
+
+std::string plugin_setting_default(std::string_view env) {
+  const PluginConfig defaults;
+#define RAILCHECK_PLUGIN_DEFAULT(env_, type, field, ...) \
+  if (env == std::string_view{#env_}) return as_text(defaults.field);
+  RAILCHECK_PLUGIN_SETTINGS(RAILCHECK_PLUGIN_DEFAULT)
+#undef RAILCHECK_PLUGIN_DEFAULT
+  return "";
+}
 
 Result<PluginConfig> read_plugin_config(const EnvLookup& lookup, std::span<const std::string> names_present) {
   PluginConfig c;

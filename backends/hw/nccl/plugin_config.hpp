@@ -3,9 +3,9 @@
 //
 // Two tables, one home each:
 //   * the HA connection's tunables (HA_NCCL_RTO_MS, HA_NCCL_QP_TIMEOUT, HA_NCCL_MAX_RECVS, ...)
-//     live in engine/failover/ha_tunables.cpp and are applied by apply_environment();
+//     are RAILCHECK_HA_TUNABLES (engine/failover/ha_tunables.hpp), applied by apply_environment();
 //   * the settings only the plugin has (which provider, how many rail groups NCCL sees as
-//     devices, what getProperties reports) live in plugin_setting_table() below.
+//     devices, what getProperties reports) are RAILCHECK_PLUGIN_SETTINGS below.
 // Every HA_NCCL_* variable must belong to one of them: an unknown name is an error, so a typo
 // never leaves a default silently in force. docs/nccl-plugin.md lists both tables.
 #include <cstddef>
@@ -21,33 +21,73 @@
 
 namespace railcheck::nccl {
 
+// Every plugin-only setting, one line each: X(env, type, field, default, parse, unit, min, max, help).
+//   env      the variable (also the row's name in docs/nccl-plugin.md)
+//   field    the PluginConfig member, declared from this line with `default`
+//   parse    how its text is read: `number` (range-checked; "count" and "bytes" whole), or a
+//            setting's own reader (provider_name, nic_preset_name, ipv4_list) in plugin_config.cpp
+//   min, max the inclusive range of a number
+// The struct, plugin_setting_table() and read_plugin_config() all expand this list: adding a
+// setting is one line here plus its test.
+#define RAILCHECK_PLUGIN_SETTINGS(X)                                                                   \
+  X(HA_NCCL_PROVIDER, std::string, provider, "tcp;ofi_rxm", provider_name, "name", 0, 0,               \
+    "libfabric provider of every rail: efa, tcp;ofi_rxm, shm")                                         \
+  X(HA_NCCL_RAIL_GROUPS, std::uint32_t, rail_groups, 1, number, "count", 1, 16,                        \
+    "rail groups; NCCL sees each as one network device (devices())")                                   \
+  X(HA_NCCL_RAILS_PER_GROUP, std::uint32_t, rails_per_group, 2, number, "count", 1, 4,                 \
+    "paths per connection: the primary plus standbys (1 = no failover)")                               \
+  X(HA_NCCL_SPEED_MBPS, std::uint32_t, speed_mbps, 0, number, "Mb/s", 0, 1e7,                          \
+    "speed getProperties reports; 0 = the provider's link speed, else sysfs")                          \
+  X(HA_NCCL_LATENCY_US, double, latency_us, 0, number, "us", 0, 1e6,                                   \
+    "latency getProperties reports; 0 = NCCL's default")                                               \
+  X(HA_NCCL_NIC_PRESET, std::string, nic_preset, "", nic_preset_name, "name", 0, 0,                    \
+    "NIC preset whose QP/CQE limits feed maxComms when the provider reports none")                     \
+  X(HA_NCCL_RAIL_ADDRS, std::vector<std::string>, rail_addresses, {}, ipv4_list, "list", 0, 0,         \
+    "comma-separated IPv4 bind addresses: 1, one per rail, or one per rail of every group")            \
+  X(HA_NCCL_MAX_REQUESTS, std::uint32_t, max_requests, 32, number, "count", 1, 32,                     \
+    "outstanding requests per comm (NCCL_NET_MAX_REQUESTS is 32); more wait")                          \
+  X(HA_NCCL_STAGE_BYTES, std::uint32_t, stage_bytes, 131072, number, "bytes", 0, 4194304,              \
+    "sends up to this size complete once their bytes left, from a copy kept for replay until "         \
+    "acknowledged (providers with delivery acks: tcp;ofi_rxm; at most ofi_rxm's SAR limit in force); " \
+    "0 = every send waits for its ack")                                                                \
+  X(HA_NCCL_RXM_EAGER_BYTES, std::uint32_t, rxm_eager_bytes, 0, number, "bytes", 0, 1048576,           \
+    "on ofi_rxm: its eager size and its SAR limit (FI_OFI_RXM_BUFFER_SIZE, FI_OFI_RXM_SAR_LIMIT, "     \
+    "set before libfabric starts unless the environment sets them): larger messages go by "            \
+    "zero-copy rendezvous, and staged sends stop at this size. 65536 was the fastest setting "         \
+    "measured (2xH100, issue 42), at 4x ofi_rxm's receive-buffer memory; 0 = ofi_rxm's own sizes "     \
+    "(16 KiB eager, 128 KiB SAR)")                                                                     \
+  X(HA_NCCL_STREAMS, std::uint32_t, streams, 1, number, "count", 1, 3,                                 \
+    "connections (streams) per comm, each a whole HA connection; a message above "                     \
+    "HA_NCCL_STRIPE_BYTES is cut across them, the tails moved by a thread per comm, as NCCL's "        \
+    "Socket stripes over NCCL_NSOCKS_PERTHREAD x NCCL_SOCKET_NTHREADS sockets. 1 = Socket's "          \
+    "own choice on hosts whose NIC has no cloud vendor id (one socket, no helper thread); at "         \
+    "most 3: NCCL's 128-byte handle holds three connection handles. The listener's value is used")     \
+  X(HA_NCCL_STRIPE_BYTES, std::size_t, stripe_bytes, 65536, number, "bytes", 4096, 16777216,           \
+    "with several streams, messages above this size are cut across them (NCCL_SOCKET_MIN_TASKSIZE's "  \
+    "default); smaller ones use stream 0 alone. The listener's value is used")                         \
+  X(HA_NCCL_PROGRESS_US, std::uint32_t, progress_us, 1000, number, "us", 0, 1000000,                   \
+    "a background thread progresses every comm NCCL has not called for this long that owes a "         \
+    "staged send its ack (or its replay); 0 = no thread (then no staging either)")
+
 struct PluginConfig {
-  std::string provider = "tcp;ofi_rxm";     // HA_NCCL_PROVIDER: libfabric provider of every rail
-  std::uint32_t rail_groups = 1;            // HA_NCCL_RAIL_GROUPS: devices() reports this many
-  std::uint32_t rails_per_group = 2;        // HA_NCCL_RAILS_PER_GROUP: primary + standbys per connection
-  std::uint32_t speed_mbps = 0;             // HA_NCCL_SPEED_MBPS: 0 = from the provider / sysfs
-  double latency_us = 0;                    // HA_NCCL_LATENCY_US: 0 = let NCCL use its default
-  std::string nic_preset;                   // HA_NCCL_NIC_PRESET: device limits for the maxComms budget
-  std::uint32_t max_requests = 32;          // HA_NCCL_MAX_REQUESTS: outstanding requests per comm
-  std::uint32_t stage_bytes = 131072;       // HA_NCCL_STAGE_BYTES: staged sends up to this size (0 = off)
-  std::uint32_t progress_us = 1000;         // HA_NCCL_PROGRESS_US: background progress period (0 = off)
-  std::uint32_t rxm_eager_bytes = 0;        // HA_NCCL_RXM_EAGER_BYTES: FI_OFI_RXM_BUFFER_SIZE (0 = rxm's)
-  std::uint32_t streams = 1;                // HA_NCCL_STREAMS: connections per comm a large message is cut across
-  std::size_t stripe_bytes = 65536;         // HA_NCCL_STRIPE_BYTES: messages above this size are cut
-  std::vector<std::string> rail_addresses;  // HA_NCCL_RAIL_ADDRS: bind address per rail; empty = provider's
-  HaTunables engine;                        // the engine's HA_NCCL_* table
+#define RAILCHECK_PLUGIN_FIELD(env, type, field, value, ...) type field = value;
+  RAILCHECK_PLUGIN_SETTINGS(RAILCHECK_PLUGIN_FIELD)
+#undef RAILCHECK_PLUGIN_FIELD
+  HaTunables engine;  // the engine's HA_NCCL_* table (RAILCHECK_HA_TUNABLES)
 };
 
-// One row per plugin-only setting (the engine's rows are tunable_table()).
+// One row per plugin-only setting (the engine's rows are tunable_table()), in
+// RAILCHECK_PLUGIN_SETTINGS' order.
 struct PluginSettingInfo {
   std::string_view env;
-  std::string_view unit;      // "name", "count", "bytes", "Mb/s", "us"
-  std::string_view fallback;  // the default, as text
-  double min;                 // inclusive range (numbers only)
+  std::string_view unit;  // "name", "list", "count", "bytes", "Mb/s", "us"
+  double min;             // inclusive range (numbers only)
   double max;
   std::string_view help;
 };
 std::span<const PluginSettingInfo> plugin_setting_table();
+// A setting's default as text ("" for none), from PluginConfig{}: docs/nccl-plugin.md's column.
+std::string plugin_setting_default(std::string_view env);
 
 // Reads every HA_NCCL_* variable in `names_present` through `lookup` (getenv in the plugin, a
 // map in tests). Errors name the variable, its value and the accepted range.

@@ -47,13 +47,20 @@ class TimeAdvanceWatch {
 
 }  // namespace
 
+Result<bool> wire_mode_fits(WireMode wire, const PipelineParams& pipeline) {
+  if (wire == WireMode::Sendto && (pipeline.write_queues != WriteQueues::PerWrite || pipeline.prefetch_h2d))
+    return Error{
+        "RAILCHECK_SIM_WIRE=sendto runs the driver from before issue 15, which models only write_queues = "
+        "\"per-write\" without prefetch_h2d",
+        "set pipeline.write_queues = \"per-write\" and pipeline.prefetch_h2d = false in the spec, or unset "
+        "RAILCHECK_SIM_WIRE"};
+  return true;
+}
+
 WeightTransferResult simulate_weight_transfer(const WeightTransferInput& in, const FabricParams& fabric_params,
                                               const PipelineParams& pipeline, WireMode wire,
                                               const TransferProgress& progress, TransferTimeline* timeline) {
-  if (wire == WireMode::Sendto && pipeline.write_queues != WriteQueues::PerWrite)
-    throw std::invalid_argument("the sendto driver (RAILCHECK_SIM_WIRE=sendto) models only write_queues = \"per-write\"");
-  if (wire == WireMode::Sendto && pipeline.prefetch_h2d)
-    throw std::invalid_argument("the sendto driver (RAILCHECK_SIM_WIRE=sendto) has no prefetch_h2d");
+  if (auto fits = wire_mode_fits(wire, pipeline); !fits) throw std::invalid_argument(fits.error().what);
   const std::uint32_t trainers = in.trainer.ranks;
   const auto rollouts = static_cast<std::uint32_t>(in.rollout.gpus.size());
   if (trainers == 0 || rollouts == 0) return {};

@@ -25,6 +25,7 @@
 #include "backends/sim/routing/gpu_fabric.hpp"
 #include "backends/sim/routing/transfer_timeline.hpp"
 #include "backends/sim/wire_mode.hpp"
+#include "engine/core/result.hpp"
 #include "engine/routing/weight_routing_table.hpp"
 
 namespace railcheck::sim {
@@ -100,13 +101,17 @@ struct TransferProgress {
   double every_s = 2.0;
 };
 
+// Whether the driver `wire` picks models `pipeline`: the Sendto driver (before issue 15) has
+// only WriteQueues::PerWrite and no prefetch_h2d. The error says what to change in the spec.
+Result<bool> wire_mode_fits(WireMode wire, const PipelineParams& pipeline);
+
 // Trainer GPUs take fabric indices [0, trainers), rollout GPUs follow; keep the trainer count a
 // multiple of gpus_per_node so no node mixes the two.
 // `wire` picks the driver (weight_transfer_run.hpp): Mailbox, one actor per trainer GPU whose
 // transfers are mailbox puts; Sendto, the driver before issue 15 (detached sendto, one writer
 // actor per task), kept for one release. The same figures either way, to 1e-12 relative. The
-// Sendto driver knows only WriteQueues::PerWrite; asked for PerPeer it throws
-// std::invalid_argument, and so for prefetch_h2d. `timeline`, when given (GPU driver only), is
+// pipeline must fit the driver (wire_mode_fits): else it throws std::invalid_argument
+// with wire_mode_fits' message. `timeline`, when given (GPU driver only), is
 // sized and filled by the run.
 WeightTransferResult simulate_weight_transfer(const WeightTransferInput& in, const FabricParams& fabric,
                                               const PipelineParams& pipeline, WireMode wire = WireMode::Mailbox,

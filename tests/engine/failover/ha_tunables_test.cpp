@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <cctype>
 #include <map>
 #include <string>
 #include <vector>
@@ -64,4 +65,40 @@ TEST_CASE("every tunable has a distinct key and HA_NCCL_ variable and its defaul
   std::sort(envs.begin(), envs.end());
   CHECK(std::adjacent_find(keys.begin(), keys.end()) == keys.end());
   CHECK(std::adjacent_find(envs.begin(), envs.end()) == envs.end());
+}
+
+TEST_CASE("each tunable's one line sets and reads its own field, and only that one", "[tunables]") {
+  // The struct, set_tunable and get_tunable all expand RAILCHECK_HA_TUNABLES: setting a key to its
+  // minimum and to its maximum reads back that value and leaves every other key at its default.
+  const HaTunables defaults;
+  for (const auto& row : tunable_table()) {
+    for (const double v : {row.min, row.max}) {
+      INFO(row.key << " = " << v);
+      HaTunables t;
+      REQUIRE(set_tunable(t, row.key, v).ok());
+      const auto read = get_tunable(t, row.key);
+      REQUIRE(read);
+      CHECK(*read == Approx(v));
+      for (const auto& other : tunable_table())
+        if (other.key != row.key) CHECK(get_tunable(t, other.key) == get_tunable(defaults, other.key));
+    }
+  }
+  CHECK_FALSE(get_tunable(defaults, "no_such_key"));
+}
+
+TEST_CASE("each HA_NCCL_ variable is HA_NCCL_ and its key in capitals", "[tunables]") {
+  for (const auto& row : tunable_table()) {
+    std::string expected = "HA_NCCL_";
+    for (const char c : row.key) expected += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    CHECK(row.env == expected);
+  }
+}
+
+TEST_CASE("a tunable's docs row holds its default, range, unit, variable and meaning", "[tunables][docs]") {
+  const TunableInfo* rto = find_tunable("rto_max_ms");
+  REQUIRE(rto != nullptr);
+  CHECK(tunable_doc_row(*rto) ==
+        "| `rto_max_ms` | 5000 | 1 .. 600000 | ms | `HA_NCCL_RTO_MAX_MS` | cap for adaptive RTO widening (seed 16.7); "
+        "must not be below the soft RTO |");
+  CHECK_THAT(tunable_doc_row(*find_tunable("rto_backoff")), Catch::StartsWith("| `rto_backoff` | 1.5 | 1 .. 10 |"));
 }

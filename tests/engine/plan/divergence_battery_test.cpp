@@ -97,20 +97,14 @@ SchedVerdict verdict_of(const fs::path& dir, Variant v) {
   RankEnvSources given;
   if (v == Variant::EnvTxtOnly)
     given.env_txt = env_from_env_txt(railcheck::test::read_file(dir / "env.txt"), (dir / "env.txt").string());
-  auto log = import_nccl_logs(files, LaunchReading::AsLogged, given);
+  auto log = import_nccl_log_readings(files, given);
   REQUIRE(log.ok());
-  const auto nccl = policy_by_name("nccl").value();
-  auto r = replay(log->input, nccl, NcclVersion::V2_28);
-  REQUIRE(r.ok());
-  std::optional<ReplayResult> each;
-  if (log->boundaries_uncertain) {
-    auto other = import_nccl_logs(files, LaunchReading::EachOperation, given);
-    REQUIRE(other.ok());
-    auto e = replay(other->input, nccl, NcclVersion::V2_28);
-    REQUIRE(e.ok());
-    each = std::move(e).value();
-  }
-  return judge(log->input, r.value(), each ? &*each : nullptr);
+  REQUIRE(log->each_operation.has_value() == log->as_logged.boundaries_uncertain);
+  auto judged = replay_and_judge(log->as_logged.input, log->each_operation ? &*log->each_operation : nullptr,
+                                 policy_by_name("nccl").value(), NcclVersion::V2_28);
+  REQUIRE(judged.ok());
+  REQUIRE(judged->each_operation.has_value() == log->each_operation.has_value());
+  return judged->verdict;
 }
 
 // The settings env.txt gives some ranks and not others (or with other values).

@@ -12,6 +12,7 @@
 #include "cli/commands.hpp"
 #include "engine/plan/nccl_log_import.hpp"
 #include "engine/plan/sched_replay.hpp"
+#include "engine/plan/sched_verdict.hpp"
 #include "support/test_files.hpp"
 
 namespace railcheck::cli {
@@ -84,11 +85,26 @@ TEST_CASE("replay-sched: a divergence that only one reading of uncertain launch 
   // The job completed (every log ends in Destroy COMPLETE), which the diverging reading cannot
   // explain: healthy. The same logs cut off before their end are a job that stopped: inconclusive.
   CHECK(replay_logs(dir) == kExitOk);
+  // The engine decides it (the CLI prints): both readings imported, both replayed, judged.
+  const auto judge_dir = [&] {
+    const std::vector<plan::LogFile> files{{"nccl_rank0.log", slurp(dir / "nccl_rank0.log")},
+                                           {"nccl_rank1.log", slurp(dir / "nccl_rank1.log")}};
+    auto readings = plan::import_nccl_log_readings(files);
+    REQUIRE(readings.ok());
+    REQUIRE(readings->each_operation.has_value());
+    auto judged =
+        plan::replay_and_judge(readings->as_logged.input, &*readings->each_operation, nccl, plan::NcclVersion::V2_28);
+    REQUIRE(judged.ok());
+    CHECK(judged->show_each_operation);  // the first reading diverges: the report shows the other
+    return judged->verdict.kind;
+  };
+  CHECK(judge_dir() == plan::SchedVerdict::Kind::Healthy);
   for (const char* rank : {"nccl_rank0.log", "nccl_rank1.log"}) {
     std::string text = slurp(dir / rank);
     std::ofstream(dir / rank) << std::regex_replace(text, std::regex(R"([^\n]*Destroy COMPLETE[^\n]*\n)"), "");
   }
   CHECK(replay_logs(dir) == kExitInconclusive);
+  CHECK(judge_dir() == plan::SchedVerdict::Kind::Inconclusive);
 }
 
 }  // namespace

@@ -1,6 +1,10 @@
 #include "backends/hw/nccl/plugin_config.hpp"
 
+#include <fmt/format.h>
+
 #include <catch2/catch.hpp>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <string>
 #include <vector>
@@ -193,4 +197,61 @@ TEST_CASE("HA_NCCL_RXM_EAGER_BYTES sets ofi_rxm's eager size and SAR limit and c
   const RxmSizes s = rxm_sizes(shm.value(), none);
   CHECK(s.set.empty());
   CHECK(s.staged_bytes == 131072);
+}
+
+TEST_CASE("each plugin setting's one line declares its field, its default and its reader", "[nccl][config]") {
+  // RAILCHECK_PLUGIN_SETTINGS makes the struct, the table and the parser: a value in range set
+  // through the environment reads back as the setting's default text would show it.
+  const std::map<std::string, std::pair<std::string, std::string>> given = {
+      {"HA_NCCL_PROVIDER", {"tcp;ofi_rxm", "efa"}},
+      {"HA_NCCL_RAIL_GROUPS", {"1", "16"}},
+      {"HA_NCCL_RAILS_PER_GROUP", {"2", "1"}},
+      {"HA_NCCL_SPEED_MBPS", {"0", "25000"}},
+      {"HA_NCCL_LATENCY_US", {"0", "2.5"}},
+      {"HA_NCCL_NIC_PRESET", {"", "cx7-400g"}},
+      {"HA_NCCL_RAIL_ADDRS", {"", "127.0.0.1"}},
+      {"HA_NCCL_MAX_REQUESTS", {"32", "8"}},
+      {"HA_NCCL_STAGE_BYTES", {"131072", "0"}},
+      {"HA_NCCL_RXM_EAGER_BYTES", {"0", "65536"}},
+      {"HA_NCCL_STREAMS", {"1", "3"}},
+      {"HA_NCCL_STRIPE_BYTES", {"65536", "4096"}},
+      {"HA_NCCL_PROGRESS_US", {"1000", "0"}},
+  };
+  REQUIRE(plugin_setting_table().size() == given.size());  // a new line needs a row here too
+  for (const auto& row : plugin_setting_table()) {
+    INFO(row.env);
+    const std::string env(row.env);
+    REQUIRE(given.count(env) == 1);
+    CHECK(plugin_setting_default(row.env) == given.at(env).first);
+    auto c = read({{env, given.at(env).second}});
+    REQUIRE(c.ok());
+    CHECK(c->provider == (env == "HA_NCCL_PROVIDER" ? "efa" : "tcp;ofi_rxm"));
+    CHECK(c->rail_groups == (env == "HA_NCCL_RAIL_GROUPS" ? 16u : 1u));
+    CHECK(c->rails_per_group == (env == "HA_NCCL_RAILS_PER_GROUP" ? 1u : 2u));
+    CHECK(c->speed_mbps == (env == "HA_NCCL_SPEED_MBPS" ? 25000u : 0u));
+    CHECK(c->latency_us == (env == "HA_NCCL_LATENCY_US" ? 2.5 : 0.0));
+    CHECK(c->nic_preset == (env == "HA_NCCL_NIC_PRESET" ? "cx7-400g" : ""));
+    CHECK(c->rail_addresses.size() == (env == "HA_NCCL_RAIL_ADDRS" ? 1u : 0u));
+    CHECK(c->max_requests == (env == "HA_NCCL_MAX_REQUESTS" ? 8u : 32u));
+    CHECK(c->stage_bytes == (env == "HA_NCCL_STAGE_BYTES" ? 0u : 131072u));
+    CHECK(c->rxm_eager_bytes == (env == "HA_NCCL_RXM_EAGER_BYTES" ? 65536u : 0u));
+    CHECK(c->streams == (env == "HA_NCCL_STREAMS" ? 3u : 1u));
+    CHECK(c->stripe_bytes == (env == "HA_NCCL_STRIPE_BYTES" ? 4096u : 65536u));
+    CHECK(c->progress_us == (env == "HA_NCCL_PROGRESS_US" ? 0u : 1000u));
+  }
+  CHECK(plugin_setting_default("HA_NCCL_NO_SUCH") == "");
+}
+
+TEST_CASE("docs/nccl-plugin.md lists every plugin setting with its default", "[nccl][config][docs]") {
+  std::ifstream in(std::string(RAILCHECK_SOURCE_DIR) + "/docs/nccl-plugin.md");
+  REQUIRE(in);
+  const std::string docs((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (const auto& row : plugin_setting_table()) {
+    INFO(row.env);
+    const std::string fallback = plugin_setting_default(row.env);
+    if (row.unit == std::string_view{"name"} || row.unit == std::string_view{"list"})
+      CHECK_THAT(docs, Catch::Contains(fmt::format("| `{}` |", row.env)));
+    else
+      CHECK_THAT(docs, Catch::Contains(fmt::format("| `{}` | {} |", row.env, fallback)));
+  }
 }

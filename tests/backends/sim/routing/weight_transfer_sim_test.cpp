@@ -172,6 +172,24 @@ TEST_CASE("the sendto driver refuses the per-peer model it does not have", "[sim
                   std::invalid_argument);
 }
 
+TEST_CASE("which pipelines the sendto driver models is decided beside the drivers", "[sim][routing][wire]") {
+  PipelineParams p = bare_pipeline();
+  p.write_queues = WriteQueues::PerWrite;
+  p.prefetch_h2d = false;
+  CHECK(wire_mode_fits(WireMode::Sendto, p).ok());
+  CHECK(wire_mode_fits(WireMode::Mailbox, p).ok());
+  p.prefetch_h2d = true;
+  const auto prefetch = wire_mode_fits(WireMode::Sendto, p);
+  REQUIRE_FALSE(prefetch.ok());
+  CHECK_THAT(prefetch.error().what, Catch::Contains("RAILCHECK_SIM_WIRE=sendto"));
+  CHECK_THAT(prefetch.error().hint, Catch::Contains("prefetch_h2d = false"));
+  CHECK(wire_mode_fits(WireMode::Mailbox, p).ok());
+  p.prefetch_h2d = false;
+  p.write_queues = WriteQueues::PerPeer;
+  CHECK_FALSE(wire_mode_fits(WireMode::Sendto, p).ok());
+  CHECK(wire_mode_fits(WireMode::Mailbox, p).ok());
+}
+
 TEST_CASE("a queue pair puts its writes on the wire one at a time, in the order posted", "[sim][routing][queues]") {
   // One trainer, one rollout GPU, three 250 MB tensors, room for two at a time: the first two
   // writes are posted at 0 on the same queue pair, the third when memory comes back.
@@ -180,7 +198,7 @@ TEST_CASE("a queue pair puts its writes on the wire one at a time, in the order 
   const FlatWorld w(1, 1, 3, 250'000'000);
   PipelineParams p = bare_pipeline();
   p.max_tmp_bytes = 500'000'000;
-  const double lat = 2 * to_seconds(f.nic_latency);  // the trainer's NIC link up, the rollout's down
+  const double lat = 2 * to_seconds(f.nic_latency);           // the trainer's NIC link up, the rollout's down
   const double one = 250e6 / (f.nic_gbps_per_gpu * 1e9 / 8);  // 5 ms: one write alone on the link
   const auto exact = [](double x) { return Approx(x).epsilon(1e-9).margin(0); };
 
@@ -262,7 +280,8 @@ TEST_CASE("progress reports watch a run without changing it", "[sim][routing][pr
     const auto same = [&](double x) { return Approx(x).epsilon(0).margin(1e-12 * quiet.total_s); };
     CHECK(watched.total_s == same(quiet.total_s));
     REQUIRE(watched.group_end_s.size() == quiet.group_end_s.size());
-    for (std::size_t g = 0; g < quiet.group_end_s.size(); ++g) CHECK(watched.group_end_s[g] == same(quiet.group_end_s[g]));
+    for (std::size_t g = 0; g < quiet.group_end_s.size(); ++g)
+      CHECK(watched.group_end_s[g] == same(quiet.group_end_s[g]));
     CHECK(watched.mean_stage.cap_wait == same(quiet.mean_stage.cap_wait));
     CHECK(watched.mean_stage.gather == same(quiet.mean_stage.gather));
     CHECK(watched.peak_tmp_bytes == quiet.peak_tmp_bytes);
