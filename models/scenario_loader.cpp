@@ -11,8 +11,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "models/scenario.hpp"
 #include "models/engine_table.hpp"
+#include "models/scenario.hpp"
 #include "models/toml_reader.hpp"
 
 namespace railcheck {
@@ -110,6 +110,18 @@ LinkRef read_link(TomlTable& f, const Topology& topo) {
 
 std::string ms_text(Nanos t) { return fmt::format("{} ms", to_millis(t)); }
 
+// The link and the window [at_ms, until_ms) of a fault that holds a link for a while (jitter,
+// one-way loss, incast); the window must not be empty.
+template <typename LinkFault>
+LinkFault read_link_window(TomlTable& f, const Topology& topo) {
+  LinkFault x;
+  x.link = read_link(f, topo);
+  x.at = f.millis("at_ms", {0, kMaxMillis}).value_or(Nanos{0});
+  x.until = f.millis("until_ms", {0, kMaxMillis}).value_or(Nanos{0});
+  if (x.until <= x.at) f.fail("until_ms", fmt::format("a time after at_ms = {}", ms_text(x.at)), ms_text(x.until));
+  return x;
+}
+
 FaultProfile read_faults(TomlTable t, const Topology& topo) {
   t.allow_only({"link_down", "flap", "jitter", "one_way_loss", "incast", "stall"});
   FaultProfile p;
@@ -140,35 +152,23 @@ FaultProfile read_faults(TomlTable t, const Topology& topo) {
   for (TomlTable f : t.table_array("jitter")) {
     f.allow_only({"rank", "rail", "at_ms", "until_ms", "extra_us", "spread_us"});
     f.require({"rank", "rail", "at_ms", "until_ms", "extra_us"});
-    LinkJitter j;
-    j.link = read_link(f, topo);
-    j.at = f.millis("at_ms", {0, kMaxMillis}).value_or(Nanos{0});
-    j.until = f.millis("until_ms", {0, kMaxMillis}).value_or(Nanos{0});
+    auto j = read_link_window<LinkJitter>(f, topo);
     j.extra = f.micros("extra_us", {0, 1e9}).value_or(Nanos{0});
     j.spread = f.micros("spread_us", {0, 1e9}).value_or(Nanos{0});
-    if (j.until <= j.at) f.fail("until_ms", fmt::format("a time after at_ms = {}", ms_text(j.at)), ms_text(j.until));
     p.jitters.push_back(j);
   }
   for (TomlTable f : t.table_array("one_way_loss")) {
     f.allow_only({"rank", "rail", "at_ms", "until_ms", "probability"});
     f.require({"rank", "rail", "at_ms", "until_ms"});
-    OneWayLoss l;
-    l.link = read_link(f, topo);
-    l.at = f.millis("at_ms", {0, kMaxMillis}).value_or(Nanos{0});
-    l.until = f.millis("until_ms", {0, kMaxMillis}).value_or(Nanos{0});
+    auto l = read_link_window<OneWayLoss>(f, topo);
     l.probability = f.number("probability", {0, 1}).value_or(1.0);
-    if (l.until <= l.at) f.fail("until_ms", fmt::format("a time after at_ms = {}", ms_text(l.at)), ms_text(l.until));
     p.losses.push_back(l);
   }
   for (TomlTable f : t.table_array("incast")) {
     f.allow_only({"rank", "rail", "at_ms", "until_ms", "flows"});
     f.require({"rank", "rail", "at_ms", "until_ms"});
-    Incast i;
-    i.link = read_link(f, topo);
-    i.at = f.millis("at_ms", {0, kMaxMillis}).value_or(Nanos{0});
-    i.until = f.millis("until_ms", {0, kMaxMillis}).value_or(Nanos{0});
+    auto i = read_link_window<Incast>(f, topo);
     i.flows = f.whole<std::uint32_t>("flows", {1, 64}).value_or(i.flows);
-    if (i.until <= i.at) f.fail("until_ms", fmt::format("a time after at_ms = {}", ms_text(i.at)), ms_text(i.until));
     p.incasts.push_back(i);
   }
   for (TomlTable f : t.table_array("stall")) {
@@ -243,7 +243,6 @@ HaTunables read_engine_table(TomlTable t) {
   if (auto ok = validate(e); !ok) t.fail_here("tunables that fit together", ok.error().what, ok.error().hint);
   return e;
 }
-
 
 Result<Scenario> load_scenario_file(const std::string& path) {
   auto text = read_text_file(path, "scenario file", "check the path; the shipped scenarios are in scenarios/");

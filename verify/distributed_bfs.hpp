@@ -68,7 +68,7 @@ SearchResult<World> explore_distributed(const World& root, std::span<const Invar
                                         const SearchLimits& lim, RankExchange& ex,
                                         const ProgressFn<World>& progress = {}) {
   using Choice = typename World::ChoiceType;
-  constexpr int kChoiceBits = 20;
+  constexpr int kChoiceBits = detail::kLevelChoiceBits;
   constexpr std::uint64_t kNone = ~0ULL;
   SearchResult<World> result;
   SearchStats& st = result.stats;
@@ -109,12 +109,9 @@ SearchResult<World> explore_distributed(const World& root, std::span<const Invar
       width += widths[r][0];
     }
     if (width == 0) break;
-    if (depth >= lim.max_depth) {
-      truncated = true;
-      st.truncated_by = "max_depth";
-      break;
-    }
-    const std::uint64_t room = lim.max_states > st.distinct ? lim.max_states - st.distinct : 1;
+    const auto room_left = detail::level_room(st, depth, lim, truncated);
+    if (!room_left) break;
+    const std::uint64_t room = *room_left;
 
     // 1-2. Expand, and ask each fingerprint's owner. A rank sends a fingerprint once per level
     // (its first key for it is its smallest: its keys grow).
@@ -165,13 +162,13 @@ SearchResult<World> explore_distributed(const World& root, std::span<const Invar
     std::size_t options_of = kNone;
     std::vector<Choice> options;
     for (const std::uint64_t key : win_keys) {
-      const std::size_t parent = (key >> kChoiceBits) - offset;
+      const std::size_t parent = detail::parent_of_key(key) - offset;
       if (parent != options_of) {
         options = frontier[parent].world.choices();
         options_of = parent;
       }
       World n = frontier[parent].world;
-      n.apply(options[key & ((1U << kChoiceBits) - 1)]);
+      n.apply(options[detail::choice_of_key(key)]);
       const bool bad = detail::check_all(n, invariants, n.choices().empty()).has_value();
       next_level.push_back(Held{std::move(n), kNone});
       if (bad) {
@@ -209,15 +206,15 @@ SearchResult<World> explore_distributed(const World& root, std::span<const Invar
       }
       const std::uint64_t key = win_keys[k];
       next_level[k].node = base + pos;
-      nodes.push_back(Node{base + pos, frontier[(key >> kChoiceBits) - offset].node,
-                           static_cast<std::uint32_t>(key & ((1U << kChoiceBits) - 1))});
+      nodes.push_back(Node{base + pos, frontier[detail::parent_of_key(key) - offset].node,
+                           static_cast<std::uint32_t>(detail::choice_of_key(key))});
       if (cut && pos == *cut) cut_key = key;
     }
     // The figures at the cut: every child of the parents before it (each rank sums its own).
     const auto cut_keys = ex.all_gather({cut_key});
     for (const auto& v : cut_keys)
       if (v[0] != kNone) cut_key = v[0];
-    const std::uint64_t last_parent = cut ? cut_key >> kChoiceBits : width;
+    const std::uint64_t last_parent = cut ? detail::parent_of_key(cut_key) : width;
     std::uint64_t made = 0, ends = 0;
     for (std::size_t i = 0; i < frontier.size() && offset + i < last_parent; ++i) {
       made += n_choices[i];
@@ -228,10 +225,8 @@ SearchResult<World> explore_distributed(const World& root, std::span<const Invar
     st.states += detail::sum_of(sums, 0);
     st.end_states += detail::sum_of(sums, 1);
     if (cut) {
-      st.states += (cut_key & ((1U << kChoiceBits) - 1)) + 1;
-      st.distinct += *cut + 1;
+      detail::count_cut(st, cut_key, *cut, violated, depth, truncated);
       if (violated) {
-        st.max_depth = depth + 1;
         // Walk back from the violating node to the root, one hop per all-gather, then replay
         // the choice indices from the root to name the steps.
         std::vector<std::uint64_t> indices;
@@ -256,19 +251,11 @@ SearchResult<World> explore_distributed(const World& root, std::span<const Invar
         auto bad = detail::check_all(w, invariants, w.choices().empty());
         result.violation =
             Counterexample<World>{bad ? bad->first : "", bad ? bad->second : "", std::move(steps), std::nullopt};
-      } else {
-        truncated = true;
-        st.truncated_by = "max_states";
       }
       break;
     }
-    st.distinct += total;
-    st.max_depth = depth + 1;
+    detail::count_level(st, total, depth, lim, progress, t0);
     frontier = std::move(next_level);
-    if (lim.progress_every != 0 && progress) {
-      st.seconds = detail::since(t0);
-      progress(st);
-    }
     if (detail::sum_of(sums, 2) != 0) {
       truncated = true;
       st.truncated_by = "max_seconds";

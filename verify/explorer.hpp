@@ -153,12 +153,94 @@ inline double since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// Breadth-first levels (the threaded and the distributed bfs). A child's key is its parent's
+// index in the level << kLevelChoiceBits | its choice's index, so keys order a level's children
+// as the one-thread bfs meets them.
+inline constexpr int kLevelChoiceBits = 20;
+inline std::uint64_t parent_of_key(std::uint64_t key) { return key >> kLevelChoiceBits; }
+inline std::uint64_t choice_of_key(std::uint64_t key) { return key & ((std::uint64_t{1} << kLevelChoiceBits) - 1); }
+
+// A level about to be expanded at `depth`: none when max_depth cuts the search there, else how
+// many new states it may still add (the one-thread search stops at the new state that brings the
+// distinct count to max_states: the first one when the root alone reaches it).
+inline std::optional<std::uint64_t> level_room(SearchStats& st, std::uint32_t depth, const SearchLimits& lim,
+                                               bool& truncated) {
+  if (depth >= lim.max_depth) {
+    truncated = true;
+    st.truncated_by = "max_depth";
+    return std::nullopt;
+  }
+  return lim.max_states > st.distinct ? lim.max_states - st.distinct : 1;
+}
+
+// A level cut at its new state number `cut` (from 0, in key order), whose key is `cut_key`, once
+// the choices of every parent before the cut's are counted: adds the cut's own parent's choices up
+// to it and the new states up to it. A violation there counts the level as entered (as the
+// one-thread search does); without one, max_states made the cut.
+inline void count_cut(SearchStats& st, std::uint64_t cut_key, std::uint64_t cut, bool violated, std::uint32_t depth,
+                      bool& truncated) {
+  st.states += choice_of_key(cut_key) + 1;
+  st.distinct += cut + 1;
+  if (violated) {
+    st.max_depth = depth + 1;
+  } else {
+    truncated = true;
+    st.truncated_by = "max_states";
+  }
+}
+
+// A level finished whole: its `fresh` new states counted, and progress shown when asked for.
+inline void count_level(SearchStats& st, std::uint64_t fresh, std::uint32_t depth, const SearchLimits& lim,
+                        const std::function<void(const SearchStats&)>& progress,
+                        std::chrono::steady_clock::time_point t0) {
+  st.distinct += fresh;
+  st.max_depth = depth + 1;
+  if (lim.progress_every != 0 && progress) {
+    st.seconds = since(t0);
+    progress(st);
+  }
+}
+
 template <typename World>
 SearchResult<World> explore_bfs_threads(const World& root, std::span<const Invariant<World>> invariants,
                                         const SearchLimits& lim, const ProgressFn<World>& progress);
 template <typename World>
 SearchResult<World> explore_dfs_threads(const World& root, std::span<const Invariant<World>> invariants,
                                         const SearchLimits& lim, const ProgressFn<World>& progress);
+
+// A depth-first search's frame: a world, its choices, and how many of them were taken.
+template <typename World>
+struct DfsFrame {
+  World world;
+  std::vector<typename World::ChoiceType> options;
+  std::size_t next = 0;
+};
+
+// One step of a depth-first search (the one-thread dfs's and each pdfs thread's); `path` is the
+// steps to the top frame's world. A top frame with no choice left is popped, with the step to it
+// (the bottom frame's path is not this stack's to shorten); otherwise its next choice is applied
+// to a copy of its world, appended to `path`, and the child handed to `enter`, which pushes a
+// frame when it expands the child; when it does not (a leaf, a revisit, a cut) the step is taken
+// off `path` again. Returns whether a choice was taken.
+template <typename World, typename Enter>
+bool dfs_step(std::vector<DfsFrame<World>>& stack, std::vector<typename World::ChoiceType>& path, Enter&& enter) {
+  DfsFrame<World>& top = stack.back();
+  if (top.next == top.options.size()) {
+    stack.pop_back();
+    if (!stack.empty()) path.pop_back();
+    return false;
+  }
+  const auto c = top.options[top.next++];
+  // The frame's last choice takes its world instead of a copy: nothing reads it again (the frame
+  // is popped next, and has nothing left to give away). One copy fewer per state.
+  World next = top.next == top.options.size() ? std::move(top.world) : top.world;
+  next.apply(c);
+  path.push_back(c);
+  const std::size_t depth_before = stack.size();
+  enter(std::move(next));
+  if (stack.size() == depth_before) path.pop_back();  // not pushed: a leaf or a revisit
+  return true;
+}
 
 }  // namespace detail
 
@@ -234,11 +316,7 @@ SearchResult<World> explore(const World& root, std::span<const Invariant<World>>
   detail::FingerprintSet seen;
 
   if (lim.mode == SearchMode::Dfs) {
-    struct Frame {
-      World world;
-      std::vector<Choice> options;
-      std::size_t next = 0;
-    };
+    using Frame = detail::DfsFrame<World>;
     std::vector<Frame> stack;
     std::vector<Choice> path;
     count_pending = [&] {
@@ -277,21 +355,7 @@ SearchResult<World> explore(const World& root, std::span<const Invariant<World>>
         st.truncated_by = "max_seconds";
         break;
       }
-      Frame& top = stack.back();
-      if (top.next == top.options.size()) {
-        stack.pop_back();
-        if (!path.empty()) path.pop_back();
-        continue;
-      }
-      const Choice c = top.options[top.next++];
-      // The frame's last choice takes its world instead of a copy: nothing reads it again (the
-      // frame is popped next, and has nothing left to give away). One copy fewer per state.
-      World next = top.next == top.options.size() ? std::move(top.world) : top.world;
-      next.apply(c);
-      path.push_back(c);
-      const std::size_t depth_before = stack.size();
-      enter(std::move(next));
-      if (stack.size() == depth_before) path.pop_back();  // not pushed: a leaf or a revisit
+      detail::dfs_step(stack, path, enter);
     }
   } else {
     // Breadth-first, one level at a time; parents are kept as indices so the counterexample can

@@ -144,7 +144,7 @@ SearchResult<World> explore_bfs_threads(const World& root, std::span<const Invar
   SearchStats& st = result.stats;
   const auto t0 = std::chrono::steady_clock::now();
   constexpr std::uint64_t kRoot = ~0ULL;
-  constexpr int kChoiceBits = 20;  // key = parent index << kChoiceBits | choice index
+  constexpr int kChoiceBits = kLevelChoiceBits;
 
   struct Node {
     std::uint64_t parent;
@@ -185,14 +185,9 @@ SearchResult<World> explore_bfs_threads(const World& root, std::span<const Invar
     for (const auto& list : frontier) offsets.push_back(offsets.back() + list.size());
     const std::size_t width = offsets.back();
     if (width == 0) break;
-    if (depth >= lim.max_depth) {
-      truncated = true;
-      st.truncated_by = "max_depth";
-      break;
-    }
-    // The one-thread search stops at the new state that brings the distinct count to
-    // max_states (the first one when the root alone reaches it).
-    const std::uint64_t room = lim.max_states > st.distinct ? lim.max_states - st.distinct : 1;
+    const auto room_left = level_room(st, depth, lim, truncated);
+    if (!room_left) break;
+    const std::uint64_t room = *room_left;
     const std::size_t per_chunk = std::clamp<std::size_t>(width / (std::size_t{lim.threads} * 8), 1, 64);
     const std::size_t chunks = (width + per_chunk - 1) / per_chunk;
     std::vector<std::uint32_t> n_choices(width, 0);
@@ -310,31 +305,20 @@ SearchResult<World> explore_bfs_threads(const World& root, std::span<const Invar
       }
     }
     // The figures at the cut: every child of the parents before it, and the cut's own choices.
-    const std::size_t last_parent = cut ? static_cast<std::size_t>(cut_key >> kChoiceBits) : width;
+    const std::size_t last_parent = cut ? static_cast<std::size_t>(parent_of_key(cut_key)) : width;
     for (std::size_t i = 0; i < last_parent; ++i) {
       st.states += n_choices[i];
       if (n_choices[i] == 0) ++st.end_states;
     }
     if (cut) {
-      st.states += (cut_key & ((std::uint64_t{1} << kChoiceBits) - 1)) + 1;
-      st.distinct += *cut + 1;
-      if (verdict != nullptr) {
-        st.max_depth = depth + 1;  // as the one-thread search counts it: the level was entered
+      count_cut(st, cut_key, *cut, verdict != nullptr, depth, truncated);
+      if (verdict != nullptr)
         result.violation =
             Counterexample<World>{verdict->invariant, verdict->message, path_to(nodes.size() - 1), std::nullopt};
-      } else {
-        truncated = true;
-        st.truncated_by = "max_states";
-      }
       break;
     }
-    st.distinct += position;
-    st.max_depth = depth + 1;
+    count_level(st, position, depth, lim, progress, t0);
     frontier = std::move(next);
-    if (lim.progress_every != 0 && progress) {
-      st.seconds = since(t0);
-      progress(st);
-    }
   }
   st.pending = 0;
   st.exhausted = !truncated && !result.violation;

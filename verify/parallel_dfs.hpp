@@ -64,11 +64,7 @@ SearchResult<World> explore_dfs_threads(const World& root, std::span<const Invar
     std::vector<Choice> path;
     std::vector<Choice> options;
   };
-  struct Frame {
-    World world;
-    std::vector<Choice> options;
-    std::size_t next = 0;
-  };
+  using Frame = DfsFrame<World>;
   // Each thread's figures, read by the main thread for progress lines.
   struct alignas(64) Counters {
     std::atomic<std::uint64_t> states{0}, end_states{0}, pending{0};
@@ -199,22 +195,7 @@ SearchResult<World> explore_dfs_threads(const World& root, std::span<const Invar
       while (!stack.empty() && !stop.load(std::memory_order_relaxed)) {
         if ((states & 255) == 0) publish();
         if (wanted.load(std::memory_order_relaxed) > 0) give_away();
-        Frame& top = stack.back();
-        if (top.next == top.options.size()) {
-          stack.pop_back();
-          if (!stack.empty()) path.pop_back();
-          continue;
-        }
-        const Choice c = top.options[top.next++];
-        --pending;
-        // The frame's last choice takes its world instead of a copy: nothing reads it again (the
-        // frame is popped next, and has nothing left to give away). One copy fewer per state.
-        World next = top.next == top.options.size() ? std::move(top.world) : top.world;
-        next.apply(c);
-        path.push_back(c);
-        const std::size_t depth_before = stack.size();
-        enter(std::move(next));
-        if (stack.size() == depth_before) path.pop_back();  // not pushed: a leaf or a revisit
+        if (dfs_step(stack, path, enter)) --pending;
       }
       stack.clear();
       pending = 0;

@@ -142,7 +142,7 @@ void carry_control(SimWorld* wp, std::uint32_t conn, Side from, std::uint32_t pa
   // On TCP a control message hit by a partial loss is sent again a round trip later, not lost.
   if (fate == LossFate::Repaired) sg4::this_actor::sleep_for(round_trip(w, c.rank(from), c.rank(to), rail));
   w.post(c.rank(to),
-         InboxItem{w.now(), 0, conn, to, Event{ControlReceived{ControlChannel::on(PathIndex{path}), std::move(m)}}});
+         InboxItem::of_event(w.now(), conn, to, ControlReceived{ControlChannel::on(PathIndex{path}), std::move(m)}));
 }
 
 // The probe's round trip in its own actor: out to the peer's NIC, which answers from its
@@ -332,7 +332,7 @@ void launch_control(SimWorld& w, std::uint32_t conn, Side from, const ControlCha
   SimConnection& c = w.connections()[conn];
   const Side to = other(from);
   if (ch.out_of_band) {
-    w.post(c.rank(to), InboxItem{w.now() + kOobLatency, 0, conn, to, Event{ControlReceived{ch, m}}});
+    w.post(c.rank(to), InboxItem::of_event(w.now() + kOobLatency, conn, to, ControlReceived{ch, m}));
     return;
   }
   if (w.wire() == WireMode::Event) return w.event_wire().launch_control(conn, from, ch.path.value, m);

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "engine/core/engine_assert.hpp"
+
 namespace railcheck::bootstrap {
 
 const char* name(RankLink l) {
@@ -120,6 +122,7 @@ void BootstrapRank::on_frame(RankLink from, const Frame& frame, Nanos /*now*/, R
 }
 
 void BootstrapRank::on_ring_neighbour(const RingNeighbour& n, RankActions& out) {
+  RAILCHECK_ASSERT(state_ == RankState::CheckingIn, "the root's answer is read only while checking in");
   if (n.next_rank != next_rank() || n.nranks != cfg_.nranks) {
     fail_here(AbortReason::ProtocolError,
               fmt::format("the root named rank {} of {} as ring successor, expected rank {} of {}", n.next_rank,
@@ -195,6 +198,9 @@ void BootstrapRank::send_next(RingBlock block, RankActions& out) {
 
 void BootstrapRank::finish_if_gathered(RankActions& out) {
   if (state_ != RankState::Gathering || received_ + 1 < cfg_.nranks) return;
+  // Done: the other n - 1 blobs arrived, and this rank sent its own and forwarded n - 2 others.
+  RAILCHECK_ASSERT(received_ + 1 == cfg_.nranks && sent_ == cfg_.nranks - 1 && held_for_next_.empty(),
+                   "a rank finishes the all-gather with every blob received and every block passed on");
   state_ = RankState::Done;
   if (prev_open_) out.push_back(RankSend{RankLink::Prev, Frame{cfg_.run_id, RingDone{cfg_.rank}}});
   if (next_open_) out.push_back(RankClose{RankLink::Next});

@@ -3,7 +3,7 @@
 
 #include <fmt/format.h>
 
-#include <cassert>
+#include "engine/core/engine_assert.hpp"
 
 namespace railcheck::bootstrap {
 
@@ -27,16 +27,21 @@ Result<BootstrapRoot> BootstrapRoot::create(const RootConfig& cfg) {
 
 BootstrapRoot::BootstrapRoot(const RootConfig& cfg) : cfg_(cfg), by_rank_(cfg.nranks) {}
 
+// Actions are built in place (emplace_back with the alternative named): gcc 12 at -O2 took the
+// temporary variant that push_back moves from for one read before it is written, and printed 18
+// -Wmaybe-uninitialized warnings for this file.
+
 void BootstrapRoot::on_frame(CheckInLink link, const Frame& frame, Nanos /*now*/, RootActions& out) {
   if (finished()) return;
   if (frame.run_id != cfg_.run_id) {
     // A rank of another run (or a misconfigured one): tell it, in its own run id so that it
     // reads the answer, but do not let it spoil this run.
-    out.push_back(
+    out.emplace_back(
+        std::in_place_type<RootSend>,
         RootSend{link, Frame{frame.run_id, Abort{kFromRoot, AbortReason::WrongRun,
                                                  fmt::format("run id 0x{:016x} is not this root's run 0x{:016x}",
                                                              frame.run_id, cfg_.run_id)}}});
-    out.push_back(RootClose{link});
+    out.emplace_back(std::in_place_type<RootClose>, RootClose{link});
     return;
   }
   if (const auto* c = std::get_if<CheckIn>(&frame.message)) {
@@ -96,17 +101,18 @@ void BootstrapRoot::on_check_in(CheckInLink link, const CheckIn& c, RootActions&
 void BootstrapRoot::distribute(RootActions& out) {
   for (std::uint32_t r = 0; r < cfg_.nranks; ++r) {
     const std::uint32_t next = (r + 1) % cfg_.nranks;
-    out.push_back(
+    out.emplace_back(
+        std::in_place_type<RootSend>,
         RootSend{by_rank_[r]->link,
                  Frame{cfg_.run_id, RingNeighbour{next, cfg_.nranks, by_rank_[next]->check_in.ring_address}}});
-    out.push_back(RootClose{by_rank_[r]->link});
+    out.emplace_back(std::in_place_type<RootClose>, RootClose{by_rank_[r]->link});
   }
   state_ = RootState::Done;
-  out.push_back(RootFinished{});
+  out.emplace_back(std::in_place_type<RootFinished>, RootFinished{});
 }
 
 void BootstrapRoot::reject(Abort abort, RootActions& out) {
-  assert(state_ == RootState::Collecting);
+  RAILCHECK_ASSERT(state_ == RootState::Collecting, "the root rejects a run only while it collects check-ins");
   abort_ = std::move(abort);
   state_ = RootState::Rejecting;
   for (const auto& e : by_rank_) {
@@ -116,8 +122,8 @@ void BootstrapRoot::reject(Abort abort, RootActions& out) {
 }
 
 void BootstrapRoot::answer(CheckInLink link, RootActions& out) {
-  out.push_back(RootSend{link, Frame{cfg_.run_id, *abort_}});
-  out.push_back(RootClose{link});
+  out.emplace_back(std::in_place_type<RootSend>, RootSend{link, Frame{cfg_.run_id, *abort_}});
+  out.emplace_back(std::in_place_type<RootClose>, RootClose{link});
   ++answered_;
 }
 
@@ -130,8 +136,9 @@ void BootstrapRoot::finish_if_answered(RootActions& out) {
 void BootstrapRoot::fail(RootActions& out) {
   state_ = RootState::Failed;
   const Abort& a = *abort_;
-  out.push_back(RootFinished{Error{fmt::format("bootstrap root aborted the run ({}): {}", name(a.reason), a.text),
-                                   "see the first error of the rank named in the message"}});
+  out.emplace_back(std::in_place_type<RootFinished>,
+                   RootFinished{Error{fmt::format("bootstrap root aborted the run ({}): {}", name(a.reason), a.text),
+                                      "see the first error of the rank named in the message"}});
 }
 
 void BootstrapRoot::on_link_lost(CheckInLink link, const std::string& why, Nanos /*now*/, RootActions& out) {

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <tuple>
 
+#include "engine/core/engine_assert.hpp"
+
 namespace railcheck::budget {
 
 std::string_view cq_layout_name(CqLayout l) { return l == CqLayout::Device ? "device" : "per-comm"; }
@@ -21,7 +23,9 @@ std::string_view resource_name(BudgetResource r) {
 }
 
 const ResourceLimit& CommBudget::limit(BudgetResource r) const {
-  return *std::find_if(limits.begin(), limits.end(), [r](const ResourceLimit& l) { return l.resource == r; });
+  const auto it = std::find_if(limits.begin(), limits.end(), [r](const ResourceLimit& l) { return l.resource == r; });
+  RAILCHECK_ASSERT(it != limits.end(), "compute_budget gives every resource but cap a limit row");
+  return *it;
 }
 
 double CommBudget::headroom() const {
@@ -148,6 +152,16 @@ Result<CommBudget> compute_budget(const BudgetCaps& caps, const BudgetUsage& u) 
   b.seed.qp_limit = caps.max_qp / (2 * c);
   b.seed.cqe_limit = caps.max_cqe / ((w * u.max_recvs + w) * 2 * c);
   b.seed.max_comms = std::min({b.seed.qp_limit, b.seed.cqe_limit, std::uint64_t{256}});
+  // The verdict: never more comms than the binding resource or the cap allows, and the binding
+  // resource is one whose limit is that count (or the cap).
+  RAILCHECK_ASSERT(b.max_comms <= b.resource_comms && (u.comms_cap == 0 || b.max_comms <= u.comms_cap),
+                   "maxComms is the smaller of what the resources allow and the cap");
+  RAILCHECK_ASSERT(b.binding == BudgetResource::Cap
+                       ? b.max_comms == u.comms_cap
+                       : b.limit(b.binding).conns == b.resource_comms || b.resource_comms == kUnbounded,
+                   "the binding resource is the one that sets maxComms");
+  RAILCHECK_ASSERT(b.qps_per_conn > 0 && b.send_cqes >= b.recv_cqes,
+                   "every comm takes QPs, and a send side reserves at least a receive side's CQEs (maxRecvs >= 1)");
   return b;
 }
 

@@ -3,8 +3,6 @@
 
 #include <fmt/format.h>
 
-#include <cassert>
-
 #include "engine/core/engine_assert.hpp"
 
 namespace railcheck {
@@ -43,7 +41,7 @@ std::string_view to_string(PathHealth h) {
 
 HaConnection::HaConnection(HaConnectionConfig cfg)
     : role_(cfg.role), tun_(cfg.tunables), rto_(cfg.tunables), liveness_(cfg.tunables) {
-  assert(!cfg.paths.empty() && "an HA connection needs at least one path");
+  RAILCHECK_ASSERT(!cfg.paths.empty(), "an HA connection needs at least one path");
   for (const auto& p : cfg.paths) paths_.push_back(PathState{p.pd, p.local});
   if (!tun_.enable_backup) paths_.resize(1);
 }

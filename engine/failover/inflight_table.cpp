@@ -1,7 +1,8 @@
 #include "engine/failover/inflight_table.hpp"
 
 #include <algorithm>
-#include <cassert>
+
+#include "engine/core/engine_assert.hpp"
 
 namespace railcheck {
 
@@ -23,14 +24,14 @@ InflightWr* InflightTable::find_by_wr(WrId id) {
 
 void InflightTable::mark_posted(InflightWr& w, WrId id, PathIndex path, Nanos now) {
   const std::size_t index = static_cast<std::size_t>(&w - entries_.data());
-  assert(&w >= entries_.data() + head_ && index < entries_.size() &&
-         "mark_posted on an entry that is not in the table");
+  RAILCHECK_ASSERT(&w >= entries_.data() + head_ && index < entries_.size(),
+                   "mark_posted on an entry that is not in the table");
   mark_unposted(w);
   w.wr.id = id;
   w.posted_on = path;
   w.post_time = now;
   const auto at = index_of(id);
-  assert((at == by_wr_.end() || at->first != id) && "a WrId posted twice");
+  RAILCHECK_ASSERT(at == by_wr_.end() || at->first != id, "a WrId is posted at most once at a time");
   by_wr_.insert(at, {id, base_ + index});
 }
 

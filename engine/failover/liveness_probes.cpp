@@ -4,8 +4,7 @@
 // idle rail owes nobody an answer.
 #include <fmt/format.h>
 
-#include <cassert>
-
+#include "engine/core/engine_assert.hpp"
 #include "engine/failover/ha_connection.hpp"
 
 namespace railcheck {
@@ -17,7 +16,7 @@ void HaConnection::arm_liveness(Nanos now, Actions& out) {
   // the silence before now was expected.
   liveness_.resume(now);
   const Nanos at = liveness_.next_check();
-  assert(at > now && "resume() starts a fresh quiet period");
+  RAILCHECK_ASSERT(at > now, "resume() starts a fresh quiet period");
   liveness_timer_ = arm(at, out);
 }
 
@@ -39,7 +38,7 @@ void HaConnection::on_liveness_timer(Nanos now, Actions& out) {
     return;
   }
   const Nanos at = liveness_.next_check();
-  assert(at > now && "on_check() handled everything due now");
+  RAILCHECK_ASSERT(at > now, "on_check() handled everything due now");
   liveness_timer_ = arm(at, out);
 }
 

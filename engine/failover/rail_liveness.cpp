@@ -3,8 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cassert>
 #include <cmath>
+
+#include "engine/core/engine_assert.hpp"
 
 namespace railcheck {
 
@@ -24,8 +25,8 @@ RailLiveness::RailLiveness(const HaTunables& t)
       rttvar_mult_(t.liveness_rttvar_mult),
       congested_ratio_(t.liveness_congested_ratio),
       limit_(t.liveness_misses) {
-  assert(floor_ > Nanos{0} && floor_ <= max_ && "validate() keeps the floor positive and below the max");
-  assert(limit_ >= 1);
+  RAILCHECK_ASSERT(floor_ > Nanos{0} && floor_ <= max_, "validate() keeps the floor positive and below the max");
+  RAILCHECK_ASSERT(limit_ >= 1, "a rail is declared dead after one missed probe at the least");
 }
 
 Nanos RailLiveness::pto() const {
@@ -83,7 +84,7 @@ RailVerdict RailLiveness::handle_answer(Nanos now, std::uint64_t nonce) {
       std::find_if(outstanding_.begin(), outstanding_.end(), [nonce](const Probe& p) { return p.nonce == nonce; });
   if (it == outstanding_.end()) return verdict_;  // from before watch(): another rail's history
   const Nanos rtt = now - it->sent;
-  assert(rtt >= Nanos{0});
+  RAILCHECK_ASSERT(rtt >= Nanos{0}, "a probe is answered after it was sent");
   // A late answer is still an answer: the rail is slow, not dead (congestion grows RTTs).
   outstanding_.erase(outstanding_.begin(), it + 1);
   sample(rtt);
@@ -130,7 +131,7 @@ RailLiveness::Check RailLiveness::on_check(Nanos now) {
     outstanding_.push_back(Probe{++nonce_counter_, now, false});
     c.probe = nonce_counter_;
   }
-  assert(outstanding_.size() <= limit_ + 1);
+  RAILCHECK_ASSERT(outstanding_.size() <= limit_ + 1, "at most misses + 1 probes are kept for late answers");
   return c;
 }
 

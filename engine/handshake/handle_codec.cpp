@@ -5,8 +5,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cassert>
 
+#include "engine/core/engine_assert.hpp"
 #include "engine/core/wire_safe.hpp"
 
 namespace railcheck {
@@ -48,8 +48,9 @@ std::uint32_t get_u32(std::span<const std::uint8_t> in, std::size_t at) {
 }
 
 void encode_v1(std::uint32_t magic, std::uint8_t flags, const QpEndpoint& ep, std::span<std::uint8_t> out) {
-  assert((ep.qpn & ~kQpnMask) == 0 && "qpn is 24 bits");
-  assert((ep.psn & ~kPsnMask) == 0 && "psn is 24 bits");
+  if (!RAILCHECK_ASSERT(out.size() >= kHandleWireSize, "the handle buffer holds the whole v1 layout")) return;
+  RAILCHECK_ASSERT((ep.qpn & ~kQpnMask) == 0, "a QP number is 24 bits");
+  RAILCHECK_ASSERT((ep.psn & ~kPsnMask) == 0, "a PSN is 24 bits");
   std::fill(out.begin(), out.end(), std::uint8_t{0});
   put_u32(out, kMagicOffset, magic);
   out[kVersionOffset] = kVersion;

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "engine/core/engine_assert.hpp"
+
 namespace railcheck::imm {
 
 const char* to_string(ImmEvent e) {
@@ -31,6 +33,7 @@ Result<ImmEvent> ImmCounter::expect(std::uint32_t imm, std::uint32_t count) {
     return ImmEvent::OverArrival;
   }
   s.expected = count;
+  RAILCHECK_ASSERT(s.arrived <= s.expected, "an expectation set on a held value covers what already arrived");
   if (s.arrived == count) {
     s.state = SlotState::Retired;
     return ImmEvent::Completed;
@@ -46,8 +49,10 @@ ImmEvent ImmCounter::on_arrival(std::uint32_t imm) {
     case SlotState::Retired: ++over_arrivals_; return ImmEvent::OverArrival;
     case SlotState::Open: break;
   }
+  RAILCHECK_ASSERT(s.arrived < s.expected, "an open value has had fewer writes than it awaits");
   if (++s.arrived < s.expected) return ImmEvent::Waiting;
   s.state = SlotState::Retired;
+  RAILCHECK_ASSERT(s.arrived == s.expected, "a value completes at exactly the count it awaited");
   return ImmEvent::Completed;
 }
 

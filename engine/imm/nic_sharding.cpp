@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <optional>
 
+#include "engine/core/engine_assert.hpp"
+
 namespace railcheck::imm {
 namespace {
 
@@ -37,6 +39,7 @@ void split_by_bytes(const Extent& e, std::uint32_t nics, std::uint32_t mtu, std:
     out.push_back({k, e.receiver, e.index, e.src_offset + done, e.dst_offset + done, len});
     done += len;
   }
+  RAILCHECK_ASSERT(done == e.length, "the NICs' shares of an extent cover it exactly");
 }
 
 std::uint32_t whole_extent_nic(const Extent& e, const ShardRule& rule) {
@@ -46,6 +49,7 @@ std::uint32_t whole_extent_nic(const Extent& e, const ShardRule& rule) {
     case ShardBy::Pinned:
     case ShardBy::Bytes: break;
   }
+  RAILCHECK_ASSERT(rule.pinned_nic < rule.nics, "shard_write checked the pinned NIC");
   return rule.pinned_nic;
 }
 
@@ -53,9 +57,12 @@ std::uint32_t whole_extent_nic(const Extent& e, const ShardRule& rule) {
 std::vector<WritePiece> cap_length(std::vector<WritePiece> pieces, std::uint64_t max) {
   if (max == 0) return pieces;
   std::vector<WritePiece> out;
-  for (const WritePiece& p : pieces)
+  for (const WritePiece& p : pieces) {
+    RAILCHECK_ASSERT(p.length > 0, "no piece is empty (the zero-length rule)");
     for (std::uint64_t at = 0; at < p.length; at += max)
       out.push_back({p.nic, p.receiver, p.extent, p.src_offset + at, p.dst_offset + at, std::min(max, p.length - at)});
+  }
+  RAILCHECK_ASSERT(out.size() >= pieces.size(), "capping the length only cuts pieces, never drops one");
   return out;
 }
 
@@ -74,6 +81,8 @@ Result<std::vector<WritePiece>> shard_write(const WriteShape& shape, const Regio
       split_by_bytes(e, rule.nics, rule.mtu, out);
     else
       out.push_back({whole_extent_nic(e, rule), e.receiver, e.index, e.src_offset, e.dst_offset, e.length});
+    RAILCHECK_ASSERT(out.back().nic < rule.nics && out.back().extent == e.index,
+                     "every piece goes to one of the GPU's NICs and names its extent");
   }
   if (out.empty())
     return Error{"write of 0 bytes: no piece would carry the immediate", "do not post an empty transfer"};

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "engine/core/engine_assert.hpp"
 #include "engine/plan/logged_choices.hpp"
 
 namespace railcheck::plan {
@@ -144,6 +145,8 @@ AgreementReport compare_channels(const std::vector<RankSchedule>& ranks) {
     if (!row.agreed) ++report.diverged_colls;
     report.rows.push_back(std::move(row));
   }
+  RAILCHECK_ASSERT(report.rows.size() == colls && (report.diverged_colls == 0) == !report.first.has_value(),
+                   "a row per collective, and a divergence is named exactly when a collective diverged");
   return report;
 }
 

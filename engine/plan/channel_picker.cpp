@@ -2,12 +2,12 @@
 // src/enqueue.cc addCollToPlan.
 #include "engine/plan/channel_picker.hpp"
 
-#include <cassert>
+#include "engine/core/engine_assert.hpp"
 
 namespace railcheck::plan {
 
 std::vector<std::uint32_t> pick_least_loaded(std::span<const std::uint64_t> loads, std::uint32_t n_bid) {
-  assert(n_bid >= 1 && n_bid <= loads.size());
+  if (!RAILCHECK_ASSERT(n_bid >= 1 && n_bid <= loads.size(), "bids for between one and all of the channels")) return {};
   std::vector<std::uint32_t> least(n_bid);
   std::uint32_t max_index = 0;
   std::uint64_t max_bytes = loads[0];

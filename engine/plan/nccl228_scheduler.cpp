@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <deque>
 
+#include "engine/core/engine_assert.hpp"
 #include "engine/plan/nccl228_coll_cells.hpp"
 #include "engine/plan/nccl228_p2p.hpp"
 #include "engine/plan/nccl228_prepare.hpp"
@@ -182,6 +183,9 @@ Result<std::uint32_t> RankScheduler228::launch(const TaskGroup& group) {
         CellCursor next = cur;
         const CellSplit split =
             place_cells_2_28(next, c.count, c.elem_size, traffic_per_byte(task.op, shape_.nranks), c.proto == kProtoLL);
+        if (!RAILCHECK_ASSERT(split.lo >= 0 && split.lo <= split.hi && split.hi < static_cast<int>(nchan),
+                              "a collective's cells land on a range of the plan's channels"))
+          return;
         const auto n = static_cast<std::uint64_t>(split.hi - split.lo + 1);
         // "Ensure room for worst case of one new batch per channel"
         if (!wip.fits(wip.batches + n, wip.work_bytes + kWorkCollBytes)) return;
@@ -242,6 +246,8 @@ Result<std::uint32_t> RankScheduler228::launch(const TaskGroup& group) {
           const auto r = p2p_split_2_28(shape_, range, recv ? static_cast<std::int64_t>(recv->bytes) : -1, self);
           const std::uint32_t base = p2p_channel_base_2_28(shape_, round);
           const int parts = std::max(s.channels, r.channels);
+          RAILCHECK_ASSERT(parts >= 1 && (send == nullptr || s.channels >= 1) && (recv == nullptr || r.channels >= 1),
+                           "a round's send and receive each take one channel at least");
           OpPlacement send_op{false, group_index, has_send ? sends[to].front() : 0, plan.index, 0, {}, -1, -1, 0, {}};
           OpPlacement recv_op{false, group_index, has_recv ? recvs[from].front() : 0, plan.index, 0, {}, -1, -1, 0, {}};
           for (int part = 0; part < parts; ++part) {
@@ -275,6 +281,7 @@ Result<std::uint32_t> RankScheduler228::launch(const TaskGroup& group) {
               placements_.push_back(std::move(send_op));
             }
             sends[to].pop_front();
+            RAILCHECK_ASSERT(p2p_left > 0, "a p2p task is placed once");
             --p2p_left;
           }
           if (recv) {
@@ -284,6 +291,7 @@ Result<std::uint32_t> RankScheduler228::launch(const TaskGroup& group) {
               placements_.push_back(std::move(recv_op));
             }
             recvs[from].pop_front();
+            RAILCHECK_ASSERT(p2p_left > 0, "a p2p task is placed once");
             --p2p_left;
           }
         }
@@ -308,9 +316,11 @@ Result<std::uint32_t> RankScheduler228::launch(const TaskGroup& group) {
     if (wip.work_bytes == 0)
       return Error{fmt::format("rank {}: group {} has a task no empty plan can hold", rank_, group_index),
                    "raise work_fifo_depth / NCCL_WORK_FIFO_BYTES"};
+    RAILCHECK_ASSERT(plan.work_items > 0, "a plan that spent work bytes holds a work item");
     schedule_.plans.push_back(std::move(plan));
     ++made;
   }
+  RAILCHECK_ASSERT(colls.empty() && p2p_left == 0, "a launch places every task of its group");
   return made;
 }
 

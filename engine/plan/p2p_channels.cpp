@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <bit>
 
+#include "engine/core/engine_assert.hpp"
+
 namespace railcheck::plan {
 namespace {
 
@@ -26,12 +28,14 @@ std::uint32_t p2p_round_of_recv(std::uint32_t rank, std::uint32_t peer, std::uin
 }
 
 std::uint32_t p2p_channel(const CommShape& s, std::uint32_t round, std::uint32_t part) {
+  RAILCHECK_ASSERT(std::has_single_bit(s.p2p_channels), "NCCL's p2p channel count is a power of two");
   const int log2 = std::countr_zero(s.p2p_channels);
   const std::uint32_t base = round % s.p2p_channels;
   return (base + mirror_bits(part, log2)) & (s.p2p_channels - 1);
 }
 
 std::uint32_t p2p_parts(const CommShape& s, std::uint64_t bytes) {
+  if (!RAILCHECK_ASSERT(s.p2p_chunk_bytes > 0 && s.p2p_channels_per_peer > 0, "the comm shape was validated")) return 1;
   const std::uint64_t chunks = (bytes + s.p2p_chunk_bytes - 1) / s.p2p_chunk_bytes;
   return static_cast<std::uint32_t>(std::clamp<std::uint64_t>(chunks, 1, s.p2p_channels_per_peer));
 }

@@ -5,10 +5,13 @@
 
 #include <array>
 
+#include "engine/core/engine_assert.hpp"
+
 namespace railcheck::plan {
 
 std::string_view name(PlanState s) {
   static constexpr std::array<std::string_view, 4> kNames = {"prepared", "launched", "reclaim-queued", "reclaimed"};
+  if (!RAILCHECK_ASSERT(static_cast<std::size_t>(s) < kNames.size(), "a plan state is one of the four")) return "?";
   return kNames[static_cast<std::size_t>(s)];
 }
 
@@ -21,6 +24,8 @@ Result<bool> PlanLifecycle::use(std::uint32_t plan, std::string_view by) const {
 }
 
 Result<bool> PlanLifecycle::queue_reclaim(std::uint32_t plan, std::string_view by) {
+  if (!RAILCHECK_ASSERT(plan < plans_.size(), "a reclaim is queued for a plan that was prepared"))
+    return Error{fmt::format("{}: no plan {}", by, plan), ""};
   const auto s = plans_[plan].state;
   if (s == PlanState::ReclaimQueued || s == PlanState::Reclaimed)
     return Error{fmt::format("double reclaim: {} queues plan {} whose reclaim is already {}", by, plan, name(s)),
@@ -32,6 +37,7 @@ Result<bool> PlanLifecycle::queue_reclaim(std::uint32_t plan, std::string_view b
 
 Result<std::vector<std::uint32_t>> PlanLifecycle::prepare(const std::vector<PlanSpec>& specs) {
   if (auto polled = poll_callbacks(); !polled) return polled.error();
+  RAILCHECK_ASSERT(callback_queue_.empty(), "prepare polls every queued reclaim first, as ncclLaunchPrepare does");
   std::vector<std::uint32_t> ids;
   bool persistent = false;
   for (const auto& spec : specs) {
@@ -62,6 +68,8 @@ Result<bool> PlanLifecycle::launch_kernel(std::uint32_t plan) {
   if (p.launched && !p.spec.persistent) return Error{fmt::format("plan {} launched twice", plan), ""};
   p.launched = true;
   if (p.state == PlanState::Prepared) p.state = PlanState::Launched;
+  RAILCHECK_ASSERT(p.state != PlanState::Prepared && p.state != PlanState::Reclaimed,
+                   "a launched plan is launched or its reclaim is queued, never reclaimed (use() checked)");
   if (!(p.spec.persistent || host_stream_mode())) return host_stream_plan_task(plan);
   if (!p.spec.persistent && !p.spec.has_proxy_ops) return queue_reclaim(plan, "ncclLaunchKernelAfter_NoCuda");
   return true;
@@ -92,6 +100,7 @@ Result<std::size_t> PlanLifecycle::poll_callbacks() {
       return Error{fmt::format("double reclaim: reclaimPlan runs for plan {} in state {}", id, name(p.state)), ""};
     p.state = PlanState::Reclaimed;
     if (p.spec.persistent) --persistent_refs_;
+    RAILCHECK_ASSERT(persistent_refs_ >= 0, "each persistent plan is counted at prepare and reclaimed once");
   }
   return batch.size();
 }

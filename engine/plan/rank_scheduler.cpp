@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "engine/core/engine_assert.hpp"
 #include "engine/plan/channel_count.hpp"
 #include "engine/plan/channel_picker.hpp"
 #include "engine/plan/p2p_channels.hpp"
@@ -81,6 +82,7 @@ void RankScheduler::drain_colls(Queues& q, KernelPlan& plan, WorkBudget& budget,
     placed.task = t;
     for (std::uint32_t c = 0; c < shape_.coll_channels; ++c) placed.loads_before.push_back(plan.channels[c].coll_bytes);
     placed.channels = pick_least_loaded(placed.loads_before, n_bid);
+    if (!RAILCHECK_ASSERT(placed.channels.size() == n_bid, "a collective gets the channel count it bid for")) return;
     for (std::uint32_t bid = 0; bid < n_bid; ++bid) {
       auto& ch = plan.channels[placed.channels[bid]];
       ch.coll_bytes += t.bytes() / n_bid;
@@ -107,6 +109,7 @@ void RankScheduler::drain_p2p(Queues& q, KernelPlan& plan, WorkBudget& budget) c
       const auto send_parts = has_send ? p2p_parts(shape_, q.sends.front(to).bytes) : 0;
       const auto recv_parts = has_recv ? p2p_parts(shape_, q.recvs.front(from).bytes) : 0;
       const auto parts = std::max(send_parts, recv_parts);
+      RAILCHECK_ASSERT(parts >= 1, "a round with a send or a receive places one work item at least");
       if (!budget.fits(parts)) return;
       for (std::uint32_t part = 0; part < parts; ++part) {
         WorkItem item{WorkItem::Kind::P2p, 0, 0, {}, {}};
@@ -118,7 +121,9 @@ void RankScheduler::drain_p2p(Queues& q, KernelPlan& plan, WorkBudget& budget) c
       plan.work_items += parts;
       if (has_send) q.sends.pop(to);
       if (has_recv) q.recvs.pop(from);
-      q.p2p_left -= (send_parts != 0) + (recv_parts != 0);
+      const std::size_t placed = (send_parts != 0) + (recv_parts != 0);
+      if (!RAILCHECK_ASSERT(placed <= q.p2p_left, "a p2p task is placed once")) return;
+      q.p2p_left -= placed;
     }
   }
 }
@@ -151,6 +156,8 @@ Result<std::uint32_t> RankScheduler::launch(const TaskGroup& group) {
     schedule_.plans.push_back(std::move(plan));
     ++made;
   }
+  RAILCHECK_ASSERT(made >= 1 || (group.colls.empty() && group.p2ps.empty()),
+                   "a group with a task launches one plan at least");
   return made;
 }
 

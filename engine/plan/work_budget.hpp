@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <limits>
 
+#include "engine/core/engine_assert.hpp"
+
 namespace railcheck::plan {
 
 class WorkBudget {
@@ -14,7 +16,10 @@ class WorkBudget {
   }
 
   bool fits(std::uint64_t items) const { return items <= left_; }
-  void spend(std::uint64_t items) { left_ -= items; }
+  void spend(std::uint64_t items) {
+    RAILCHECK_ASSERT(items <= left_, "a plan spends only work items that fit() let in");
+    left_ -= items;
+  }
   std::uint64_t left() const { return left_; }
 
  private:

@@ -11,6 +11,8 @@
 // After the header above.
 #include <boost/graph/smallest_last_ordering.hpp>
 
+#include "engine/core/engine_assert.hpp"
+
 namespace railcheck::routing {
 
 std::vector<std::vector<std::uint32_t>> find_disjoint_mesh_groups(std::span<const DeviceMesh> meshes) {
@@ -35,6 +37,8 @@ std::vector<std::vector<std::uint32_t>> find_disjoint_mesh_groups(std::span<cons
 
   std::vector<std::vector<std::uint32_t>> groups(colours);
   for (std::uint32_t m = 0; m < meshes.size(); ++m) groups[colour[m]].push_back(m);
+  // Every colour is used (the colouring numbers them 0..colours-1), so every group has a front.
+  for (const auto& group : groups) RAILCHECK_ASSERT(!group.empty(), "a disjoint mesh group holds one mesh at least");
   // Groups in order of their first mesh, so the schedule follows the caller's mesh order.
   std::sort(groups.begin(), groups.end(), [](const auto& a, const auto& b) { return a.front() < b.front(); });
   return groups;

@@ -5,11 +5,14 @@
 #include <algorithm>
 #include <numeric>
 
+#include "engine/core/engine_assert.hpp"
+
 namespace railcheck::routing {
 namespace {
 
 // The first `k` of `pool` after a partial Fisher-Yates shuffle.
 void pick(std::vector<std::uint32_t>& pool, std::size_t k, SeededRng& rng) {
+  RAILCHECK_ASSERT(k <= pool.size(), "top-k picks from a pool of k at least (checked against the config)");
   for (std::size_t i = 0; i < k; ++i) std::swap(pool[i], pool[i + rng.below(pool.size() - i)]);
 }
 
@@ -44,6 +47,8 @@ Result<TokenAssignment> draw_token_assignment(const ModelConfig& c, const MoeClu
     pick(pool, a.top_k, rng);
     a.experts.insert(a.experts.end(), pool.begin(), pool.begin() + a.top_k);
   }
+  RAILCHECK_ASSERT(a.experts.size() == static_cast<std::size_t>(cluster.ranks) * tokens_per_rank * a.top_k,
+                   "every token of every rank has its top-k experts");
   return a;
 }
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "engine/core/engine_assert.hpp"
+
 namespace railcheck::routing {
 namespace {
 
@@ -36,6 +38,7 @@ class MessageCounts {
 std::uint32_t rail_peer(const MoeCluster& c, std::uint32_t node, std::uint32_t src) {
   const std::uint32_t first = node * c.gpus_per_node;
   const std::uint32_t size = std::min(c.gpus_per_node, c.ranks - first);
+  RAILCHECK_ASSERT(first < c.ranks && size > 0, "a node that receives a token has a GPU");
   return first + (src % c.gpus_per_node) % size;
 }
 
@@ -46,6 +49,9 @@ std::string_view to_string(MoeScheme s) { return s == MoeScheme::Flat ? "flat" :
 MoeTables build_moe_tables(const TokenAssignment& a, const MoeCluster& cluster, MoeScheme scheme) {
   MessageCounts dispatch(cluster);
   MessageCounts combine(cluster);
+  if (!RAILCHECK_ASSERT(a.experts.size() == static_cast<std::size_t>(cluster.ranks) * a.tokens_per_rank * a.top_k,
+                        "the assignment was drawn for this cluster"))
+    return {scheme, {}, {}};
   std::vector<std::uint32_t> dest;
   for (std::uint32_t s = 0; s < cluster.ranks; ++s) {
     for (std::uint32_t t = 0; t < a.tokens_per_rank; ++t) {

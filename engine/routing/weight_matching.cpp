@@ -5,6 +5,8 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "engine/core/engine_assert.hpp"
+
 namespace railcheck::routing {
 namespace {
 
@@ -117,6 +119,8 @@ Result<std::vector<WeightMapping>> match_weights(const TrainerMetadata& trainer,
       used[it->second] = true;
       m.parts.push_back(it->second);
     }
+    if (!RAILCHECK_ASSERT(!m.parts.empty(), "a rollout weight comes from one trainer parameter at least"))
+      return Error{fmt::format("{}: no trainer parameter", weight.name), ""};
     const TrainerParam& first = trainer.params[m.parts[0]];
     m.mesh = first.mesh;
     for (std::uint32_t p : m.parts) {
@@ -146,6 +150,8 @@ Result<std::vector<WeightMapping>> match_weights(const TrainerMetadata& trainer,
     if (!used[i])
       return Error{fmt::format("trainer parameter {} has no rollout counterpart", trainer.params[i].name),
                    "every trainer parameter must reach the rollout GPUs, or the rollout runs on stale weights"};
+  RAILCHECK_ASSERT(out.size() + scale_index.size() == rollout.params.size(),
+                   "every rollout parameter is a mapped weight or the scale of one");
   return out;
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "engine/core/engine_assert.hpp"
 #include "engine/routing/mesh_groups.hpp"
 
 namespace railcheck::routing {
@@ -11,6 +12,10 @@ std::vector<std::vector<WeightWrite>> receivers_by_mapping(const RolloutMetadata
   // Rollout parameter -> (mapping, is the scale); a scale's bytes ride with its weight's write.
   std::vector<std::uint32_t> mapping_of(rollout.params.size(), UINT32_MAX);
   for (std::uint32_t m = 0; m < mappings.size(); ++m) {
+    if (!RAILCHECK_ASSERT(mappings[m].weight < rollout.params.size() &&
+                              (!mappings[m].scale || *mappings[m].scale < rollout.params.size()),
+                          "a mapping names the rollout's own parameters (match_weights made it)"))
+      continue;
     mapping_of[mappings[m].weight] = m;
     if (mappings[m].scale) mapping_of[*mappings[m].scale] = m;
   }
@@ -90,6 +95,7 @@ WeightRoutingTable build_routing_table(const TrainerMetadata& trainer, const Rol
       const std::uint32_t mesh_index = used_index[u];
       g.meshes.push_back(mesh_index);
       const DeviceMesh& mesh = trainer.meshes[mesh_index];
+      if (!RAILCHECK_ASSERT(!mesh.ranks.empty(), "a mesh that carries a parameter has a rank to send it")) continue;
       for (std::uint32_t m : mappings_of_mesh[mesh_index]) {
         for (std::uint32_t member : mesh.ranks) g.per_trainer[member].push_back({m, {}});
         for (const WeightWrite& w : receivers[m]) {
@@ -107,6 +113,12 @@ WeightRoutingTable build_routing_table(const TrainerMetadata& trainer, const Rol
     }
     table.groups.push_back(std::move(g));
   }
+  // Every byte a trainer sends lands on a rollout GPU: the two sides' totals agree.
+  std::uint64_t sent = 0, received = 0;
+  for (const std::uint64_t b : table.sent_bytes) sent += b;
+  for (const std::uint64_t b : table.received_bytes) received += b;
+  RAILCHECK_ASSERT(sent == table.total_bytes && received == table.total_bytes,
+                   "the bytes sent, the bytes received and the table's total agree");
   return table;
 }
 

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "engine/core/engine_assert.hpp"
+
 namespace railcheck::zerobuf {
 namespace {
 
@@ -51,6 +53,7 @@ std::optional<std::uint64_t> DualHeap::carve(HeapKind h, std::uint64_t bytes) {
     const std::uint64_t at = it->first, left = it->second - want;
     free.erase(it);
     if (left > 0) free[at + want] = left;
+    RAILCHECK_ASSERT(heap_of(at) == h && heap_of(at + want - 1) == h, "a segment is carved from its own heap");
     return at;
   }
   return std::nullopt;
@@ -59,7 +62,11 @@ std::optional<std::uint64_t> DualHeap::carve(HeapKind h, std::uint64_t bytes) {
 void DualHeap::release(HeapKind h, std::uint64_t offset, std::uint64_t bytes) {
   auto& free = runs(h);
   auto [it, inserted] = free.emplace(offset, bytes);
-  (void)inserted;
+  // A range is released once, and into a gap: it overlaps no free run on either side.
+  RAILCHECK_ASSERT(inserted && heap_of(offset) == h, "a segment goes back to its heap once");
+  RAILCHECK_ASSERT((std::next(it) == free.end() || offset + bytes <= std::next(it)->first) &&
+                       (it == free.begin() || std::prev(it)->first + std::prev(it)->second <= offset),
+                   "a released segment overlaps no free run");
   if (auto next = std::next(it); next != free.end() && it->first + it->second == next->first) {
     it->second += next->second;
     free.erase(next);

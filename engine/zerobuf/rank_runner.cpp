@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include <cassert>
+#include "engine/core/engine_assert.hpp"
 
 namespace railcheck::zerobuf {
 
@@ -29,7 +29,7 @@ Result<std::uint64_t> RankRunner::start(const CollCall& call, Nanos now) {
 }
 
 const FlagStep& RankRunner::step() const {
-  assert(state_ == RunnerState::Running && pc_ < program_.size());
+  RAILCHECK_ASSERT(state_ == RunnerState::Running && pc_ < program_.size(), "only a running call has a step");
   return program_[pc_];
 }
 
@@ -41,13 +41,15 @@ void RankRunner::advance() {
 }
 
 void RankRunner::step_done() {
-  assert(state_ == RunnerState::Running && step().kind != StepKind::Wait);
+  RAILCHECK_ASSERT(state_ == RunnerState::Running && step().kind != StepKind::Wait,
+                   "a write or signal step is done by its runner, a wait by offer()");
   ++pc_;
   advance();
 }
 
 bool RankRunner::offer(std::uint64_t observed, Nanos now) {
-  assert(state_ == RunnerState::Running && step().kind == StepKind::Wait);
+  RAILCHECK_ASSERT(state_ == RunnerState::Running && step().kind == StepKind::Wait,
+                   "a flag value is offered only to a call waiting on a flag");
   if (flag_satisfies(observed, step().epoch)) {
     wait_since_.reset();
     ++pc_;
@@ -60,7 +62,7 @@ bool RankRunner::offer(std::uint64_t observed, Nanos now) {
 }
 
 void RankRunner::time_out(std::uint64_t observed, Nanos waited) {
-  assert(state_ == RunnerState::Running && step().kind == StepKind::Wait);
+  RAILCHECK_ASSERT(state_ == RunnerState::Running && step().kind == StepKind::Wait, "only a wait times out");
   error_ = timeout_error(rank_, call_, calls_done_, step(), pc_, program_.size(), observed, waited);
   state_ = RunnerState::Failed;
 }

@@ -136,7 +136,7 @@ namespace railcheck::swarm {
 
 TEST_CASE("every shrunk swarm finding kept in scenarios runs clean under the swarm's checker") {
   int n = 0;
-  for (const auto& e : std::filesystem::directory_iterator(std::string(RAILCHECK_SOURCE_DIR) + "/scenarios")) {
+  for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(RAILCHECK_SOURCE_DIR) / "scenarios")) {
     if (e.path().extension() != ".toml" || !e.path().stem().string().starts_with("swarm-")) continue;
     INFO(e.path().string());
     auto sc = load_scenario_file(e.path().string());

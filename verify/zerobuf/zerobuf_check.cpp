@@ -73,46 +73,6 @@ void read_sma(TomlTable t, SmaModel& m) {
   m.borrow = read_flag(t, "borrow").value_or(m.borrow);
 }
 
-void read_search(TomlTable t, SearchLimits& l) {
-  t.allow_only({"mode", "max_states", "max_depth", "walks", "seed"});
-  if (auto mode = t.text("mode")) {
-    if (*mode == "dfs")
-      l.mode = SearchMode::Dfs;
-    else if (*mode == "bfs")
-      l.mode = SearchMode::Bfs;
-    else if (*mode == "random")
-      l.mode = SearchMode::Random;
-    else
-      t.fail("mode", "\"dfs\", \"bfs\" or \"random\"", fmt::format("\"{}\"", *mode));
-  }
-  l.max_states = t.whole<std::uint64_t>("max_states", {1, 1e12}).value_or(l.max_states);
-  l.max_depth = t.whole<std::uint32_t>("max_depth", {1, 100000}).value_or(l.max_depth);
-  l.walks = t.whole<std::uint64_t>("walks", {1, 1e12}).value_or(l.walks);
-  l.seed = t.whole<std::uint64_t>("seed", {0}).value_or(l.seed);
-}
-
-std::vector<std::string> read_invariants(TomlTable& root, WorldKind k) {
-  std::vector<std::string> names;
-  const toml::node* n = root.raw()->get("invariants");
-  if (n == nullptr) return names;
-  const auto known = invariant_names(k);
-  const std::string list = fmt::format("{}", fmt::join(known, ", "));
-  const toml::array* arr = n->as_array();
-  if (arr == nullptr) {
-    root.fail_at(*n, "invariants", "an array of invariant names", describe_value(*n));
-    return names;
-  }
-  for (const auto& item : *arr) {
-    const auto* s = item.as_string();
-    if (s == nullptr || std::find(known.begin(), known.end(), s->get()) == known.end()) {
-      root.fail_at(item, "invariants", fmt::format("one of {}", list), describe_value(item));
-      return names;
-    }
-    names.push_back(s->get());
-  }
-  return names;
-}
-
 nlohmann::json model_json(const ZerobufSpec& s) {
   if (s.world == WorldKind::Ll) return model_json(s.ll);
   if (s.world == WorldKind::Direct) return model_json(s.direct);
@@ -276,8 +236,8 @@ Result<ZerobufSpec> load_zerobuf_spec_string(std::string_view text, const std::s
       case WorldKind::Direct: take(parse_direct_mutation(*mut), spec.direct.mutation, direct_mutation_names()); break;
     }
   }
-  read_search(root.table("search"), spec.limits);
-  if (!reader.failed()) spec.invariants = read_invariants(root, spec.world);
+  read_search_table(root.table("search"), spec.limits);
+  if (!reader.failed()) spec.invariants = read_invariant_names(root, invariant_names(spec.world));
   if (reader.failed()) return *reader.error();
   return spec;
 }

@@ -3,6 +3,8 @@
 // bounds the stream, a cut waits for TCP's retransmission timeout and not the HCA's ACK timeout,
 // a partial loss is repaired a round trip later and loses nothing. The same scenarios on the
 // shipped NIC show what changed.
+#include <fmt/format.h>
+
 #include <catch2/catch.hpp>
 #include <string>
 
@@ -14,7 +16,7 @@ using namespace railcheck;
 namespace {
 
 Scenario scenario_file(const std::string& name) {
-  auto sc = load_scenario_file(std::string(RAILCHECK_SOURCE_DIR) + "/scenarios/" + name);
+  auto sc = load_scenario_file(fmt::format("{}/scenarios/{}", RAILCHECK_SOURCE_DIR, name));
   REQUIRE(sc.ok());
   return std::move(sc).value();
 }

@@ -13,6 +13,8 @@
 // its own order (one rank actor in turn, not one actor per packet). Engines of different
 // connections may then see same-instant events in another interleaving, which reorders the
 // global trace but not any one engine's: so each connection end's notes must match in order.
+#include <fmt/format.h>
+
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <map>
@@ -115,7 +117,7 @@ void check_wires_agree(const Scenario& sc, std::uint64_t seed, WireMode wa, Wire
 }
 
 Scenario shipped(const std::string& name) {
-  auto sc = load_scenario_file(std::string(RAILCHECK_SOURCE_DIR) + "/scenarios/" + name);
+  auto sc = load_scenario_file(fmt::format("{}/scenarios/{}", RAILCHECK_SOURCE_DIR, name));
   INFO((sc ? std::string() : sc.error().message()));
   REQUIRE(sc.ok());
   return sc.value();

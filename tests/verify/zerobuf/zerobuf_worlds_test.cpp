@@ -135,3 +135,13 @@ TEST_CASE("model files are read with their ranges checked", "[verify][zerobuf]")
   CHECK(names_zerobuf_world("world = \"zerobuf-sma\""));
   CHECK_FALSE(names_zerobuf_world("[world]\npaths = 2\n"));
 }
+
+TEST_CASE("a zero-buffer model file takes every search mode the other model files take", "[verify][zerobuf]") {
+  // The [search] table is read by the same code as the failover models' (it once lost "pdfs").
+  auto pdfs = load_zerobuf_spec_string("world = \"zerobuf-sma\"\n[search]\nmode = \"pdfs\"\n", "m.toml");
+  REQUIRE(pdfs.ok());
+  CHECK(pdfs->limits.mode == SearchMode::ParallelDfs);
+  CHECK_THAT(
+      load_zerobuf_spec_string("world = \"zerobuf-sma\"\n[search]\nmode = \"sideways\"\n", "m.toml").error().message(),
+      Catch::Contains("pdfs"));
+}
