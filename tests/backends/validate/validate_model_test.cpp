@@ -1,6 +1,7 @@
 // backends/validate without the lab (issue 41): how a scenario becomes the lab's plan and the
 // sim's lab-link scenario (lab_scenario.cpp), and how the two drivers' figures are judged
 // (side_by_side.cpp). The lab runs themselves are tests/cli/cmd_validate_test.cpp.
+#include <fmt/format.h>
 #include <catch2/catch.hpp>
 #include <string>
 
@@ -16,7 +17,7 @@ using Act = conform::LabAction::Kind;
 namespace {
 
 Scenario scenario_file(const std::string& name) {
-  auto sc = load_scenario_file(std::string(RAILCHECK_SOURCE_DIR) + "/scenarios/" + name);
+  auto sc = load_scenario_file(fmt::format("{}/scenarios/{}", RAILCHECK_SOURCE_DIR, name));
   REQUIRE(sc.ok());
   return std::move(sc).value();
 }

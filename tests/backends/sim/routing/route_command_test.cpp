@@ -1,3 +1,4 @@
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -14,7 +15,7 @@ using namespace railcheck::cli;
 
 namespace {
 
-std::string shipped(const char* name) { return std::string(RAILCHECK_SOURCE_DIR) + "/scenarios/routing/" + name; }
+std::string shipped(const char* name) { return fmt::format("{}/scenarios/routing/{}", RAILCHECK_SOURCE_DIR, name); }
 
 // A spec file in the temp directory, removed at the end of the test.
 struct TempSpec {
