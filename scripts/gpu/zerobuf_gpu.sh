@@ -46,6 +46,8 @@ srcs=(engine/core/time.cpp engine/zerobuf/collective_program.cpp engine/zerobuf/
       engine/bootstrap/frame_auth.cpp engine/auth/job_key.cpp engine/auth/message_mac.cpp
       engine/core/engine_assert.cpp backends/hw/auth/job_key_source.cpp
       backends/hw/bootstrap/socket_address.cpp backends/hw/bootstrap/tcp_bootstrap.cpp
+      backends/hw/bootstrap/tcp_bootstrap_rank.cpp backends/hw/bootstrap/tcp_bootstrap_root.cpp
+      backends/hw/bootstrap/frame_connection.cpp
       backends/hw/bootstrap/tcp_socket.cpp
       backends/hw/cuda/zerobuf/window_handle.cpp backends/hw/cuda/zerobuf/window_layout.cpp
       backends/hw/cuda/zerobuf/peer_fd.cpp backends/hw/cuda/zerobuf/vmm_window.cpp
