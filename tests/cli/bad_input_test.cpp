@@ -162,6 +162,10 @@ TEST_CASE("inputs the fuzz campaigns found (tests/data/fuzz-found/)", "[cli]") {
   // behaviour, UBSan in fuzz_trace); json_integer refuses it, naming the field.
   bad_input("replay '" + (found / "fuzz_trace-float-integer.json").string() + "'", "paths: expected an integer");
   bad_input("replay '" + (found / "fuzz_trace-float-version.json").string() + "'", "not a railcheck failover trace");
+  // A two-shot LL model whose op list was refused: the piece-size check divided by its (empty)
+  // length (fuzz_check_spec, UBSan: division by zero).
+  bad_input("check '" + (found / "fuzz_check_spec-ll2-refused-op-list.toml").string() + "'",
+            "ll.ops: expected one of");
 }
 
 TEST_CASE("railcheck report: one line, never a Python traceback", "[cli]") {

@@ -39,7 +39,9 @@ void read_ll(TomlTable t, LlModel& m) {
     }
   if (!sizes.empty()) m.piece_bytes.assign(sizes.begin(), sizes.end());
   read_op_list(t, m.ops, parse_fast_op, fast_op_names());
-  // The two-shot cuts an all-reduce into one part per rank, each at least a line.
+  // The two-shot cuts an all-reduce into one part per rank, each at least a line. (An op list
+  // read_op_list refused is empty here, its error already said: nothing to check it against.)
+  if (m.ops.empty() || m.piece_bytes.empty()) return;
   for (std::uint32_t c = 0; c < m.calls && m.two_shot; ++c) {
     const std::uint32_t b = m.piece_bytes[c % m.piece_bytes.size()];
     if (m.ops[c % m.ops.size()] == FastOp::AllReduce && !railcheck::zerobuf::ll_two_shot_ok(b, m.ranks)) {
