@@ -81,7 +81,8 @@
 //   one-shot LL); it checks the epochs, parities, parts and the data.
 //   backends/hw/cuda/zerobuf/fast_kernels.cu runs it (ll_two_shot_kernel), opt-in:
 //   FastPathLimits::ll_two_shot_max_bytes is 0 by default (ZEROBUF_LL2_MAX_BYTES), so
-//   choose_path returns it only where asked for until it is measured on 4 GPUs; verify/zerobuf's
+//   choose_path returns it only where asked for: on 4 x H200 it tied the direct path at 512 KiB and
+//   lost from 1 MiB (docs/zerobuf.md, "Four GPUs"); verify/zerobuf's
 //   LL world checks it (`two_shot = true`, models zerobuf_ll2_*.toml).
 #include <cstdint>
 
@@ -223,8 +224,8 @@ RAILCHECK_HD constexpr std::uint64_t ll_max_piece(std::uint64_t ll_max_send_byte
 struct FastPathLimits {
   std::uint64_t ll_max_send_bytes = 1ULL << 20;
   // All-reduce: the LL two-shot for sizes past one-shot LL up to this many bytes, on at least
-  // `ll_two_shot_min_ranks` ranks. 0: off, the default until it is measured on 4 GPUs (the
-  // intended range on 4 ranks is 256 KiB - 2 MiB; on 2 ranks it loses to one-shot LL and direct).
+  // `ll_two_shot_min_ranks` ranks. 0: off, the default: measured, it loses to one-shot LL and
+  // direct on 2 ranks and ties or loses on 4 (docs/zerobuf.md); 8 ranks are not measured.
   std::uint64_t ll_two_shot_max_bytes = 0;
   std::uint32_t ll_two_shot_min_ranks = 3;
   bool enabled = true;                  // false: every call takes the flag program
