@@ -284,12 +284,13 @@ Result<bool> Communicator::run_fast(FastPath path, FastOp op, std::uint64_t in, 
   a.scratch = scratch_;
   a.record = record_dev_;
   a.state = fast_state_;
-  const int blocks = path == FastPath::Ll ? ll_blocks(bytes, multiprocessors_)
-                     : path == FastPath::LlTwoShot
-                         ? ll_blocks(ll_two_shot_part(bytes, 0, opt_.nranks).bytes, multiprocessors_)
-                         : direct_blocks(op, bytes, opt_.nranks, opt_.direct_max_blocks);
-  const cudaError_t e = path == FastPath::Ll          ? launch_ll(a, blocks, stream)
-                        : path == FastPath::LlTwoShot ? launch_ll_two_shot(a, blocks, stream)
+  const std::uint64_t ll_piece = path == FastPath::LlTwoShot ? ll_two_shot_part(bytes, 0, opt_.nranks).bytes : bytes;
+  const int threads = ll_threads(ll_piece, multiprocessors_, opt_.ll_threads);
+  const int blocks = path == FastPath::Direct
+                         ? direct_blocks(op, bytes, opt_.nranks, opt_.direct_max_blocks, opt_.direct_units_per_thread)
+                         : ll_blocks(ll_piece, multiprocessors_, threads);
+  const cudaError_t e = path == FastPath::Ll          ? launch_ll(a, blocks, threads, stream)
+                        : path == FastPath::LlTwoShot ? launch_ll_two_shot(a, blocks, threads, stream)
                                                       : launch_direct(a, blocks, stream);
   if (e != cudaSuccess)
     return cuda_failed(fmt::format("launching the {} kernel ({}, {} B, {} blocks)", path_name(path),

@@ -45,6 +45,8 @@ struct CommOptions {
   Nanos bootstrap_timeout = sec(60);  // every rank must call create within it
   railcheck::zerobuf::FastPathLimits fast;  // same on every rank
   int direct_max_blocks = 128;              // capped at the multiprocessors; same on every rank
+  int direct_units_per_thread = 2;          // 16-byte units a thread moves before a block is added
+  int ll_threads = 0;                       // threads of an LL block: 0 by size (ll_threads()), or 32..512
 };
 
 class Communicator {

@@ -283,7 +283,7 @@ __device__ bool wait_epoch(const std::uint64_t* p, std::uint64_t epoch, const Fa
   if (seen >= epoch) return true;
   const std::uint64_t start = now_ns();
   std::uint32_t backoff = 8;
-  for (;;) {
+  for (std::uint32_t spins = 0;; ++spins) {
     seen = load_acquire(p);
     if (seen >= epoch) return true;
     if (comm_failed(a)) return false;
@@ -292,13 +292,36 @@ __device__ bool wait_epoch(const std::uint64_t* p, std::uint64_t epoch, const Fa
       report_timeout(a, FastPath::Direct, peer, epoch, seen, waited);
       return false;
     }
-    __nanosleep(backoff);
-    if (backoff < 256) backoff *= 2;
+    // A peer is usually a microsecond or two behind: spin that long before sleeping, since a
+    // sleep of up to 256 ns would land on the critical path of every barrier.
+    if (spins >= 64) {
+      __nanosleep(backoff);
+      if (backoff < 256) backoff *= 2;
+    }
   }
 }
 
 __device__ __forceinline__ float4 add4(float4 x, float4 y) {
   return make_float4(x.x + y.x, x.y + y.y, x.z + y.z, x.w + y.w);
+}
+
+// Units u0, u0 + stride, ... (kDirectUnroll of them, those below `units`) of every rank's input
+// at `offset`, summed in rank order from rank 0 (every rank holds the same bits). Each rank's loads
+// are issued together, so kDirectUnroll of them are in flight over NVLink at once.
+__device__ __forceinline__ void sum_units(const FastArgs& a, const std::uint64_t* in_at, std::uint64_t offset,
+                                          std::uint64_t u0, std::uint64_t stride, std::uint64_t units,
+                                          float4 (&s)[kDirectUnroll]) {
+  for (std::uint32_t q = 0; q < a.nranks; ++q) {
+    const auto* src = reinterpret_cast<const float4*>(a.peers[q] + in_at[q] + offset);
+    float4 v[kDirectUnroll];
+#pragma unroll
+    for (int j = 0; j < kDirectUnroll; ++j) {
+      const std::uint64_t u = u0 + j * stride;
+      v[j] = u < units ? src[u] : make_float4(0.0F, 0.0F, 0.0F, 0.0F);
+    }
+#pragma unroll
+    for (int j = 0; j < kDirectUnroll; ++j) s[j] = q == 0 ? v[j] : add4(s[j], v[j]);
+  }
 }
 
 __global__ void __launch_bounds__(kDirectThreads) direct_kernel(const FastArgs a) {
@@ -345,39 +368,59 @@ __global__ void __launch_bounds__(kDirectThreads) direct_kernel(const FastArgs a
     case FastOp::AllGather:
     case FastOp::AllToAll: {
       // Unit by unit to every rank in turn, so the local copy overlaps the NVLink writes rather
-      // than leaving the links idle while it runs (~10 % of an all-to-all at 256 MiB).
+      // than leaving the links idle while it runs (~10 % of an all-to-all at 256 MiB). kDirectUnroll
+      // units a thread at a time: their loads are all in flight before the first store.
       const std::uint64_t units = a.bytes / 16;
-      for (std::uint64_t u = tid; u < units; u += nthreads) {
+      const std::uint64_t to = railcheck::zerobuf::piece_at(a.op, a.bytes, me).offset;
+      for (std::uint64_t u0 = tid; u0 < units; u0 += nthreads * kDirectUnroll) {
         for (std::uint32_t k = 0; k < n; ++k) {
           const std::uint32_t p = (me + 1 + k) % n;  // my own copy last
           const std::uint64_t from = railcheck::zerobuf::piece_to(a.op, a.bytes, p).offset;
-          const uint4 v = reinterpret_cast<const uint4*>(a.local + a.input_offset + from)[u];
-          const std::uint64_t to = railcheck::zerobuf::piece_at(a.op, a.bytes, me).offset;
-          reinterpret_cast<uint4*>(a.peers[p] + out_at[p] + to)[u] = v;
+          const auto* src = reinterpret_cast<const uint4*>(a.local + a.input_offset + from);
+          auto* dst = reinterpret_cast<uint4*>(a.peers[p] + out_at[p] + to);
+          uint4 v[kDirectUnroll];
+#pragma unroll
+          for (int j = 0; j < kDirectUnroll; ++j) {
+            const std::uint64_t u = u0 + j * nthreads;
+            if (u < units) v[j] = src[u];
+          }
+#pragma unroll
+          for (int j = 0; j < kDirectUnroll; ++j) {
+            const std::uint64_t u = u0 + j * nthreads;
+            if (u < units) dst[u] = v[j];
+          }
         }
       }
       break;
     }
     case FastOp::ReduceScatter: {
       const std::uint64_t units = a.bytes / 16;
-      for (std::uint64_t u = tid; u < units; u += nthreads) {
-        float4 s = reinterpret_cast<const float4*>(a.peers[0] + in_at[0] + me * a.bytes)[u];
-        for (std::uint32_t q = 1; q < n; ++q)
-          s = add4(s, reinterpret_cast<const float4*>(a.peers[q] + in_at[q] + me * a.bytes)[u]);
-        reinterpret_cast<float4*>(a.local + a.output_offset)[u] = s;
+      auto* dst = reinterpret_cast<float4*>(a.local + a.output_offset);
+      for (std::uint64_t u0 = tid; u0 < units; u0 += nthreads * kDirectUnroll) {
+        float4 s[kDirectUnroll];
+        sum_units(a, in_at, me * a.bytes, u0, nthreads, units, s);
+#pragma unroll
+        for (int j = 0; j < kDirectUnroll; ++j) {
+          const std::uint64_t u = u0 + j * nthreads;
+          if (u < units) dst[u] = s[j];
+        }
       }
       break;
     }
     case FastOp::AllReduce: {
       const Span part = railcheck::zerobuf::direct_part(a.bytes, me, n);
       const std::uint64_t units = part.bytes / 16;
-      for (std::uint64_t u = tid; u < units; u += nthreads) {
-        float4 s = reinterpret_cast<const float4*>(a.peers[0] + in_at[0] + part.offset)[u];
-        for (std::uint32_t q = 1; q < n; ++q)
-          s = add4(s, reinterpret_cast<const float4*>(a.peers[q] + in_at[q] + part.offset)[u]);
+      for (std::uint64_t u0 = tid; u0 < units; u0 += nthreads * kDirectUnroll) {
+        float4 s[kDirectUnroll];
+        sum_units(a, in_at, part.offset, u0, nthreads, units, s);
         for (std::uint32_t k = 0; k < n; ++k) {
           const std::uint32_t p = (me + k) % n;
-          reinterpret_cast<float4*>(a.peers[p] + out_at[p] + part.offset)[u] = s;
+          auto* dst = reinterpret_cast<float4*>(a.peers[p] + out_at[p] + part.offset);
+#pragma unroll
+          for (int j = 0; j < kDirectUnroll; ++j) {
+            const std::uint64_t u = u0 + j * nthreads;
+            if (u < units) dst[u] = s[j];
+          }
         }
       }
       break;
@@ -405,17 +448,25 @@ __global__ void __launch_bounds__(kDirectThreads) direct_kernel(const FastArgs a
 
 }  // namespace
 
-int ll_blocks(std::uint64_t piece_bytes, int multiprocessors) {
+int ll_blocks(std::uint64_t piece_bytes, int multiprocessors, int threads) {
   const std::uint64_t lines = railcheck::zerobuf::ll_lines(piece_bytes);
-  const std::uint64_t want = (lines + kLlThreads - 1) / kLlThreads;
+  const auto per_block = static_cast<std::uint64_t>(threads < 32 ? 32 : threads);
+  const std::uint64_t want = (lines + per_block - 1) / per_block;
   const std::uint64_t most = multiprocessors < 1 ? 1 : static_cast<std::uint64_t>(multiprocessors);
   return static_cast<int>(want < 1 ? 1 : (want > most ? most : want));
 }
 
-int direct_blocks(FastOp op, std::uint64_t bytes, std::uint32_t nranks, int max_blocks) {
-  // Units one block's threads cover per pass; about four passes a block before adding blocks.
+int ll_threads(std::uint64_t piece_bytes, int multiprocessors, int configured) {
+  if (configured > 0) return configured;
+  const std::uint64_t lines = railcheck::zerobuf::ll_lines(piece_bytes);
+  const auto sms = static_cast<std::uint64_t>(multiprocessors < 1 ? 1 : multiprocessors);
+  return lines <= 256 * sms ? 256 : kLlThreads;
+}
+
+int direct_blocks(FastOp op, std::uint64_t bytes, std::uint32_t nranks, int max_blocks, int units_per_thread) {
   const std::uint64_t work = op == FastOp::AllReduce ? bytes / nranks : bytes;
-  const std::uint64_t per_block = static_cast<std::uint64_t>(kDirectThreads) * 16 * 4;
+  const std::uint64_t per_block =
+      static_cast<std::uint64_t>(kDirectThreads) * 16 * static_cast<std::uint64_t>(units_per_thread < 1 ? 1 : units_per_thread);
   const std::uint64_t want = (work + per_block - 1) / per_block;
   const std::uint64_t most =
       static_cast<std::uint64_t>(max_blocks < 1 ? 1
@@ -425,13 +476,13 @@ int direct_blocks(FastOp op, std::uint64_t bytes, std::uint32_t nranks, int max_
   return static_cast<int>(want < 1 ? 1 : (want > most ? most : want));
 }
 
-cudaError_t launch_ll(const FastArgs& args, int blocks, cudaStream_t stream) {
-  ll_kernel<<<blocks, kLlThreads, 0, stream>>>(args);
+cudaError_t launch_ll(const FastArgs& args, int blocks, int threads, cudaStream_t stream) {
+  ll_kernel<<<blocks, threads, 0, stream>>>(args);
   return cudaGetLastError();
 }
 
-cudaError_t launch_ll_two_shot(const FastArgs& args, int blocks, cudaStream_t stream) {
-  ll_two_shot_kernel<<<blocks, kLlThreads, 0, stream>>>(args);
+cudaError_t launch_ll_two_shot(const FastArgs& args, int blocks, int threads, cudaStream_t stream) {
+  ll_two_shot_kernel<<<blocks, threads, 0, stream>>>(args);
   return cudaGetLastError();
 }
 

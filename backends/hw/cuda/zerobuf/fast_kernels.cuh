@@ -42,19 +42,28 @@ struct FastArgs {
   FastState* state = nullptr;
 };
 
-constexpr int kLlThreads = 512;
+constexpr int kLlThreads = 512;  // the most threads an LL block runs (ll_threads picks fewer)
 constexpr int kDirectThreads = 512;
+constexpr int kDirectUnroll = 4;  // 16-byte units a direct-kernel thread has in flight at once
 
-// Blocks for an LL call: one thread a line of the piece, at most one block per multiprocessor
-// (every block must be resident: blocks spin on lines that peers' blocks write).
-int ll_blocks(std::uint64_t piece_bytes, int multiprocessors);
+// Blocks for an LL call of `threads` threads each: one thread a line of the piece, at most one
+// block per multiprocessor (every block must be resident: blocks spin on lines that peers' blocks
+// write).
+int ll_blocks(std::uint64_t piece_bytes, int multiprocessors, int threads);
+// Threads of an LL block: `configured` where it is set (32..512), else 256 while that many
+// threads a block on every multiprocessor still cover the piece in one pass, 512 beyond
+// (2 x H200: 256 took 0.85-0.93x the time of 512 from 8 KiB to 256 KiB, 1.1-1.15x at 1 MiB where
+// it needs two passes; docs/zerobuf.md, "Launch shapes").
+int ll_threads(std::uint64_t piece_bytes, int multiprocessors, int configured);
 // Blocks for a direct call: a function of the size only (every rank must use the same grid:
-// block b of one rank meets block b of the others), at most `max_blocks`.
-int direct_blocks(railcheck::zerobuf::FastOp op, std::uint64_t bytes, std::uint32_t nranks, int max_blocks);
+// block b of one rank meets block b of the others): enough that no thread moves more than
+// `units_per_thread` 16-byte units, at most `max_blocks`.
+int direct_blocks(railcheck::zerobuf::FastOp op, std::uint64_t bytes, std::uint32_t nranks, int max_blocks,
+                  int units_per_thread);
 
-cudaError_t launch_ll(const FastArgs& args, int blocks, cudaStream_t stream);
+cudaError_t launch_ll(const FastArgs& args, int blocks, int threads, cudaStream_t stream);
 cudaError_t launch_direct(const FastArgs& args, int blocks, cudaStream_t stream);
 // The LL two-shot all-reduce (fast_path.hpp): `blocks` from ll_blocks of the largest part.
-cudaError_t launch_ll_two_shot(const FastArgs& args, int blocks, cudaStream_t stream);
+cudaError_t launch_ll_two_shot(const FastArgs& args, int blocks, int threads, cudaStream_t stream);
 
 }  // namespace railcheck::hw::zerobuf

@@ -82,6 +82,16 @@ int zb_init(int rank, int nranks, const char* root_address, uint64_t run_id, int
               "ZEROBUF_LL2_MIN_RANKS is not a plain number (or the blocks are not 1..256, or the two-shot limit "
               "is over 256 MiB)",
               "unset them for the defaults (docs/zerobuf.md, Thresholds)"});
+  std::uint64_t ll_threads = static_cast<std::uint64_t>(o.ll_threads);
+  std::uint64_t direct_units = static_cast<std::uint64_t>(o.direct_units_per_thread);
+  if (!env_bytes("ZEROBUF_LL_THREADS", ll_threads) || !env_bytes("ZEROBUF_DIRECT_UNITS", direct_units) ||
+      (ll_threads != 0 && (ll_threads < 32 || ll_threads > 512 || ll_threads % 32 != 0)) || direct_units < 1 ||
+      direct_units > 64)
+    return fail(Error{"zerobuf: ZEROBUF_LL_THREADS must be 0 (by size) or 32..512 in steps of 32, and "
+                      "ZEROBUF_DIRECT_UNITS 1..64",
+                      "unset them for the defaults (docs/zerobuf.md, Thresholds)"});
+  o.ll_threads = static_cast<int>(ll_threads);
+  o.direct_units_per_thread = static_cast<int>(direct_units);
   o.fast.ll_two_shot_min_ranks = static_cast<std::uint32_t>(two_shot_min_ranks);
   o.direct_max_blocks = static_cast<int>(blocks);
   o.fast.enabled = fast != 0;

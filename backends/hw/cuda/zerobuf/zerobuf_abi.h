@@ -24,8 +24,10 @@ extern "C" {
  * sizes the LL area; default 1 MiB), ZEROBUF_DIRECT_BLOCKS (the direct kernel's blocks, default 128,
  * at most the GPU's multiprocessors: ranks on different GPU models must set it to the smallest
  * count), ZEROBUF_FAST=0 (flag program only), ZEROBUF_LL2_MAX_BYTES (all-reduces past one-shot LL up
- * to this size take the LL two-shot; default 0: off, not yet measured; it also sizes the LL area)
- * and ZEROBUF_LL2_MIN_RANKS (the fewest ranks it applies to, default 3). run_id: same on every
+ * to this size take the LL two-shot; default 0: off, it lost on 2 and 4 GPUs; it also sizes the LL area)
+ * ZEROBUF_LL2_MIN_RANKS (the fewest ranks it applies to, default 3), ZEROBUF_DIRECT_UNITS (16-byte
+ * units a direct-kernel thread moves before a block is added, default 2) and ZEROBUF_LL_THREADS
+ * (threads of an LL block, default 0: 256 or 512 by size). run_id: same on every
  * rank, 0 for the default.
  * A heap size of 0 takes the default (32 MiB small, 384 MiB large). timeout_s: a flag wait longer than this fails the
  * communicator (zbccl seed §8.2). */
