@@ -287,6 +287,7 @@ void EventWire::handle_timer(Flight f) {
   if (f.cargo == Cargo::ProbeOut || f.cargo == Cargo::ProbeBack) return send_probe(f, true);
   const std::uint32_t packet = f.id;
   switch (packets_[packet].stage) {
+    case PacketStage::HostQueue: return leave_host(packet);
     case PacketStage::Jitter: return start_transfer(packet);
     case PacketStage::AckFlight: return ack_back(packet);
     case PacketStage::Backoff: return backoff_done(packet);
@@ -312,15 +313,25 @@ void EventWire::start_attempt(std::uint32_t packet) {
   if (requester(p).generation != p.generation) return release(packet);
   p.attempt = sim_clock();
   ++w_.counters().data_packets;
+  const double ready = host_ready_at(w_, requester(p), p.wr.total_bytes(), p.attempt);
+  if (ready > p.attempt) {
+    p.stage = PacketStage::HostQueue;
+    return arm(packet, ready);
+  }
+  leave_host(packet);
+}
+
+// The message's bytes leave the host now: the spike and jitter in force then (data_delay).
+void EventWire::leave_host(std::uint32_t packet) {
+  Packet& p = packets_[packet];
   const SimConnection& c = w_.connections()[p.conn];
   const std::uint32_t src = c.rank(p.from);
   const std::uint32_t dst = c.rank(other(p.from));
   const std::uint32_t rail = c.path_rail[p.path];
-  const double ready = host_ready_at(w_, requester(p), p.wr.total_bytes(), p.attempt);
-  const Nanos delay = spike_delay(w_, src, dst, rail) + jitter_delay(w_, src, dst, rail);
-  if (delay > Nanos{0} || ready > p.attempt) {
+  const Nanos delay = data_delay(w_, src, dst, rail, requester(p).host_free_at);
+  if (delay > Nanos{0}) {
     p.stage = PacketStage::Jitter;
-    return arm(packet, ready + to_seconds(delay));
+    return arm(packet, sim_clock() + to_seconds(delay));
   }
   start_transfer(packet);
 }

@@ -28,6 +28,7 @@ namespace railcheck::sim {
 
 // Where a data packet is in its life. Every stage waits for exactly one thing.
 enum class PacketStage : std::uint8_t {
+  HostQueue,   // a timer: the host is still sending what was posted before (NicPreset::host_gbps)
   Jitter,      // a timer: a delay spike's extra and the jitter before the transfer
   Transfer,    // a put in flight
   AwaitPsn,    // landed; in the responder QP's waiters until it expects this PSN
@@ -152,6 +153,7 @@ class EventWire {
 
   // The packet state machine; each step mirrors a part of wire.cpp's carry_data.
   void start_attempt(std::uint32_t packet);
+  void leave_host(std::uint32_t packet);
   void start_transfer(std::uint32_t packet);
   void transfer_done(std::uint32_t packet, bool arrived);
   void await_psn(std::uint32_t packet);

@@ -54,9 +54,9 @@ void carry_data(SimWorld* wp, std::uint32_t conn, Side from, std::uint32_t path,
     bool arrived = true;
     try {
       const double ready = host_ready_at(w, S, bytes, attempt);
-      const Nanos delay = spike_delay(w, src, dst, rail) + jitter_delay(w, src, dst, rail);
-      const double wait = ready - attempt + to_seconds(delay);
-      if (wait > 0) sg4::this_actor::sleep_for(wait);
+      if (ready > attempt) sg4::this_actor::sleep_for(ready - attempt);
+      const Nanos delay = data_delay(w, src, dst, rail, S.host_free_at);
+      if (delay > Nanos{0}) sg4::this_actor::sleep_for(to_seconds(delay));
       transfer(w, src, dst, rail, bytes > 0 ? bytes : 1);
       switch (message_fate(w, src, rail, bytes)) {
         case LossFate::Through: break;
@@ -280,7 +280,10 @@ PacketOutcome land_packet(SimWorld& w, std::uint32_t conn, Side from, std::uint3
 }
 
 Nanos jitter_delay(SimWorld& w, std::uint32_t a, std::uint32_t b, std::uint32_t rail) {
-  const Nanos now = w.now();
+  return jitter_delay(w, a, b, rail, w.now());
+}
+
+Nanos jitter_delay(SimWorld& w, std::uint32_t a, std::uint32_t b, std::uint32_t rail, Nanos now) {
   Nanos spread{0};
   for (const auto& j : w.scenario().faults.jitters) {
     const bool ours = j.link.rail == rail && (j.link.rank == a || j.link.rank == b);
@@ -291,10 +294,20 @@ Nanos jitter_delay(SimWorld& w, std::uint32_t a, std::uint32_t b, std::uint32_t 
 }
 
 Nanos spike_delay(const SimWorld& w, std::uint32_t a, std::uint32_t b, std::uint32_t rail) {
+  return spike_delay(w, a, b, rail, w.now());
+}
+
+Nanos spike_delay(const SimWorld& w, std::uint32_t a, std::uint32_t b, std::uint32_t rail, Nanos at) {
   const FaultProfile& f = w.scenario().faults;
   if (f.jitters.empty()) return Nanos{0};
-  const Nanos now = w.now();
-  return extra_latency(f, LinkRef{a, rail}, now) + extra_latency(f, LinkRef{b, rail}, now);
+  return extra_latency(f, LinkRef{a, rail}, at) + extra_latency(f, LinkRef{b, rail}, at);
+}
+
+Nanos data_delay(SimWorld& w, std::uint32_t src, std::uint32_t dst, std::uint32_t rail, double leaves) {
+  // `leaves` is on SimGrid's clock, which runs on across the runs of one process; the faults'
+  // times are on the world's (SimWorld::now(), from this run's start): carry the offset over.
+  const Nanos at = w.now() + from_seconds(std::max(0.0, leaves - sg4::Engine::get_clock()));
+  return spike_delay(w, src, dst, rail, at) + jitter_delay(w, src, dst, rail, at);
 }
 
 void start_permanent_receiver(sg4::Host* host, sg4::Mailbox* mbox) {

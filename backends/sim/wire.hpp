@@ -27,9 +27,11 @@ enum class PacketOutcome : std::uint8_t { Acked, Lost, Rnr };
 PacketOutcome land_packet(SimWorld& w, std::uint32_t conn, Side from, std::uint32_t path, std::uint32_t psn,
                           const WorkRequest& wr);
 
-// Per-packet random extra delay from jitter profiles active on either end of the path (draws
-// from the run's generator when a spread is active). Only data packets draw it.
+// Per-packet random extra delay from jitter profiles active on either end of the path at `at`
+// (now by default; draws from the run's generator when a spread is active). Only data packets
+// draw it.
 Nanos jitter_delay(SimWorld& w, std::uint32_t a, std::uint32_t b, std::uint32_t rail);
+Nanos jitter_delay(SimWorld& w, std::uint32_t a, std::uint32_t b, std::uint32_t rail, Nanos at);
 
 // The fixed extra latency (`extra`) of the delay spikes in force now on either NIC link of the
 // path a -> b on `rail`: everything that leaves now over that path (a packet, its ACK, a control
@@ -38,6 +40,17 @@ Nanos jitter_delay(SimWorld& w, std::uint32_t a, std::uint32_t b, std::uint32_t 
 // SimGrid 3.32 adjusts every transfer on a link whose latency changes, and never completes one
 // that is in its latency phase when the latency drops back (swarm seed 2776, docs/swarm.md).
 Nanos spike_delay(const SimWorld& w, std::uint32_t a, std::uint32_t b, std::uint32_t rail);
+Nanos spike_delay(const SimWorld& w, std::uint32_t a, std::uint32_t b, std::uint32_t rail, Nanos at);
+
+// The spike and jitter a data message meets, decided when its bytes leave the host. Where the
+// host sends at NicPreset::host_gbps (the lab's TCP stream), `leaves` is the end of the host's
+// backlog when this message's turn comes (SimQp::host_free_at then): the lab's provider moves
+// bytes only inside its progress calls (FI_PROGRESS_MANUAL), and a sender that posts a window of
+// messages one after another pushes their bytes together after the last post, so a spike that
+// begins while a window is being posted holds the whole window (validate's v-delay-big, traced
+// in the lab: eight messages posted 0.7-0.2 ms before the spike all completed after it, none a
+// round trip early; docs/validation.md). `leaves` in SimGrid's seconds; without host_gbps it is now, as before.
+Nanos data_delay(SimWorld& w, std::uint32_t src, std::uint32_t dst, std::uint32_t rail, double leaves);
 
 // A daemon actor on `host` that is the permanent receiver of `mbox`: a put to `mbox` then starts
 // at once, from the putting actor's host to `host`, like a host-to-host Comm::sendto, but is not
