@@ -15,6 +15,7 @@ import sys
 METRICS = [
     ("detection_ms", "detection after the fault (ms)"),
     ("first_replayed_delivery_ms", "first replayed delivery (ms)"),
+    ("false_failover_ms", "false failover after the disturbance began (ms)"),
     ("goodput_gbps", "goodput, whole stream (Gb/s)"),
     ("goodput_before_gbps", "goodput before the fault (Gb/s)"),
     ("goodput_after_gbps", "goodput after the switch (Gb/s)"),

@@ -23,6 +23,7 @@ RunSummary summarize(SimWorld& w, std::uint64_t seed, double wall_seconds) {
   s.seed = seed;
   s.replay_policy = std::string(to_string(sc.engine.replay));
   s.fault_at = first_fault_time(sc.faults);
+  s.disturbance_at = first_benign_fault_time(sc.faults);
   s.end_time = w.now();
   s.wall_seconds = wall_seconds;
   s.counters = w.counters();

@@ -27,6 +27,7 @@ struct RunSummary {
   std::string outcome_detail;
 
   std::optional<Nanos> fault_at;     // first link down
+  std::optional<Nanos> disturbance_at;  // first fault that is no outage (jitter, partial loss, a stall, ...)
   std::optional<Nanos> detected_at;  // first failover start
   std::string detected_by;           // "error completion: RETRY_EXC_ERR", "soft RTO: ...", ...
   std::optional<Nanos> switched_at;  // first switch of active path

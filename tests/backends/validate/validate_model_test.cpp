@@ -370,3 +370,46 @@ TEST_CASE("validate model: a rail the sides sent on while it was down returns at
     CHECK(out.downs[0].until == ms(30));
   }
 }
+
+TEST_CASE("validate model: a false failover under a disturbance is timed from its start on both drivers",
+          "[validate]") {
+  // A delay spike at 20 ms and no outage (v-delay-big): the sim's and the lab's detectors both
+  // give up on the rail; when they did is compared like a detection.
+  auto spiked = [](double false_ms, std::uint32_t failovers) {
+    sim::RunSummary s = predicted(0, 2.0);
+    s.fault_at.reset();
+    s.disturbance_at = ms(20);
+    s.failovers = s.false_failovers = failovers;
+    if (failovers == 0) s.detected_at.reset();
+    else s.detected_at = ms(20) + Nanos{static_cast<std::int64_t>(false_ms * 1e6)};
+    return s;
+  };
+  const std::vector<sim::RunSummary> sims = {spiked(19.4, 1), spiked(19.7, 1), spiked(19.6, 1)};
+  SECTION("the same verdict at the same time agrees") {
+    const auto s = compare("t", sims, 16384, {measured(19.6, 2.0), measured(20.0, 2.0), measured(19.5, 2.0)}, {});
+    CHECK(row(s, "false_failover_ms").sim == Approx(19.6));
+    CHECK(row(s, "false_failover_ms").hardware == Approx(19.6));
+    CHECK(row(s, "false_failover_ms").agree);
+    CHECK(row(s, "false_failovers").agree);
+    CHECK(s.agree());
+  }
+  SECTION("a sim that keeps the rail has no time to give: the row disagrees") {
+    const std::vector<sim::RunSummary> kept = {spiked(0, 0), spiked(0, 0), spiked(0, 0)};
+    const auto s = compare("t", kept, 16384, {measured(19.6, 2.0), measured(20.0, 2.0), measured(19.5, 2.0)}, {});
+    CHECK_FALSE(row(s, "false_failover_ms").sim.has_value());
+    CHECK_FALSE(row(s, "false_failover_ms").agree);
+    CHECK_FALSE(row(s, "false_failovers").agree);
+    CHECK_FALSE(s.agree());
+  }
+  SECTION("no failover on either side: no such row") {
+    const std::vector<sim::RunSummary> kept = {spiked(0, 0), spiked(0, 0), spiked(0, 0)};
+    auto lab = std::vector<conform::LabFailoverResult>{measured(0, 2.0), measured(0, 2.0), measured(0, 2.0)};
+    for (auto& r : lab) {
+      r.failovers = 0;
+      r.detected_ns = -1;
+    }
+    const auto s = compare("t", kept, 16384, lab, {});
+    CHECK(std::none_of(s.rows.begin(), s.rows.end(), [](const Row& r) { return r.metric == "false_failover_ms"; }));
+    CHECK(s.agree());
+  }
+}
