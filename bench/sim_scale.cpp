@@ -2,14 +2,31 @@
 // ranks x 8 rails, 8 channels per direction (one per rail), 2 paths per connection, and rank
 // 0's rail-0 link dying for good mid-stream.
 // Usage: sim_scale [ranks] [rails] [messages] [heartbeat_ms] [mailbox|event|sendto]
+// Prints the machine line, the run's figures, and the process's CPU seconds (user + sys) and
+// peak resident memory from getrusage: on a shared host the CPU time, not the wall time, is the
+// figure to compare.
+#include <sys/resource.h>
+
 #include <cstdio>
 #include <cstdlib>
 
 #include "backends/sim/sim_run.hpp"
+#include "bench/machine_line.hpp"
 
 using namespace railcheck;
 
+namespace {
+
+// The one-minute load average when the run ends (how shared the machine was), or -1.
+double load_average() {
+  double load[1] = {-1};
+  return getloadavg(load, 1) == 1 ? load[0] : -1;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  bench::print_machine_line();
   Scenario sc;
   sc.name = "bench-scale";
   sc.topology.ranks = argc > 1 ? static_cast<std::uint32_t>(std::atoi(argv[1])) : 1024;
@@ -45,5 +62,12 @@ int main(int argc, char** argv) {
               static_cast<unsigned long long>(s.counters.events),
               static_cast<double>(s.counters.events) / s.wall_seconds,
               static_cast<unsigned long long>(s.counters.data_packets));
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  const double user = static_cast<double>(u.ru_utime.tv_sec) + static_cast<double>(u.ru_utime.tv_usec) * 1e-6;
+  const double sys = static_cast<double>(u.ru_stime.tv_sec) + static_cast<double>(u.ru_stime.tv_usec) * 1e-6;
+  // ru_maxrss is in KiB on Linux.
+  std::printf("cpu_user_s=%.2f cpu_sys_s=%.2f max_rss_mb=%.0f load_1min=%.2f\n", user, sys,
+              static_cast<double>(u.ru_maxrss) / 1024.0, load_average());
   return s.outcome == sim::RunOutcome::Delivered ? 0 : 1;
 }
