@@ -42,7 +42,7 @@ TEST_CASE("device fill: opened connections equal the budget's resource limit ove
       for (std::uint32_t wr : {8U, 32U, 128U})
         for (std::uint32_t recvs : {1U, 4U, 8U})
           for (CqLayout layout : {CqLayout::Device, CqLayout::PerComm})
-            for (const auto [two_sided, one_sided] : {std::pair{1U, 0U}, std::pair{1U, 1U}, std::pair{2U, 0U}}) {
+            for (const auto& [two_sided, one_sided] : {std::pair{1U, 0U}, std::pair{1U, 1U}, std::pair{2U, 0U}}) {
               BudgetCaps caps = caps_from_preset(*find_nic_preset(name));
               if (layout == CqLayout::PerComm) caps.max_cq = 300;
               BudgetUsage u;
