@@ -151,11 +151,13 @@ Figures run_bare(const std::string& provider, const Load& l) {
   o.rails = 2;  // the plugin's default HA_NCCL_RAILS_PER_GROUP
   o.rail_addresses.assign(2, "127.0.0.1");
   // The same send semantics as the plugin's (a staged send completes once its bytes left): the
-  // plugin's settings, read as the plugin reads them (HA_NCCL_STAGE_BYTES, HA_NCCL_PROGRESS_US).
-  auto cfg = nccl::read_plugin_config([](const char* n) { return std::getenv(n); }, nccl::ha_variable_names());
+  // plugin's settings, read as the plugin reads them (HA_NCCL_STAGE_BYTES capped at rxm's SAR
+  // limit in force, rxm_sizes; HA_NCCL_PROGRESS_US).
+  const auto env = [](const char* n) { return std::getenv(n); };
+  auto cfg = nccl::read_plugin_config(env, nccl::ha_variable_names());
   if (!cfg) return {0, 0, cfg.error().message()};
   if (cfg.value().progress_us > 0) {
-    o.staged_send_bytes = cfg.value().stage_bytes;
+    o.staged_send_bytes = nccl::rxm_sizes(cfg.value(), env).staged_bytes;
     o.staged_send_slots = cfg.value().max_requests;
   }
   // The same key setting as the plugin's (run_provider set it for this child).
@@ -195,6 +197,17 @@ int run_provider(const std::string& provider, bool auth, const Options& opt) {
   }
   ::setenv("HA_NCCL_PROVIDER", provider.c_str(), 1);
   ::setenv("HA_NCCL_RAIL_ADDRS", "127.0.0.1", 1);
+  // ofi_rxm's sizes as the plugin sets them (rxm_sizes), set here before libfabric starts: rxm
+  // reads them once per process, and this child starts libfabric (the query below, the bare
+  // connection) before it loads the plugin, whose init would set them too late (issue 42: the
+  // harness ran HA_NCCL_RXM_EAGER_BYTES=65536 with rxm's 16 KiB on both paths).
+  const auto env = [](const char* n) { return std::getenv(n); };
+  auto cfg = nccl::read_plugin_config(env, nccl::ha_variable_names());
+  if (!cfg) {
+    fmt::print("| {} | the plugin's settings are refused: {} |\n", provider, cfg.error().message());
+    return 1;
+  }
+  for (const auto& [var, value] : nccl::rxm_sizes(cfg.value(), env).set) ::setenv(var.c_str(), value.c_str(), 0);
   if (auto ok = fabric::query_provider(provider, "127.0.0.1"); !ok) {
     fmt::print("| {} | not usable here: {} |\n", provider, ok.error().message());
     return 0;
