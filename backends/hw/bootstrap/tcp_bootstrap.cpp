@@ -129,6 +129,20 @@ void TcpBootstrap::abort_here(const std::string& why) {
   apply(actions);
 }
 
+std::optional<FrameConnection> TcpBootstrap::accept_connection(const Listener& l, std::string peer) {
+  auto fd = accept_one(l);
+  if (!fd) {
+    abort_here(fd.error().what);
+    return std::nullopt;
+  }
+  if (!fd.value()) return std::nullopt;
+  FrameConnection c;
+  c.fd = std::move(*fd.value());
+  c.remote = peer_address(c.fd);
+  c.peer = std::move(peer);
+  return c;
+}
+
 void TcpBootstrap::log(const std::string& line) const {
   if (cfg_.log) {
     cfg_.log(line);

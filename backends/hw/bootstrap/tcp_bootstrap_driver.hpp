@@ -50,6 +50,9 @@ class TcpBootstrap {
   void poll_round();
   // A local failure (a socket call, the abort flag): this rank aborts and tells the others.
   void abort_here(const std::string& why);
+  // The next connection waiting on `l`, named `peer`, its remote address filled in; nothing when
+  // none is waiting, or when accept failed (then this rank has aborted, as abort_here).
+  std::optional<FrameConnection> accept_connection(const Listener& l, std::string peer);
   // Logs a refused frame (the first per connection) and counts it.
   void note_refusal(FrameConnection& c, const bootstrap::FrameRefusal& r);
   void log(const std::string& line) const;

@@ -90,17 +90,9 @@ void TcpBootstrap::apply(bootstrap::RankActions& actions) {
 }
 
 void TcpBootstrap::accept_prev() {
-  for (;;) {
-    auto fd = accept_one(ring_listener_);
-    if (!fd) {
-      abort_here(fd.error().what);
-      return;
-    }
-    if (!fd.value()) return;
-    FrameConnection c;
-    c.fd = std::move(*fd.value());
-    c.remote = peer_address(c.fd);
-    c.peer = fmt::format("ring predecessor of rank {} on {}", cfg_.rank, ring_listener_.bound.to_string());
+  while (auto accepted = accept_connection(ring_listener_, fmt::format("ring predecessor of rank {} on {}", cfg_.rank,
+                                                                         ring_listener_.bound.to_string()))) {
+    FrameConnection c = std::move(*accepted);
     // Without a key, only the ring predecessor is told this address: the first connection is
     // taken as it, anything after it is not part of the protocol and is closed unread. With a
     // key anyone may connect, so each connection is a candidate until its first frame proves

@@ -32,19 +32,9 @@ void TcpBootstrap::apply(bootstrap::RootActions& actions) {
 }
 
 void TcpBootstrap::accept_check_ins() {
-  for (;;) {
-    auto fd = accept_one(root_listener_->listener());
-    if (!fd) {
-      abort_here(fd.error().what);
-      return;
-    }
-    if (!fd.value()) return;
-    FrameConnection c;
-    c.fd = std::move(*fd.value());
-    c.peer = fmt::format("check-in connection {} to root {}", next_check_in_, root_address_.to_string());
-    c.remote = peer_address(c.fd);
-    check_ins_.emplace(next_check_in_++, std::move(c));
-  }
+  while (auto c = accept_connection(root_listener_->listener(), fmt::format("check-in connection {} to root {}",
+                                                                           next_check_in_, root_address_.to_string())))
+    check_ins_.emplace(next_check_in_++, std::move(*c));
 }
 
 void TcpBootstrap::service_check_in(CheckInLink id, short revents) {
