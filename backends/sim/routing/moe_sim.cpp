@@ -173,6 +173,7 @@ MoeTiming simulate_moe(const routing::MoeTables& tables, std::uint32_t ranks, co
   };
   MoeTiming out;
   sg4::Actor::create("moe", fabric.compute(0), [&] {
+    out.engine_clock_at_start_s = sg4::Engine::get_clock();
     out.dispatch_s = run_phase(tables.dispatch, dispatch_token_bytes);
     out.combine_s = run_phase(tables.combine, combine_token_bytes);
   });

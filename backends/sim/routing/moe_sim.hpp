@@ -17,6 +17,10 @@ namespace railcheck::sim {
 struct MoeTiming {
   double dispatch_s = 0;
   double combine_s = 0;
+  // SimGrid only: its clock when the run began. The clock runs on across the engines of one
+  // process (a test binary, a sweep), so the phases are differences of larger numbers and carry
+  // their rounding: about 1e-16 of this, which at seconds is 1e-10 of a microsecond phase.
+  double engine_clock_at_start_s = 0;
 };
 
 // `solver`: Fluid (the default, `route moe`) computes the phases with SimGrid's CM02 sharing
