@@ -182,6 +182,7 @@ struct Options {
   std::vector<std::size_t> sizes;
   std::string plugin = RAILCHECK_NCCL_PLUGIN_PATH;  // the .so built with this bench
   std::string auth = "on";                          // on, off or both
+  std::vector<std::string> providers = {"tcp;ofi_rxm"};
 };
 
 // One provider's rows; runs in a child of its own (the plugin's settings are per process).
@@ -259,7 +260,8 @@ int run_provider(const std::string& provider, bool auth, const Options& opt) {
 
 int main(int argc, char** argv) {
   CLI::App app{
-      "Send/recv through the NCCL net plugin's ABI against the bare FabricConnection, 64 B to 64 KiB, tcp;ofi_rxm.\n"
+      "Send/recv through the NCCL net plugin's ABI against the bare FabricConnection, 64 B to 64 KiB, tcp;ofi_rxm\n"
+      "(or the providers --provider names, each in a child of its own).\n"
       "With --repeat N each size runs bare then plugin N times: medians, and the median of the paired ratios."};
   Options opt;
   app.add_flag("--quick", opt.quick, "a tenth of the messages (a smoke run, or a profile's baseline)");
@@ -271,6 +273,8 @@ int main(int argc, char** argv) {
   app.add_option("--size", opt.sizes, "only these sizes (64, 4096, 65536)")->check(CLI::IsMember({64, 4096, 65536}));
   app.add_option("--auth", opt.auth, "control messages with the job key's MAC (on), without (off), or both side by side")
       ->check(CLI::IsMember({"on", "off", "both"}));
+  app.add_option("--provider", opt.providers, "libfabric providers to run, one after the other (tcp;ofi_rxm, net, shm)")
+      ->capture_default_str();
   if (auto rc = bench::parse_options(app, argc, argv)) return *rc;
   fmt::print("nccl_plugin_overhead: {} | libfabric {}.{}\n", bench::machine_summary(), FI_MAJOR(fi_version()),
              FI_MINOR(fi_version()));
@@ -287,19 +291,20 @@ int main(int argc, char** argv) {
   std::vector<bool> modes;
   if (opt.auth != "on") modes.push_back(false);
   if (opt.auth != "off") modes.push_back(true);
-  for (const bool auth : modes) {
-    const std::string provider = "tcp;ofi_rxm";
-    const pid_t pid = ::fork();
-    if (pid == 0) {
-      const int r = run_provider(provider, auth, opt);
-      std::fflush(stdout);
-      std::_Exit(r);
-    }
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-      fmt::print("| {} | the run failed (status {:#x}) |\n", provider, status);
-      rc = 1;
+  for (const std::string& provider : opt.providers) {
+    for (const bool auth : modes) {
+      const pid_t pid = ::fork();
+      if (pid == 0) {
+        const int r = run_provider(provider, auth, opt);
+        std::fflush(stdout);
+        std::_Exit(r);
+      }
+      int status = 0;
+      ::waitpid(pid, &status, 0);
+      if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        fmt::print("| {} | the run failed (status {:#x}) |\n", provider, status);
+        rc = 1;
+      }
     }
   }
   return rc;

@@ -37,6 +37,11 @@ InfoHandle base_hints() {
 }  // namespace
 
 bool is_shm(const std::string& provider) { return provider == "shm"; }
+bool runs_over_tcp_sockets(const std::string& provider) {
+  for (const char* p : {"tcp", "net", "sockets"})
+    if (provider.rfind(p, 0) == 0) return true;
+  return false;
+}
 bool send_completion_is_local(const std::string& provider) { return provider.find("ofi_rxm") != std::string::npos; }
 
 std::vector<std::string> available_providers() {
@@ -60,7 +65,7 @@ Result<InfoHandle> query_provider(const std::string& provider, const std::string
   if (!hints) return Error{"fi_allocinfo returned no memory", ""};
   hints->fabric_attr->prov_name = strdup(provider.c_str());
   // tcp: ask for IPv4 so an address fits the handle's 16-byte gid field (endpoint_address.hpp).
-  if (provider.rfind("tcp", 0) == 0 || provider.rfind("sockets", 0) == 0) hints->addr_format = FI_SOCKADDR_IN;
+  if (runs_over_tcp_sockets(provider)) hints->addr_format = FI_SOCKADDR_IN;
   fi_info* raw = nullptr;
   const char* n = node.empty() ? nullptr : node.c_str();
   const int rc = fi_getinfo(kApiVersion, n, nullptr, n != nullptr ? FI_SOURCE : 0, hints.get(), &raw);

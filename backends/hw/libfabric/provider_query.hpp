@@ -30,9 +30,15 @@ std::vector<std::string> available_providers();
 
 // True for providers whose addresses are names in shared memory (FI_ADDR_STR).
 bool is_shm(const std::string& provider);
+// True for the providers that run over kernel TCP sockets: "tcp;ofi_rxm" (RDM emulated by ofi_rxm
+// over tcp's MSG endpoints), "net" (libfabric 1.17's fork of tcp with RDM endpoints of its own, its
+// own progress thread, no ofi_rxm), "sockets". Their addresses are asked for as IPv4.
+bool runs_over_tcp_sockets(const std::string& provider);
 // True where a send's success means only that the bytes left (ofi_rxm: its eager sends complete
 // when the bytes are in the connection below, whatever FI_DELIVERY_COMPLETE asks), so the
-// backend needs the receiver's delivery acks to give the engine RC's send semantics.
+// backend needs the receiver's delivery acks to give the engine RC's send semantics. "net" and
+// shm honour FI_DELIVERY_COMPLETE (net's receiver acknowledges once the bytes are placed,
+// prov/net/src/xnet_progress.c xnet_process_recv in 1.17), so they need none.
 bool send_completion_is_local(const std::string& provider);
 
 }  // namespace railcheck::fabric

@@ -43,9 +43,17 @@ Result<DeviceProperties> device_properties(const PluginConfig& config, const Pro
   }
   auto b = budget::compute_budget(caps, usage);
   if (!b) return Error{fmt::format("maxComms budget for {}: {}", p.name, b.error().what), b.error().hint};
-  if (b->max_comms == 0)
+  if (b->max_comms == 0) {
+    std::string hint = "lower HA_NCCL_EXPECTED_CHANNELS, HA_NCCL_WR_PER_CONN or HA_NCCL_MAX_RECVS";
+    // net's queue depth is FI_NET_TX_SIZE, read once when libfabric starts: the plugin's setting
+    // (kNetQueueDepth) comes too late in a process that started libfabric before NCCL loaded it.
+    if (config.provider == "net" && b->binding == budget::BudgetResource::QpWr)
+      hint += fmt::format("; or set FI_NET_TX_SIZE and FI_NET_RX_SIZE (the plugin asks for {}) before the process "
+                          "first uses libfabric: this one has {} ({})",
+                          kNetQueueDepth, caps.max_qp_wr, caps.source);
     return Error{fmt::format("maxComms budget for {} is 0 ({} binds)", p.name, budget::resource_name(b->binding)),
-                 "lower HA_NCCL_EXPECTED_CHANNELS, HA_NCCL_WR_PER_CONN or HA_NCCL_MAX_RECVS"};
+                 hint};
+  }
   p.max_comms = static_cast<int>(std::min<std::uint64_t>(b->max_comms, std::numeric_limits<int>::max()));
   p.max_recvs = static_cast<int>(b->max_recvs);
   p.budget = std::move(b).value();

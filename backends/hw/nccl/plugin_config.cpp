@@ -145,6 +145,19 @@ std::vector<std::string> rail_addresses_of(const PluginConfig& c, std::uint32_t 
 RxmSizes rxm_sizes(const PluginConfig& c, const EnvLookup& lookup) {
   RxmSizes out;
   out.staged_bytes = c.stage_bytes;
+  if (c.provider == "net") {
+    std::vector<std::string> notes;
+    for (const char* var : {"FI_NET_TX_SIZE", "FI_NET_RX_SIZE"}) {
+      if (const char* user = lookup(var); user != nullptr) {
+        notes.push_back(fmt::format("{}={} (from the environment)", var, user));
+      } else {
+        out.set.emplace_back(var, std::to_string(kNetQueueDepth));
+        notes.push_back(fmt::format("{}={} (the plugin's: queue depth per rail)", var, kNetQueueDepth));
+      }
+    }
+    out.note = fmt::format("{}; staged sends up to {} B", fmt::join(notes, ", "), out.staged_bytes);
+    return out;
+  }
   if (c.provider.find("ofi_rxm") == std::string::npos) return out;
   std::vector<std::string> notes;
   std::uint32_t sar_limit = kRxmDefaultSarLimit;

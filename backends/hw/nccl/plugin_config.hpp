@@ -123,6 +123,14 @@ constexpr std::uint32_t kRxmDefaultSarLimit = 131072;  // libfabric 1.17 prov/rx
 // at most NCCL_NET_MAX_REQUESTS (32) requests in flight per comm; an unexpected message beyond
 // the posted buffers takes a fresh one from the pool (rxm replaces it), so fewer never blocks.
 constexpr std::uint32_t kRxmMsgRxSize = 32;
+// FI_NET_TX_SIZE and FI_NET_RX_SIZE as the plugin sets them for the "net" provider (libfabric
+// 1.17's tcp fork with RDM endpoints of its own) unless the environment does: its default of 256
+// entries is below one comm's deepest queue (HA_NCCL_WR_PER_CONN x HA_NCCL_MAX_RECVS = 512 at the
+// defaults), so the maxComms budget (max_qp_wr) would admit no comm. An entry is a transfer
+// descriptor taken from a pool as it is used, not a buffer: a deeper queue costs nothing unused.
+constexpr std::uint32_t kNetQueueDepth = 4096;
+// The provider variables the plugin sets before libfabric starts: ofi_rxm's sizes (above), or the
+// net provider's queue depths.
 RxmSizes rxm_sizes(const PluginConfig& c, const EnvLookup& lookup);
 
 // Names of the process environment's HA_NCCL_* variables (from environ).

@@ -14,6 +14,8 @@
 #include <limits>
 #include <memory>
 
+#include "backends/hw/libfabric/provider_query.hpp"
+
 namespace railcheck::nccl {
 namespace {
 
@@ -87,8 +89,8 @@ Result<ProviderFacts> query_provider(const std::string& provider, const std::str
   f.domain = info->domain_attr->name != nullptr ? info->domain_attr->name : "";
   f.interface = interface_of(rail_address);
   f.auto_data_progress = info->domain_attr->data_progress == FI_PROGRESS_AUTO;
-  // tcp names its domain after the interface it found; shm and efa name theirs otherwise.
-  if (f.interface.empty() && provider.rfind("tcp", 0) == 0) f.interface = f.domain;
+  // tcp and net name their domain after the interface they found; shm and efa name theirs otherwise.
+  if (f.interface.empty() && fabric::runs_over_tcp_sockets(provider)) f.interface = f.domain;
 
   if (info->nic != nullptr) {
     const fid_nic& nic = *info->nic;

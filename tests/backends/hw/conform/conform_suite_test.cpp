@@ -77,6 +77,12 @@ TEST_CASE("conform suite on tcp over ofi_rxm between two processes, failover inc
 
 TEST_CASE("conform suite on shm between two processes, failover included", "[conform]") { run_on("shm"); }
 
+// libfabric's net provider (RDM over TCP without ofi_rxm): the backend trusts its delivery
+// completion instead of sending acks of its own, which the exactly-once and failover cases test.
+TEST_CASE("conform suite on the net provider between two processes, failover included", "[conform]") {
+  run_on("net");
+}
+
 TEST_CASE("conform on a provider that is not here is a clear error, not a run", "[conform]") {
   conform::SuiteOptions o;
   o.provider = "efa";

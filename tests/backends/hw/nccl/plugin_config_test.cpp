@@ -199,6 +199,22 @@ TEST_CASE("HA_NCCL_RXM_EAGER_BYTES sets ofi_rxm's eager size and SAR limit and c
   CHECK(s.staged_bytes == 131072);
 }
 
+TEST_CASE("the net provider gets queues deep enough for one comm unless the environment sets them", "[nccl][config]") {
+  const auto none = [](const char*) -> const char* { return nullptr; };
+  auto c = read({{"HA_NCCL_PROVIDER", "net"}, {"HA_NCCL_RXM_EAGER_BYTES", "65536"}});
+  REQUIRE(c.ok());
+  using Var = std::pair<std::string, std::string>;
+  const RxmSizes s = rxm_sizes(c.value(), none);
+  // Nothing of ofi_rxm's (it is not in the stack); net's 256-entry default would fit no comm.
+  CHECK(s.set == std::vector<Var>{{"FI_NET_TX_SIZE", "4096"}, {"FI_NET_RX_SIZE", "4096"}});
+  CHECK(s.staged_bytes == 131072);
+  const RxmSizes user = rxm_sizes(c.value(), [](const char* n) -> const char* {
+    return std::string_view{n} == "FI_NET_RX_SIZE" ? "1024" : nullptr;
+  });
+  CHECK(user.set == std::vector<Var>{{"FI_NET_TX_SIZE", "4096"}});
+  CHECK_THAT(user.note, Catch::Contains("FI_NET_RX_SIZE=1024 (from the environment)"));
+}
+
 TEST_CASE("each plugin setting's one line declares its field, its default and its reader", "[nccl][config]") {
   // RAILCHECK_PLUGIN_SETTINGS makes the struct, the table and the parser: a value in range set
   // through the environment reads back as the setting's default text would show it.

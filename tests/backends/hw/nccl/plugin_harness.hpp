@@ -19,10 +19,24 @@
 #include <vector>
 
 #include "backends/hw/nccl/net_abi.hpp"
+#include "backends/hw/nccl/plugin_config.hpp"
 
 namespace railcheck::nccl_harness {
 
 namespace abi = railcheck::nccl_abi;
+
+// The net provider reads its queue depths (FI_NET_TX_SIZE, FI_NET_RX_SIZE) once, when libfabric
+// starts in a process. NCCL loads the plugin before anything of libfabric has run, so the plugin's
+// init sets them in time; a test binary runs tcp;ofi_rxm and shm cases in the same process first,
+// whose libfabric start the harness's forked children inherit. So what the plugin would set
+// (kNetQueueDepth) is set here, before main, whatever order the cases run in; an environment that
+// sets them already is left alone.
+inline const bool kNetQueueDepthSet = [] {
+  const std::string depth = std::to_string(railcheck::nccl::kNetQueueDepth);
+  ::setenv("FI_NET_TX_SIZE", depth.c_str(), 0);
+  ::setenv("FI_NET_RX_SIZE", depth.c_str(), 0);
+  return true;
+}();
 
 // How a harness child process ends (the parent reads it as the case's verdict).
 constexpr int kExitOk = 0;

@@ -351,6 +351,21 @@ TEST_CASE("a primary rail cut mid-run fails over with every message intact over 
   ::unsetenv("HA_NCCL_CONTROL_TIMEOUT_MS");
 }
 
+// libfabric's "net" provider: RDM endpoints of its own over TCP (no ofi_rxm), its own progress
+// thread, and FI_DELIVERY_COMPLETE honoured, so the backend sends no delivery acks of its own
+// (provider_query.hpp). The cut drops the primary with messages in flight: every one must still
+// arrive exactly once, which is what the provider's delivery completion has to give the engine.
+TEST_CASE("two processes exchange tagged grouped messages over the net provider", "[nccl][harness][net]") {
+  run_pair(Scenario{.provider = "net", .version = 11, .sizes = kTcpSizes});
+}
+
+TEST_CASE("a primary rail cut mid-run fails over with every message intact over the net provider",
+          "[nccl][harness][net]") {
+  ::setenv("HA_NCCL_CONTROL_TIMEOUT_MS", "10000", 1);
+  run_pair(Scenario{.provider = "net", .version = 11, .fault = "cut-primary-after-msgs=30", .sizes = kTcpSizes});
+  ::unsetenv("HA_NCCL_CONTROL_TIMEOUT_MS");
+}
+
 // Three streams per comm, messages above 4 KiB cut across them (striped_connection.hpp): the
 // handle carries the listener's layout to the other process, grouped receives post their tails
 // once the heads are in, and the fault cuts rail 0 of every stream. A tail's send completes only

@@ -387,6 +387,25 @@ TEST_CASE("three ranks all-to-all on three threads with six failovers at once ov
   check_world(World{.provider = "shm", .ranks = 3});
 }
 
+// The net provider: a progress thread of its own per domain (one per rail endpoint) beside the
+// proxy threads, and its delivery completion in place of the backend's acks.
+TEST_CASE("three ranks all-to-all on three threads with six failovers at once over net", "[nccl][threads][net]") {
+  check_world(World{.provider = "net", .ranks = 3});
+}
+
+TEST_CASE("lagging receivers with large messages waiting when the primary is cut over net", "[nccl][threads][net]") {
+  check_world(World{.provider = "net",
+                    .ranks = 2,
+                    .channels = 8,
+                    .messages = 48,
+                    .window = 4,
+                    .recv_window = 1,
+                    .fault = "cut-primary-after-msgs=12",
+                    .heartbeat_ms = "600000",
+                    .seed = 0x6e6574ULL,
+                    .sizes = {4096, 100, 200000, 65537}});
+}
+
 TEST_CASE("three ranks on threads exchange every message intact without a fault over tcp-rxm", "[nccl][threads]") {
   check_world(World{.provider = "tcp;ofi_rxm", .ranks = 3, .fault = ""});
 }
