@@ -31,7 +31,7 @@ namespace railcheck::nccl {
 // setting is one line here plus its test.
 #define RAILCHECK_PLUGIN_SETTINGS(X)                                                                   \
   X(HA_NCCL_PROVIDER, std::string, provider, "tcp;ofi_rxm", provider_name, "name", 0, 0,               \
-    "libfabric provider of every rail: efa, tcp;ofi_rxm, shm")                                         \
+    "libfabric provider of every rail: efa, tcp;ofi_rxm, net, shm")                                    \
   X(HA_NCCL_RAIL_GROUPS, std::uint32_t, rail_groups, 1, number, "count", 1, 16,                        \
     "rail groups; NCCL sees each as one network device (devices())")                                   \
   X(HA_NCCL_RAILS_PER_GROUP, std::uint32_t, rails_per_group, 2, number, "count", 1, 4,                 \
