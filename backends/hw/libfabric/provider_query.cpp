@@ -4,7 +4,9 @@
 #include <rdma/fi_errno.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <string_view>
 
 #include "backends/hw/libfabric/fabric_error.hpp"
 
@@ -42,7 +44,14 @@ bool runs_over_tcp_sockets(const std::string& provider) {
     if (provider.rfind(p, 0) == 0) return true;
   return false;
 }
-bool send_completion_is_local(const std::string& provider) { return provider.find("ofi_rxm") != std::string::npos; }
+bool send_completion_is_local(const std::string& provider) {
+  if (provider.find("ofi_rxm") != std::string::npos) return true;
+  if (provider == "net") {
+    const char* saved = std::getenv("FI_NET_MAX_SAVED");
+    return saved == nullptr || std::string_view{saved} != "0";
+  }
+  return false;
+}
 
 std::vector<std::string> available_providers() {
   std::vector<std::string> names;

@@ -36,9 +36,15 @@ bool is_shm(const std::string& provider);
 bool runs_over_tcp_sockets(const std::string& provider);
 // True where a send's success means only that the bytes left (ofi_rxm: its eager sends complete
 // when the bytes are in the connection below, whatever FI_DELIVERY_COMPLETE asks), so the
-// backend needs the receiver's delivery acks to give the engine RC's send semantics. "net" and
-// shm honour FI_DELIVERY_COMPLETE (net's receiver acknowledges once the bytes are placed,
-// prov/net/src/xnet_progress.c xnet_process_recv in 1.17), so they need none.
+// backend needs the receiver's delivery acks to give the engine RC's send semantics. shm
+// honours FI_DELIVERY_COMPLETE and needs none. "net" honours it too, but its receiver
+// acknowledges a message once the bytes are in: in the posted buffer, or, for a tagged message of
+// at most 128 B that no receive matches yet, in one of FI_NET_MAX_SAVED (default 4) buffers of the
+// provider's per endpoint (prov/net/src/xnet_progress.c, xnet_save_and_cont and xnet_process_recv
+// in 1.17), which a failover that abandons the rail would lose. So net needs acks unless
+// FI_NET_MAX_SAVED=0 is set (the NCCL plugin sets it before libfabric starts): then an unmatched
+// message waits in the socket, as an RC send waits on the responder's RNR NAK, and a send
+// completes only once the receiver's posted buffer holds it.
 bool send_completion_is_local(const std::string& provider);
 
 }  // namespace railcheck::fabric

@@ -147,12 +147,16 @@ RxmSizes rxm_sizes(const PluginConfig& c, const EnvLookup& lookup) {
   out.staged_bytes = c.stage_bytes;
   if (c.provider == "net") {
     std::vector<std::string> notes;
-    for (const char* var : {"FI_NET_TX_SIZE", "FI_NET_RX_SIZE"}) {
+    const std::pair<const char*, std::string> ours[] = {
+        {"FI_NET_TX_SIZE", std::to_string(kNetQueueDepth)},
+        {"FI_NET_RX_SIZE", std::to_string(kNetQueueDepth)},
+        {"FI_NET_MAX_SAVED", "0"}};
+    for (const auto& [var, value] : ours) {
       if (const char* user = lookup(var); user != nullptr) {
         notes.push_back(fmt::format("{}={} (from the environment)", var, user));
       } else {
-        out.set.emplace_back(var, std::to_string(kNetQueueDepth));
-        notes.push_back(fmt::format("{}={} (the plugin's: queue depth per rail)", var, kNetQueueDepth));
+        out.set.emplace_back(var, value);
+        notes.push_back(fmt::format("{}={} (the plugin's)", var, value));
       }
     }
     out.note = fmt::format("{}; staged sends up to {} B", fmt::join(notes, ", "), out.staged_bytes);

@@ -129,6 +129,8 @@ constexpr std::uint32_t kRxmMsgRxSize = 32;
 // defaults), so the maxComms budget (max_qp_wr) would admit no comm. An entry is a transfer
 // descriptor taken from a pool as it is used, not a buffer: a deeper queue costs nothing unused.
 constexpr std::uint32_t kNetQueueDepth = 4096;
+// And FI_NET_MAX_SAVED=0: net then acknowledges a message only once a posted receive holds it, so
+// the backend needs no delivery acks of its own (fabric::send_completion_is_local says why).
 // The provider variables the plugin sets before libfabric starts: ofi_rxm's sizes (above), or the
 // net provider's queue depths.
 RxmSizes rxm_sizes(const PluginConfig& c, const EnvLookup& lookup);

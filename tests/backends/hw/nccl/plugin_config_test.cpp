@@ -206,12 +206,13 @@ TEST_CASE("the net provider gets queues deep enough for one comm unless the envi
   using Var = std::pair<std::string, std::string>;
   const RxmSizes s = rxm_sizes(c.value(), none);
   // Nothing of ofi_rxm's (it is not in the stack); net's 256-entry default would fit no comm.
-  CHECK(s.set == std::vector<Var>{{"FI_NET_TX_SIZE", "4096"}, {"FI_NET_RX_SIZE", "4096"}});
+  CHECK(s.set ==
+        std::vector<Var>{{"FI_NET_TX_SIZE", "4096"}, {"FI_NET_RX_SIZE", "4096"}, {"FI_NET_MAX_SAVED", "0"}});
   CHECK(s.staged_bytes == 131072);
   const RxmSizes user = rxm_sizes(c.value(), [](const char* n) -> const char* {
     return std::string_view{n} == "FI_NET_RX_SIZE" ? "1024" : nullptr;
   });
-  CHECK(user.set == std::vector<Var>{{"FI_NET_TX_SIZE", "4096"}});
+  CHECK(user.set == std::vector<Var>{{"FI_NET_TX_SIZE", "4096"}, {"FI_NET_MAX_SAVED", "0"}});
   CHECK_THAT(user.note, Catch::Contains("FI_NET_RX_SIZE=1024 (from the environment)"));
 }
 

@@ -25,16 +25,17 @@ namespace railcheck::nccl_harness {
 
 namespace abi = railcheck::nccl_abi;
 
-// The net provider reads its queue depths (FI_NET_TX_SIZE, FI_NET_RX_SIZE) once, when libfabric
-// starts in a process. NCCL loads the plugin before anything of libfabric has run, so the plugin's
-// init sets them in time; a test binary runs tcp;ofi_rxm and shm cases in the same process first,
-// whose libfabric start the harness's forked children inherit. So what the plugin would set
-// (kNetQueueDepth) is set here, before main, whatever order the cases run in; an environment that
-// sets them already is left alone.
+// The net provider reads FI_NET_TX_SIZE, FI_NET_RX_SIZE and FI_NET_MAX_SAVED once, when
+// libfabric starts in a process. NCCL loads the plugin before anything of libfabric has run, so the
+// plugin's init sets them in time; a test binary runs tcp;ofi_rxm and shm cases in the same process
+// first, whose libfabric start the harness's forked children inherit. So what the plugin would set
+// (rxm_sizes) is set here, before main, whatever order the cases run in; an environment that sets
+// them already is left alone.
 inline const bool kNetQueueDepthSet = [] {
   const std::string depth = std::to_string(railcheck::nccl::kNetQueueDepth);
   ::setenv("FI_NET_TX_SIZE", depth.c_str(), 0);
   ::setenv("FI_NET_RX_SIZE", depth.c_str(), 0);
+  ::setenv("FI_NET_MAX_SAVED", "0", 0);
   return true;
 }();
 
