@@ -192,9 +192,18 @@ bool NetComm::progress_if_idle(std::chrono::steady_clock::time_point now, std::c
   // next call, as it did before staging. Progressing idle comms at teardown, while NCCL closes
   // their peers in the same process, crashed shm in fi_cq_read (2 of 3 plugin-shm runs, 2xH200,
   // issue 42; issue 33 met the same provider bug).
-  if (conn_->unacknowledged_sends() == 0) return false;
+  // And a receive comm holding LL/LL128 receives reported done early: NCCL no longer tests them
+  // and may make no call on the comm until the GPU has seen the data, while the sender's engine
+  // waits for this side's answers to its control messages (liveness probes): without this poll it
+  // failed its rails over for nothing ("no answer from the peer within 200 ms") and then had no
+  // rail left (the LL harness case over net, 3 runs in 5).
+  if (conn_->unacknowledged_sends() == 0 && !has_early_completions()) return false;
   poll();
   return true;
+}
+
+bool NetComm::has_early_completions() const {
+  return std::any_of(slots_.begin(), slots_.end(), [](const NetRequest& s) { return s.in_use && s.reported; });
 }
 
 void NetComm::poll() {

@@ -61,8 +61,9 @@ class NetComm {
   nccl_abi::Result test(NetRequest& request, int* done, int* sizes);
 
   // The background thread's call (background_progress.hpp): one poll() if NCCL has not called
-  // this comm for `idle`, nobody holds it now, and it has staged sends not yet acknowledged.
-  // True when it progressed.
+  // this comm for `idle`, nobody holds it now, and it has staged sends not yet acknowledged or
+  // receives reported done early (LL/LL128) that the connection has not completed. True when it
+  // progressed.
   bool progress_if_idle(std::chrono::steady_clock::time_point now, std::chrono::nanoseconds idle);
 
   CommSide side() const { return side_; }
@@ -72,6 +73,7 @@ class NetComm {
   NetRequest* free_slot();
   void poll();  // progress, fault clock, failover log, reap early-completed slots
   void reap_early_completions();
+  bool has_early_completions() const;  // a receive reported done early and not yet completed
   void inject_fault_if_due();  // the fault clock: cut the primary rail once the plan says so
   nccl_abi::Result fail(const Error& e, const char* call);
 

@@ -44,6 +44,7 @@ struct Scenario {
   std::string fault;  // RAILCHECK_NCCL_FAULT for the sender; empty = none
   int messages = 96;  // even: the receiver takes them in grouped pairs
   int window = 4;     // grouped receives (pairs) outstanding at once, as NCCL pipelines steps
+  bool ll = false;    // the receiver runs NCCL's LL pattern (run_receiver_ll): single receives
   // NCCL's own pattern with shared comms: every buffer of a grouped receive carries the same
   // tag (the peer's rank, src/transport/net.cc), so order alone maps messages to buffers.
   bool same_tags = false;
@@ -177,6 +178,76 @@ int run_receiver(const Scenario& s, int handle_out, int done_out) {
   return kExitOk;
 }
 
+// Receiver as NCCL's proxy runs LL and LL128 (src/transport/net.cc): one buffer per receive,
+// NCCL_NET_OPTIONAL_RECV_COMPLETION in *request, test() until it says done (a plugin that honours
+// the hint says so at once), and then no plugin call on the comm until the data is there: the
+// GPU learns it from the flags in the data, which this side stands in for by watching the buffer
+// (filled beforehand with other bytes) until it holds the whole message. Each buffer is posted
+// again once its message is in, `window` receives ahead.
+int run_receiver_ll(const Scenario& s, int handle_out, int done_out) {
+  set_common_env(s);
+  Plugin p(RAILCHECK_NCCL_PLUGIN_PATH, s.version);
+  if (p.init() != 0) {
+    if (log_has("not available here")) return kExitProviderMissing;
+    std::fprintf(stderr, "harness: init failed\n%s", log_text().c_str());
+    return kExitCallFailed;
+  }
+  char handle[abi::kHandleMaxSize] = {};
+  void* lc = nullptr;
+  PLUGIN_CALL(p.listen(0, handle, &lc));
+  if (::write(handle_out, handle, sizeof handle) != static_cast<ssize_t>(sizeof handle)) return kExitCallFailed;
+  ::close(handle_out);
+  void* rc = nullptr;
+  while (rc == nullptr) PLUGIN_CALL(p.accept(lc, &rc));
+  const auto window = static_cast<std::size_t>(2 * s.window);
+  std::vector<std::uint8_t> buf(window * kMaxSize);
+  void* mh = nullptr;
+  PLUGIN_CALL(p.reg_mr(rc, buf.data(), buf.size(), abi::kPtrHost, &mh));
+  auto slot_of = [&](int k) { return buf.data() + (static_cast<std::size_t>(k) % window) * kMaxSize; };
+  auto post = [&](int k) {
+    std::uint8_t* data = slot_of(k);
+    for (std::size_t i = 0; i < s.size_of(k); ++i) data[i] = static_cast<std::uint8_t>(~byte_of(s.seed, k, i));
+    void* d[1] = {data};
+    std::size_t sizes[1] = {kMaxSize};
+    int tags[1] = {s.same_tags ? 1 : k};
+    void* mhs[1] = {mh};
+    void* req = nullptr;
+    while (req == nullptr) {
+      req = reinterpret_cast<void*>(abi::kOptionalRecvCompletion);
+      PLUGIN_CALL(p.irecv(rc, 1, d, sizes, tags, mhs, &req));
+    }
+    const std::string what = "LL irecv of message " + std::to_string(k);
+    wait_done(p, req, nullptr, what.c_str());
+  };
+  auto landed = [&](int k) {
+    const std::uint8_t* got = slot_of(k);
+    // The flags: NCCL's GPU reads them with volatile loads while the provider writes.
+    for (std::size_t i = 0; i < s.size_of(k); ++i)
+      if (static_cast<const volatile std::uint8_t*>(got)[i] != byte_of(s.seed, k, i)) return false;
+    return true;
+  };
+  for (int k = 0; k < std::min(s.messages, static_cast<int>(window)); ++k) post(k);
+  for (int k = 0; k < s.messages; ++k) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (!landed(k)) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        std::fprintf(stderr, "harness: LL message %d (%zu B) never landed in its buffer (seed %#llx)\n%s", k,
+                     s.size_of(k), static_cast<unsigned long long>(s.seed), log_text().c_str());
+        return kExitMismatch;
+      }
+      std::this_thread::yield();
+    }
+    if (k + static_cast<int>(window) < s.messages) post(k + static_cast<int>(window));
+  }
+  const char done = 'd';
+  if (::write(done_out, &done, 1) != 1) return kExitCallFailed;
+  PLUGIN_CALL(p.dereg_mr(rc, mh));
+  PLUGIN_CALL(p.close_recv(rc));
+  PLUGIN_CALL(p.close_listen(lc));
+  std::fprintf(stderr, "receiver (LL): %d messages landed without a plugin call while waiting\n", s.messages);
+  return kExitOk;
+}
+
 // Sender: connect in a loop until the comm is ready, then send every message with its tag,
 // keeping several requests outstanding.
 int run_sender(const Scenario& s, int handle_in, int done_in) {
@@ -238,7 +309,7 @@ bool run_pair(const Scenario& s) {
   const pid_t receiver = spawn([&] {
     ::close(handle_pipe[0]);
     ::close(done_pipe[0]);
-    return run_receiver(s, handle_pipe[1], done_pipe[1]);
+    return s.ll ? run_receiver_ll(s, handle_pipe[1], done_pipe[1]) : run_receiver(s, handle_pipe[1], done_pipe[1]);
   });
   const pid_t sender = spawn([&] {
     ::close(handle_pipe[1]);
@@ -364,6 +435,18 @@ TEST_CASE("a primary rail cut mid-run fails over with every message intact over 
   ::setenv("HA_NCCL_CONTROL_TIMEOUT_MS", "10000", 1);
   run_pair(Scenario{.provider = "net", .version = 11, .fault = "cut-primary-after-msgs=30", .sizes = kTcpSizes});
   ::unsetenv("HA_NCCL_CONTROL_TIMEOUT_MS");
+}
+
+// NCCL's LL receives (run_receiver_ll) on a provider that moves data by itself (net), where the
+// plugin honours NCCL_NET_OPTIONAL_RECV_COMPLETION: the data must land while the receiving side
+// makes no call; and on tcp;ofi_rxm, where the hint is not honoured and the receive completes in
+// test() as any other.
+TEST_CASE("LL receives land without a plugin call over the net provider", "[nccl][harness][net]") {
+  run_pair(Scenario{.provider = "net", .version = 11, .ll = true, .sizes = {8, 64, 1000, 4096}});
+}
+
+TEST_CASE("LL receives complete normally over tcp-rxm, which needs progress calls", "[nccl][harness]") {
+  run_pair(Scenario{.provider = "tcp;ofi_rxm", .version = 11, .ll = true, .sizes = {8, 64, 1000, 4096}});
 }
 
 // Three streams per comm, messages above 4 KiB cut across them (striped_connection.hpp): the
