@@ -86,7 +86,7 @@ inline void default_job_key() {
 
 class Plugin {
  public:
-  Plugin(const char* path, int version) : version_(version) {
+  Plugin(const char* path, int version) {
     default_job_key();
     lib_ = ::dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (lib_ == nullptr) throw std::runtime_error(std::string("dlopen: ") + ::dlerror());
@@ -154,7 +154,6 @@ class Plugin {
   int close_listen(void* c) { return v8_ ? v8_->close_listen(c) : v11_->close_listen(c); }
 
  private:
-  int version_;
   void* lib_ = nullptr;
   const abi::NetV8* v8_ = nullptr;
   const abi::NetV11* v11_ = nullptr;
