@@ -115,7 +115,8 @@ Validation validate_scenario(const Scenario& sc, const ValidateRequest& request)
     // the lab's repeatability, against which a goodput_before row is read (docs/validation.md).
     std::string spread;
     if (r->start_ns >= 0 && r->fault_ns > r->start_ns) {
-      const Nanos span{r->fault_ns - r->start_ns};
+      // goodput_before's span (conform::before_fault_gbps).
+      const Nanos span{(r->due_ns > r->start_ns && r->due_ns <= r->fault_ns ? r->due_ns : r->fault_ns) - r->start_ns};
       auto text = [](const std::optional<std::pair<double, double>>& w) {
         return w ? fmt::format("{:.2f}-{:.2f}", w->first, w->second) : std::string("-");
       };

@@ -116,7 +116,9 @@ struct LabFailoverResult {
   std::uint64_t verified_at_switch = 0;  // of those, before the first replayed delivery
   std::uint32_t failovers = 0;           // started by the sender
   std::string detected_by;               // the engine's trace of what started the first failover
-  double gbps_before = 0;                // payload rate from the first delivery to the fault
+  long long due_ns = -1;                 // when the first action was due: start_ns + its `at`
+  std::uint64_t verified_at_due = 0;     // verified after the warm-up and before due_ns
+  double gbps_before = 0;                // payload rate before the fault: before_fault_gbps
   double gbps_after = 0;                 // from the first replayed delivery to the last
   // Side b's verified deliveries after the warm-up per kLandedBin from start_ns (bin 0 holds the
   // first), up to the last: the stream's rate over time.
@@ -133,6 +135,15 @@ struct LabFailoverResult {
   bool failed_cleanly() const { return connection_failed && receiver_exit == 0; }
   std::uint64_t measured() const { return verified > warmup ? verified - warmup : 0; }  // after the warm-up
 };
+
+// The payload rate of `r`'s stream (messages of `bytes`) before its fault, over the span the sim's
+// figure covers: from the first delivery to when the first action was due, not to when it took
+// effect. An action the parent makes (an nftables rule, the packet delayer, a signal) takes effect
+// milliseconds after it was due, and while `nft` starts the sides share a core and run slower
+// (one-way-loss on a loaded 2-core machine: 10 ms late, the stream 7-45 % under its rate before;
+// docs/validation.md "The lab stream's rate over time"). To the fault's effect where nothing was
+// due; 0 without a fault.
+double before_fault_gbps(const LabFailoverResult& r, std::size_t bytes);
 
 // Runs the plan between the lab's two sides. An Error only when the run could not be made (no
 // pipes, a side that could not start); a stream that failed is a result with its exit codes and

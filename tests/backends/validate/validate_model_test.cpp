@@ -448,3 +448,28 @@ TEST_CASE("validate model: the share of a span both lab sides ran on one core", 
   CHECK(r.shared_core(80, 100) == Approx(0.0));
   CHECK(r.shared_core(100, 100) == -1);
 }
+
+TEST_CASE("validate model: the lab's rate before the fault spans what the sim's does, to when the fault was due",
+          "[validate]") {
+  // One-way-loss as the lab ran it on 2026-11-28: the nftables rule due 20 ms after the start took
+  // effect 10 ms later, the stream slower meanwhile (the parent's nft beside the sides).
+  conform::LabFailoverResult r;
+  r.start_ns = 1'000'000'000;
+  r.due_ns = r.start_ns + 20'000'000;
+  r.fault_ns = r.start_ns + 30'000'000;
+  r.verified_at_due = 256;    // 8 per 0.625 ms: 1.68 Gb/s of 16 KiB messages
+  r.verified_at_fault = 320;  // 64 more in the 10 ms the rule took: 0.84 Gb/s
+  const double gbps_16k = 16384.0 * 8 / 1e9;
+  CHECK(conform::before_fault_gbps(r, 16384) == Approx(256 * gbps_16k / 0.020));
+  // A link the receiving side set down itself took effect when due: the same either way.
+  r.fault_ns = r.due_ns;
+  r.verified_at_fault = r.verified_at_due;
+  CHECK(conform::before_fault_gbps(r, 16384) == Approx(256 * gbps_16k / 0.020));
+  // No due time reported: to the fault's effect. No fault: nothing.
+  r.due_ns = -1;
+  r.fault_ns = r.start_ns + 30'000'000;
+  r.verified_at_fault = 320;
+  CHECK(conform::before_fault_gbps(r, 16384) == Approx(320 * gbps_16k / 0.030));
+  r.fault_ns = -1;
+  CHECK(conform::before_fault_gbps(r, 16384) == 0);
+}
