@@ -140,7 +140,7 @@ struct LabFailoverResult {
 // figure covers: from the first delivery to when the first action was due, not to when it took
 // effect. An action the parent makes (an nftables rule, the packet delayer, a signal) takes effect
 // milliseconds after it was due, and while `nft` starts the sides share a core and run slower
-// (one-way-loss on a loaded 2-core machine: 10 ms late, the stream 7-45 % under its rate before;
+// (one-way-loss on a loaded 2-core machine: 10 ms late, the stream 6-49 % under its rate before;
 // docs/validation.md "The lab stream's rate over time"). To the fault's effect where nothing was
 // due; 0 without a fault.
 double before_fault_gbps(const LabFailoverResult& r, std::size_t bytes);
