@@ -1,10 +1,12 @@
 // Measuring the lab's link (calibration.hpp).
 #include "backends/validate/calibration.hpp"
 
-#include "backends/validate/lab_scenario.hpp"
-
 #include <fmt/format.h>
 #include <time.h>
+
+#include <algorithm>
+
+#include "backends/validate/lab_scenario.hpp"
 
 namespace railcheck::validation {
 namespace {
@@ -43,6 +45,11 @@ Result<LabLink> calibrate(const conform::NetnsLab& lab, const std::string& provi
   if (!rate) return rate.error();
   link.gbps = static_cast<double>(rate->measured() - 1) * static_cast<double>(bytes) * 8.0 /
               static_cast<double>(rate->end_ns - rate->start_ns);
+  link.landed_per_bin = rate->landed_per_bin;
+  for (std::size_t b = 0; b < link.landed_per_bin.size(); ++b) {
+    const long long from = rate->start_ns + static_cast<long long>(b) * conform::kLandedBin.count();
+    link.shared_core_per_bin.push_back(rate->shared_core(from, from + conform::kLandedBin.count()));
+  }
   // The round trip: one 64 B message at a time.
   auto rtt = clean_run(lab, provider, 64, 1, 200, tunables);
   if (!rtt) return rtt.error();
@@ -70,22 +77,64 @@ Result<LabLink> calibrate(const conform::NetnsLab& lab, const std::string& provi
   return link;
 }
 
+std::optional<std::pair<double, double>> window_rates(const LabLink& link, Nanos span) {
+  const auto bin = std::chrono::duration_cast<Nanos>(conform::kLandedBin);
+  const auto k = static_cast<std::size_t>(std::max<std::int64_t>(1, span / bin));
+  // The last bin is cut short where the stream ended: left out.
+  const std::size_t whole = link.landed_per_bin.empty() ? 0 : link.landed_per_bin.size() - 1;
+  if (whole < k || link.message_bytes == 0) return std::nullopt;
+  const double per_message =
+      static_cast<double>(link.message_bytes) * 8.0 / (static_cast<double>(k) * static_cast<double>(bin.count()));
+  std::uint64_t in_window = 0;
+  for (std::size_t b = 0; b < k; ++b) in_window += link.landed_per_bin[b];
+  std::uint64_t lo = in_window, hi = in_window;
+  for (std::size_t b = k; b < whole; ++b) {
+    in_window += link.landed_per_bin[b];
+    in_window -= link.landed_per_bin[b - k];
+    lo = std::min(lo, in_window);
+    hi = std::max(hi, in_window);
+  }
+  return std::make_pair(static_cast<double>(lo) * per_message, static_cast<double>(hi) * per_message);
+}
+
 std::string topology_keys(const LabLink& link, const std::string& provider) {
   NicPreset nic;
   apply_lab_link(nic, link);
-  return fmt::format(
-      "# The netns lab's link as railcheck validate --calibrate measured it: {} over veth, {} B messages,\n"
-      "# window {}; a stream of {:.3f} Gb/s and a {:.1f} us round trip (docs/validation.md).\n"
-      "[topology]\n"
-      "host_gbps = {:.4f}\n"
-      "link_gbps = {:.1f}\n"
-      "link_latency_us = {:.2f}\n"
-      "mtu = {}\n"
-      "idle_rail_poll_ms = {:.3f}\n"
-      "transport_rto_ms = {:.1f}\n",
-      provider, link.message_bytes, link.window, link.gbps, static_cast<double>(link.round_trip.count()) / 1e3,
-      nic.host_gbps, nic.link_gbps, static_cast<double>(nic.link_latency.count()) / 1e3, nic.mtu,
-      to_millis(nic.idle_rail_poll), to_millis(nic.transport_rto));
+  std::string curve;
+  const double per_bin =
+      static_cast<double>(link.message_bytes) * 8.0 / static_cast<double>(conform::kLandedBin.count());
+  for (std::size_t b = 0; b < link.landed_per_bin.size(); ++b)
+    curve += fmt::format(" {:.2f}{}", link.landed_per_bin[b] * per_bin,
+                         b < link.shared_core_per_bin.size() && link.shared_core_per_bin[b] > 0.5 ? "*" : "");
+  double shared = 0;
+  std::size_t known = 0;
+  for (double b : link.shared_core_per_bin) {
+    if (b < 0) continue;
+    shared += b;
+    ++known;
+  }
+  const std::string shared_text =
+      known == 0 ? "not known" : fmt::format("{:.0f} %", 100 * shared / static_cast<double>(known));
+  const std::string shape =
+      curve.empty()
+          ? std::string()
+          : fmt::format(
+                "# Gb/s per {} ms from the stream's start (*: both sides on one core; over the stream: {}):{}\n",
+                conform::kLandedBin.count() / 1'000'000, shared_text, curve);
+  return shape +
+         fmt::format(
+             "# The netns lab's link as railcheck validate --calibrate measured it: {} over veth, {} B messages,\n"
+             "# window {}; a stream of {:.3f} Gb/s and a {:.1f} us round trip (docs/validation.md).\n"
+             "[topology]\n"
+             "host_gbps = {:.4f}\n"
+             "link_gbps = {:.1f}\n"
+             "link_latency_us = {:.2f}\n"
+             "mtu = {}\n"
+             "idle_rail_poll_ms = {:.3f}\n"
+             "transport_rto_ms = {:.1f}\n",
+             provider, link.message_bytes, link.window, link.gbps, static_cast<double>(link.round_trip.count()) / 1e3,
+             nic.host_gbps, nic.link_gbps, static_cast<double>(nic.link_latency.count()) / 1e3, nic.mtu,
+             to_millis(nic.idle_rail_poll), to_millis(nic.transport_rto));
 }
 
 }  // namespace railcheck::validation

@@ -44,6 +44,11 @@ struct LabLink {
   // waits for the next retry: the rail carries traffic again only at the down instant plus a
   // whole number of these, however short the outage (measured: docs/validation.md).
   Nanos neighbour_retry{};
+  // The rate calibration's stream landed at, per conform::kLandedBin from its first delivery after
+  // the warm-up (messages per bin; the last bin partial).
+  std::vector<std::uint32_t> landed_per_bin;
+  // Per bin, the share of it the two sides ran on one core (-1: not known).
+  std::vector<double> shared_core_per_bin;
 };
 
 // The scenario's link outages as the lab's rails live them: where a side sends during an outage

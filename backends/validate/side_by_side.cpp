@@ -214,8 +214,17 @@ SideBySide compare(const std::string& scenario, const std::vector<sim::RunSummar
     out.lab_notes.push_back(
         fmt::format("run {}: calls of 1 ms or more within 100 ms of the fault: sender {}; receiver {}", i + 1,
                     near_fault(r.sender), near_fault(r.receiver)));
-    out.lab_notes.push_back(fmt::format("run {}: the stream's first 5 ms / 10 ms delivered {} / {} messages", i + 1,
-                                        r.receiver.get("first5ms"), r.receiver.get("first10ms")));
+    std::string curve;
+    const double per_bin = static_cast<double>(message_bytes) * 8.0 / static_cast<double>(conform::kLandedBin.count());
+    const long long bins_before = (r.fault_ns - r.start_ns) / conform::kLandedBin.count();
+    for (std::size_t b = 0; b < r.landed_per_bin.size() && static_cast<long long>(b) < bins_before; ++b) {
+      const long long from = r.start_ns + static_cast<long long>(b) * conform::kLandedBin.count();
+      curve += fmt::format(" {:.2f}{}", r.landed_per_bin[b] * per_bin,
+                           r.shared_core(from, from + conform::kLandedBin.count()) > 0.5 ? "*" : "");
+    }
+    out.lab_notes.push_back(
+        fmt::format("run {}: Gb/s per {} ms from the stream's start to the fault (*: both sides on one core):{}", i + 1,
+                    conform::kLandedBin.count() / 1'000'000, curve.empty() ? " -" : curve));
   }
   // Rows the sim has no figure for where there was no fault (a clean run has no detection).
   for (auto& row : out.rows)

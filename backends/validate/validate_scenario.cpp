@@ -111,8 +111,20 @@ Validation validate_scenario(const Scenario& sc, const ValidateRequest& request)
     // The sim runs the lab run's stream (its length came from the first calibration) on the link
     // as the two calibrations either side of the run measured it.
     apply_lab_link(both->sim.topology.nic, bracket(before.value(), after.value()));
-    calibrations.push_back(fmt::format("run {}: {:.2f} | {:.2f} Gb/s per stream, {:.1f} | {:.1f} us round trip", i + 1,
-                                       before->gbps, after->gbps,
+    // How far each calibration's own rate moved over spans as long as this run's before the fault:
+    // the lab's repeatability, against which a goodput_before row is read (docs/validation.md).
+    std::string spread;
+    if (r->start_ns >= 0 && r->fault_ns > r->start_ns) {
+      // goodput_before's span (conform::before_fault_gbps).
+      const Nanos span{(r->due_ns > r->start_ns && r->due_ns <= r->fault_ns ? r->due_ns : r->fault_ns) - r->start_ns};
+      auto text = [](const std::optional<std::pair<double, double>>& w) {
+        return w ? fmt::format("{:.2f}-{:.2f}", w->first, w->second) : std::string("-");
+      };
+      spread = fmt::format(" (over {:.0f} ms: {} | {})", to_millis(span), text(window_rates(before.value(), span)),
+                           text(window_rates(after.value(), span)));
+    }
+    calibrations.push_back(fmt::format("run {}: {:.2f} | {:.2f} Gb/s per stream{}, {:.1f} | {:.1f} us round trip",
+                                       i + 1, before->gbps, after->gbps, spread,
                                        static_cast<double>(before->round_trip.count()) / 1e3,
                                        static_cast<double>(after->round_trip.count()) / 1e3));
     predicted.push_back(sim::run_scenario(both->sim, seed + i, {}, wire.value()).summary);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <limits>
 #include <sstream>
 #include <thread>
 
@@ -69,6 +70,28 @@ struct Stalls {
   std::string text() const {  // "start:duration,start:duration" (ns), "-" when none
     std::string out;
     for (const auto& [at, d] : seen) out += fmt::format("{}{}:{}", out.empty() ? "" : ",", at, d);
+    return out.empty() ? "-" : out;
+  }
+};
+
+// The core a side ran on, each time it changed: (when, cpu), the first kMaxCpuMoves of them. Two
+// sides on one core take turns (each naps kProxyNap per loop): 1.0-1.4 Gb/s against 1.6-1.9 on
+// two cores, measured with the lab pinned to one (docs/validation.md "The lab stream's rate over
+// time"), so validate marks the bins where it happened.
+constexpr std::size_t kMaxCpuMoves = 256;
+
+struct CpuTrail {
+  std::vector<std::pair<long long, long long>> moves;
+  int last = -2;
+  void note(Clock::time_point now) {
+    const int cpu = sched_getcpu();
+    if (cpu == last || moves.size() >= kMaxCpuMoves) return;
+    last = cpu;
+    moves.emplace_back(stamp(now), cpu);
+  }
+  std::string text() const {
+    std::string out;
+    for (const auto& [at, cpu] : moves) out += fmt::format("{}{}:{}", out.empty() ? "" : ",", at, cpu);
     return out.empty() ? "-" : out;
   }
 };
@@ -134,6 +157,7 @@ int receive_side(const NetnsSide& b, const LabFailoverPlan& plan, const Pipes& p
   std::uint64_t seen = 0, at_switch = 0;
   auto last_progress = Clock::now();
   Stalls stalls;
+  CpuTrail cpus;
   // The parent's "stop" once the sender finished: before the stream is whole only where the
   // sender's connection failed (a clean failure), which leaves side b nothing more to wait for.
   PeerChannel stop(p.stop[0]);
@@ -155,6 +179,7 @@ int receive_side(const NetnsSide& b, const LabFailoverPlan& plan, const Pipes& p
       return fail_with(13, "receiver: " + rx.error());
     }
     stalls.note(before, Clock::now());
+    cpus.note(before);
     if (start_ns >= 0) longest_step_ns = std::max(longest_step_ns, stamp(Clock::now()) - stamp(before));
     nap_if_realtime(realtime);
     const auto now = Clock::now();
@@ -197,21 +222,35 @@ int receive_side(const NetnsSide& b, const LabFailoverPlan& plan, const Pipes& p
   if (!links_done.empty() && (fault_ns < 0 || links_done.front().second < fault_ns)) fault_ns = links_done.front().second;
   const auto at_fault = static_cast<std::uint64_t>(
       fault_ns < 0 ? 0 : std::lower_bound(deliveries.begin(), deliveries.end(), fault_ns) - deliveries.begin());
-  // The stream's start: how many messages landed in its first 5 and 10 ms (the sim has no set-up
-  // cost; validate prints these beside the steady rate).
-  auto landed_within = [&](long long ns) {
-    if (start_ns < 0) return 0L;
-    const auto upto = std::upper_bound(deliveries.begin(), deliveries.end(), start_ns + ns) - deliveries.begin();
-    return std::max(0L, static_cast<long>(upto) - static_cast<long>(plan.warmup));
-  };
+  // When the first action was due: the parent starts making its actions then (an nft or a kill
+  // takes milliseconds of a core the sides run on); the stream up to here is undisturbed.
+  long long due_ns = -1;
+  for (const auto& a : plan.fault.actions)
+    if (start_ns >= 0 && (due_ns < 0 || start_ns + a.at.count() < due_ns)) due_ns = start_ns + a.at.count();
+  const auto at_due = static_cast<std::uint64_t>(
+      due_ns < 0 ? 0 : std::lower_bound(deliveries.begin(), deliveries.end(), due_ns) - deliveries.begin());
+  // Messages landed per kLandedBin from the stream's start to its end (the warm-up left out): the
+  // rate's shape over time, which calibration and validate print (docs/validation.md "The lab
+  // stream's rate over time").
+  std::string landed;
+  if (start_ns >= 0) {
+    std::vector<long> per_bin;
+    for (std::size_t i = plan.warmup; i < deliveries.size(); ++i) {
+      const auto bin = static_cast<std::size_t>((deliveries[i] - start_ns) / kLandedBin.count());
+      if (bin >= kMaxLandedBins) break;
+      if (per_bin.size() <= bin) per_bin.resize(bin + 1, 0);
+      ++per_bin[bin];
+    }
+    for (long n : per_bin) landed += fmt::format("{}{}", landed.empty() ? "" : ",", n);
+  }
   const ConnectionStats st = conn.stats();
   std::ostringstream line;
-  line << "first5ms " << landed_within(5'000'000) << " first10ms " << landed_within(10'000'000) << " start_ns "
-       << start_ns << " fault_ns " << fault_ns << " first_replayed_ns " << first_replayed_ns
-       << " end_ns " << end_ns << " failed_ns " << failed_ns << " verified " << seen << " at_fault " << at_fault << " at_switch " << at_switch
-       << " failovers " << st.failovers << " active " << st.active_rail << " longest_step_ns " << longest_step_ns
-       << " realtime " << realtime << " stalls "
-       << stalls.text() << " actions " << action_times_text(links_done);
+  line << "landed " << (landed.empty() ? "-" : landed) << " start_ns " << start_ns << " fault_ns " << fault_ns
+       << " first_replayed_ns " << first_replayed_ns << " end_ns " << end_ns << " failed_ns " << failed_ns
+       << " verified " << seen << " due_ns " << due_ns << " at_due " << at_due << " at_fault " << at_fault
+       << " at_switch " << at_switch << " failovers " << st.failovers << " active " << st.active_rail
+       << " longest_step_ns " << longest_step_ns << " realtime " << realtime << " stalls " << stalls.text() << " cpus "
+       << cpus.text() << " actions " << action_times_text(links_done);
   return PeerChannel(p.rx_report[1]).send_line(line.str()) ? 0 : fail_with(16, "writing the report");
 }
 
@@ -234,6 +273,7 @@ int send_side(const NetnsSide& a, const LabFailoverPlan& plan, const Pipes& p) {
   std::uint64_t done = 0;
   auto last_progress = Clock::now();
   Stalls stalls;
+  CpuTrail cpus;
   while (!tx.done()) {
     const auto before = Clock::now();
     if (!tx.step()) {
@@ -250,6 +290,7 @@ int send_side(const NetnsSide& a, const LabFailoverPlan& plan, const Pipes& p) {
       return fail_with(kSenderConnectionFailed, "sender: " + tx.error());
     }
     stalls.note(before, Clock::now());
+    cpus.note(before);
     if (conn.failovers() == 0) longest_step_ns = std::max(longest_step_ns, stamp(Clock::now()) - stamp(before));
     nap_if_realtime(realtime);
     if (tx.completed() != done) {
@@ -261,9 +302,9 @@ int send_side(const NetnsSide& a, const LabFailoverPlan& plan, const Pipes& p) {
   }
   const ConnectionStats st = conn.stats();
   std::ostringstream line;
-  line << "stalls " << stalls.text() << " longest_step_ns " << longest_step_ns << " realtime " << realtime
-       << " failovers " << st.failovers_started << " liveness " << st.liveness << " failover_ns "
-       << (st.first_failover_at ? stamp(*st.first_failover_at) : -1LL);
+  line << "stalls " << stalls.text() << " cpus " << cpus.text() << " longest_step_ns " << longest_step_ns
+       << " realtime " << realtime << " failovers " << st.failovers_started << " liveness " << st.liveness
+       << " failover_ns " << (st.first_failover_at ? stamp(*st.first_failover_at) : -1LL);
   for (std::size_t r = 0; r < st.rails.size(); ++r)
     line << " probes" << r << " " << st.rails[r].probes_sent << " answered" << r << " " << st.rails[r].probes_answered;
   line << " why " << st.first_failover_why;
@@ -292,10 +333,20 @@ LabSideReport parse_report(const std::string& line) {
       std::getline(in >> std::ws, r.why);
       break;
     }
-    if (key == "stalls" || key == "actions") {
+    if (key == "landed") {
       std::string list;
       in >> list;
-      (key == "stalls" ? r.stalls : r.actions) = parse_pairs(list);
+      for (std::size_t pos = 0; list != "-" && pos < list.size();) {
+        const auto comma = std::min(list.find(',', pos), list.size());
+        r.landed.push_back(std::stoll(list.substr(pos, comma - pos)));
+        pos = comma + 1;
+      }
+      continue;
+    }
+    if (key == "stalls" || key == "actions" || key == "cpus") {
+      std::string list;
+      in >> list;
+      (key == "stalls" ? r.stalls : key == "actions" ? r.actions : r.cpus) = parse_pairs(list);
       continue;
     }
     long long v = 0;
@@ -316,6 +367,33 @@ void close_all(std::initializer_list<int> fds) {
 }
 
 }  // namespace
+
+double before_fault_gbps(const LabFailoverResult& r, std::size_t bytes) {
+  if (r.fault_ns < 0) return 0;
+  // The span the sim's figure covers: from the stream's start to when the fault was due (it took
+  // effect later where the parent made it).
+  if (r.due_ns > r.start_ns && r.due_ns <= r.fault_ns) return gbps(r.verified_at_due, bytes, r.start_ns, r.due_ns);
+  return gbps(r.verified_at_fault, bytes, r.start_ns, r.fault_ns);
+}
+
+double LabFailoverResult::shared_core(long long from_ns, long long to_ns) const {
+  if (to_ns <= from_ns || sender.cpus.empty() || receiver.cpus.empty()) return -1;
+  // The core each side was on at `t`: its last move at or before t (its first before it moved).
+  auto cpu_at = [](const std::vector<std::pair<long long, long long>>& moves, long long t) {
+    auto it = std::upper_bound(moves.begin(), moves.end(), std::make_pair(t, std::numeric_limits<long long>::max()));
+    return it == moves.begin() ? moves.front().second : std::prev(it)->second;
+  };
+  // Every instant either side moved, within [from, to): between two of them neither moves.
+  std::vector<long long> cuts{from_ns, to_ns};
+  for (const auto* moves : {&sender.cpus, &receiver.cpus})
+    for (const auto& [at, cpu] : *moves)
+      if (at > from_ns && at < to_ns) cuts.push_back(at);
+  std::sort(cuts.begin(), cuts.end());
+  long long shared = 0;
+  for (std::size_t i = 0; i + 1 < cuts.size(); ++i)
+    if (cpu_at(sender.cpus, cuts[i]) == cpu_at(receiver.cpus, cuts[i])) shared += cuts[i + 1] - cuts[i];
+  return static_cast<double>(shared) / static_cast<double>(to_ns - from_ns);
+}
 
 long long LabSideReport::get(const std::string& key, long long missing) const {
   auto it = values.find(key);
@@ -486,7 +564,11 @@ Result<LabFailoverResult> run_lab_failover(const NetnsLab& lab, const LabFailove
   r.failovers = static_cast<std::uint32_t>(std::max(0LL, r.sender.get("failovers", 0)));
   r.detected_by = r.sender.why;
   const std::size_t bytes = plan.spec.fixed_size.value_or(plan.spec.max_size);
-  r.gbps_before = gbps(r.verified_at_fault, bytes, r.start_ns, r.fault_ns);
+  for (long long n : r.receiver.landed) r.landed_per_bin.push_back(static_cast<std::uint32_t>(std::max(0LL, n)));
+  r.due_ns = r.receiver.get("due_ns");
+  r.verified_at_due =
+      static_cast<std::uint64_t>(std::max(0LL, r.receiver.get("at_due", 0) - static_cast<long long>(plan.warmup)));
+  r.gbps_before = before_fault_gbps(r, bytes);
   r.gbps_after = gbps(r.verified - r.verified_at_switch, bytes, r.first_replayed_ns, r.end_ns);
   return r;
 }

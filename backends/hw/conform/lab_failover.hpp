@@ -82,8 +82,16 @@ struct LabSideReport {
   std::vector<std::pair<long long, long long>> stalls;
   // Side b: the link changes it made, (plan index, when), CLOCK_MONOTONIC ns.
   std::vector<std::pair<long long, long long>> actions;
+  // Side b: messages landed per kLandedBin from the stream's start (LabFailoverResult::landed_per_bin).
+  std::vector<long long> landed;
+  // The core the side ran on from each instant it moved: (CLOCK_MONOTONIC ns, cpu), the first 256.
+  std::vector<std::pair<long long, long long>> cpus;
   long long get(const std::string& key, long long missing = -1) const;
 };
+
+// The bins of LabFailoverResult::landed_per_bin, and how many at most (10 s of stream).
+inline constexpr std::chrono::nanoseconds kLandedBin = std::chrono::milliseconds(5);
+inline constexpr std::size_t kMaxLandedBins = 2000;
 
 struct LabFailoverResult {
   bool realtime = false;  // both sides ran SCHED_FIFO
@@ -108,17 +116,34 @@ struct LabFailoverResult {
   std::uint64_t verified_at_switch = 0;  // of those, before the first replayed delivery
   std::uint32_t failovers = 0;           // started by the sender
   std::string detected_by;               // the engine's trace of what started the first failover
-  double gbps_before = 0;                // payload rate from the first delivery to the fault
+  long long due_ns = -1;                 // when the first action was due: start_ns + its `at`
+  std::uint64_t verified_at_due = 0;     // verified after the warm-up and before due_ns
+  double gbps_before = 0;                // payload rate before the fault: before_fault_gbps
   double gbps_after = 0;                 // from the first replayed delivery to the last
+  // Side b's verified deliveries after the warm-up per kLandedBin from start_ns (bin 0 holds the
+  // first), up to the last: the stream's rate over time.
+  std::vector<std::uint32_t> landed_per_bin;
   // The sender's engine reported the connection failed (every path down) and side b saw nothing
   // wrong: a clean end, the sim's "connection-failed".
   bool connection_failed = false;
   bool hung = false;     // the sender stalled for plan.give_up with no error from its engine
   long long error_ns = -1;  // CLOCK_MONOTONIC ns: either side's engine first said the connection failed
   bool ok() const { return sender_exit == 0 && receiver_exit == 0; }
+  // The share of [from_ns, to_ns) both sides ran on the same core (from their cpu trails); -1 where
+  // a side reported none.
+  double shared_core(long long from_ns, long long to_ns) const;
   bool failed_cleanly() const { return connection_failed && receiver_exit == 0; }
   std::uint64_t measured() const { return verified > warmup ? verified - warmup : 0; }  // after the warm-up
 };
+
+// The payload rate of `r`'s stream (messages of `bytes`) before its fault, over the span the sim's
+// figure covers: from the first delivery to when the first action was due, not to when it took
+// effect. An action the parent makes (an nftables rule, the packet delayer, a signal) takes effect
+// milliseconds after it was due, and while `nft` starts the sides share a core and run slower
+// (one-way-loss on a loaded 2-core machine: 10 ms late, the stream 6-49 % under its rate before;
+// docs/validation.md "The lab stream's rate over time"). To the fault's effect where nothing was
+// due; 0 without a fault.
+double before_fault_gbps(const LabFailoverResult& r, std::size_t bytes);
 
 // Runs the plan between the lab's two sides. An Error only when the run could not be made (no
 // pipes, a side that could not start); a stream that failed is a result with its exit codes and

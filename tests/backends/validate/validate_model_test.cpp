@@ -413,3 +413,63 @@ TEST_CASE("validate model: a false failover under a disturbance is timed from it
     CHECK(s.agree());
   }
 }
+
+TEST_CASE("validate model: calibration's own rate over spans as long as the one before the fault", "[validate]") {
+  LabLink link = calibrated();  // 16 KiB messages: 8 per 5 ms bin is 0.2097 Gb/s
+  const double per_message_5ms = 16.0 * 1024 * 8 / 5e6;
+  link.landed_per_bin = {64, 64, 120, 64, 56, 3};  // the last bin is cut short where the stream ended
+  const auto one = window_rates(link, ms(5));
+  REQUIRE(one);
+  CHECK(one->first == Approx(56 * per_message_5ms));
+  CHECK(one->second == Approx(120 * per_message_5ms));
+  // 10 ms windows slide by one bin: (64+64), (64+120), (120+64), (64+56), over two bins each.
+  const auto two = window_rates(link, ms(12));  // whole bins only: 12 ms is two of them
+  REQUIRE(two);
+  CHECK(two->first == Approx(120 * per_message_5ms / 2));
+  CHECK(two->second == Approx(184 * per_message_5ms / 2));
+  // The whole stream's five full bins, and nothing for a span longer than the stream.
+  const auto all = window_rates(link, ms(25));
+  REQUIRE(all);
+  CHECK(all->first == Approx(all->second));
+  CHECK(all->first == Approx(368 * per_message_5ms / 5));
+  CHECK_FALSE(window_rates(link, ms(30)));
+  CHECK(window_rates(link, ms(1)));  // under one bin: one bin
+  link.landed_per_bin.clear();
+  CHECK_FALSE(window_rates(link, ms(5)));
+}
+
+TEST_CASE("validate model: the share of a span both lab sides ran on one core", "[validate]") {
+  conform::LabFailoverResult r;
+  CHECK(r.shared_core(0, 100) == -1);           // no trail: not known
+  r.sender.cpus = {{0, 0}, {50, 1}};            // cpu 0, then cpu 1 from t = 50
+  r.receiver.cpus = {{10, 1}, {80, 0}};         // cpu 1 (also before its first note), cpu 0 from t = 80
+  CHECK(r.shared_core(0, 100) == Approx(0.3));  // [50, 80) both on cpu 1
+  CHECK(r.shared_core(50, 80) == Approx(1.0));
+  CHECK(r.shared_core(80, 100) == Approx(0.0));
+  CHECK(r.shared_core(100, 100) == -1);
+}
+
+TEST_CASE("validate model: the lab's rate before the fault spans what the sim's does, to when the fault was due",
+          "[validate]") {
+  // One-way-loss as the lab ran it on 2026-11-28: the nftables rule due 20 ms after the start took
+  // effect 10 ms later, the stream slower meanwhile (the parent's nft beside the sides).
+  conform::LabFailoverResult r;
+  r.start_ns = 1'000'000'000;
+  r.due_ns = r.start_ns + 20'000'000;
+  r.fault_ns = r.start_ns + 30'000'000;
+  r.verified_at_due = 256;    // 8 per 0.625 ms: 1.68 Gb/s of 16 KiB messages
+  r.verified_at_fault = 320;  // 64 more in the 10 ms the rule took: 0.84 Gb/s
+  const double gbps_16k = 16384.0 * 8 / 1e9;
+  CHECK(conform::before_fault_gbps(r, 16384) == Approx(256 * gbps_16k / 0.020));
+  // A link the receiving side set down itself took effect when due: the same either way.
+  r.fault_ns = r.due_ns;
+  r.verified_at_fault = r.verified_at_due;
+  CHECK(conform::before_fault_gbps(r, 16384) == Approx(256 * gbps_16k / 0.020));
+  // No due time reported: to the fault's effect. No fault: nothing.
+  r.due_ns = -1;
+  r.fault_ns = r.start_ns + 30'000'000;
+  r.verified_at_fault = 320;
+  CHECK(conform::before_fault_gbps(r, 16384) == Approx(320 * gbps_16k / 0.030));
+  r.fault_ns = -1;
+  CHECK(conform::before_fault_gbps(r, 16384) == 0);
+}
