@@ -194,9 +194,10 @@ bool NetComm::progress_if_idle(std::chrono::steady_clock::time_point now, std::c
   // issue 42; issue 33 met the same provider bug).
   // And a receive comm holding LL/LL128 receives reported done early: NCCL no longer tests them
   // and may make no call on the comm until the GPU has seen the data, while the sender's engine
-  // waits for this side's answers to its control messages (liveness probes): without this poll it
-  // failed its rails over for nothing ("no answer from the peer within 200 ms") and then had no
-  // rail left (the LL harness case over net, 3 runs in 5).
+  // may need this side's engine to act (re-post its control receives, answer a ping or a failover
+  // handshake): without this poll the sender failed over for nothing and then got no answer on the
+  // standby ("no answer from the peer on path 1 within 200 ms"), no rail left (the LL harness case
+  // over net, 3 runs in 5; 8 in 8 with it).
   if (conn_->unacknowledged_sends() == 0 && !has_early_completions()) return false;
   poll();
   return true;
