@@ -52,6 +52,10 @@ struct World {
   // HA_NCCL_HEARTBEAT_MS: the standby's idle ping. Long, the standby's provider connection is
   // first opened by the failover itself, as in a job that fails over early.
   std::string heartbeat_ms = "100";
+  // NCCL's LL/LL128 receives instead of grouped pairs: one buffer each, NCCL_NET_OPTIONAL_RECV_
+  // COMPLETION, test() until done, and then the buffer watched for the bytes with no call on the
+  // comm for it (post_ll_recv). Sizes must be nonzero: an empty message cannot be seen landing.
+  bool ll = false;
   std::uint64_t seed = 0x7468726473ULL;  // "thrds"
   // Sizes on both sides of rxm's 16 KiB eager limit (above it rxm moves a message by rendezvous).
   std::vector<std::size_t> sizes = {0, 1, 100, 4096, 16000, 65537, 524288};
@@ -70,6 +74,22 @@ std::uint8_t byte_of(std::uint64_t seed, int src, int dst, int k, std::size_t i)
                     (static_cast<std::uint64_t>(k) * 0x9E3779B97F4A7C15ULL) ^ (i * 0xBF58476D1CE4E5B9ULL);
   z ^= z >> 29;
   return static_cast<std::uint8_t>(z);
+}
+
+// The LL receiver's buffer accesses stand in for NCCL's GPU, which shares the buffers with the
+// NIC without the CPU's synchronisation: racy by design, so ThreadSanitizer does not track them
+// (plugin_harness_test.cpp's run_receiver_ll says more).
+__attribute__((no_sanitize("thread"))) void fill_other_bytes(std::uint8_t* data, std::uint64_t seed, int src, int dst,
+                                                               int k, std::size_t size) {
+  volatile std::uint8_t* out = data;
+  for (std::size_t i = 0; i < size; ++i) out[i] = static_cast<std::uint8_t>(~byte_of(seed, src, dst, k, i));
+}
+__attribute__((no_sanitize("thread"))) bool holds_message(const std::uint8_t* got, std::uint64_t seed, int src,
+                                                            int dst, int k, std::size_t size) {
+  const volatile std::uint8_t* flags = got;
+  for (std::size_t i = 0; i < size; ++i)
+    if (flags[i] != byte_of(seed, src, dst, k, i)) return false;
+  return true;
 }
 
 // A failure on any thread ends the child at once with its code (and the plugin's log).
@@ -107,8 +127,8 @@ struct SendSide {
 };
 struct RecvSide {
   Link* link = nullptr;
-  int next_pair = 0;  // next pair to post
-  int checked_pairs = 0;
+  int next_pair = 0;  // next pair to post (LL: next message)
+  int checked_pairs = 0;  // LL: messages seen landed
   std::deque<void*> inflight;  // grouped receives, oldest first
 };
 
@@ -229,6 +249,27 @@ class ThreadsRun {
     ++r.next_pair;
   }
 
+  // One LL receive (NCCL's recvProxyProgress with NCCL_NET_OPTIONAL_RECV_COMPLETION): posted with
+  // the hint and tested until done, which a plugin that honours the hint says at once.
+  void post_ll_recv(RecvSide& r) {
+    Link& l = *r.link;
+    const int k = r.next_pair;
+    fill_other_bytes(recv_slot(l, k), w_.seed, l.src, l.dst, k, w_.size_of(k));
+    void* data[1] = {recv_slot(l, k)};
+    std::size_t sizes[1] = {w_.max_size()};
+    int tags[1] = {k};
+    void* mhs[1] = {l.recv_mr};
+    void* req = reinterpret_cast<void*>(abi::kOptionalRecvCompletion);
+    call(w_, p_.irecv(l.recv_comm, 1, data, sizes, tags, mhs, &req), "irecv (LL)");
+    if (req == nullptr) return;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    for (int finished = 0; !finished;) {
+      call(w_, p_.test(req, &finished, nullptr), "test (LL irecv)");
+      if (std::chrono::steady_clock::now() > deadline) die(kExitCallFailed, "an LL irecv never tested done", w_);
+    }
+    ++r.next_pair;
+  }
+
   void check_pair(RecvSide& r, const int* got_sizes) {
     Link& l = *r.link;
     const int j = r.checked_pairs;
@@ -257,6 +298,20 @@ class ThreadsRun {
     for (;;) {
       bool done = true;
       for (auto& r : recvs) {
+        if (w_.ll) {
+          // LL: post ahead, then only watch the oldest buffer; no call on the comm meanwhile.
+          while (r.next_pair < w_.messages && r.next_pair - r.checked_pairs < 2 * w_.recv_window) {
+            const int before = r.next_pair;
+            post_ll_recv(r);
+            if (r.next_pair == before) break;
+          }
+          const int k = r.checked_pairs;
+          if (k < r.next_pair &&
+              holds_message(recv_slot(*r.link, k), w_.seed, r.link->src, r.link->dst, k, w_.size_of(k)))
+            ++r.checked_pairs;
+          done = done && r.checked_pairs == w_.messages;
+          continue;
+        }
         while (r.next_pair < pairs && r.next_pair - r.checked_pairs < w_.recv_window) {
           const int before = r.next_pair;
           post_recv(r);
@@ -385,6 +440,22 @@ TEST_CASE("two ranks on two threads with both send comms failing over at once ov
 
 TEST_CASE("three ranks all-to-all on three threads with six failovers at once over shm", "[nccl][threads]") {
   check_world(World{.provider = "shm", .ranks = 3});
+}
+
+// NCCL's LL pattern with several comms each way on every thread, as one process driving
+// several GPUs runs a small collective: every receive reported done at once over net (which
+// moves data by itself), then watched; and the same over tcp;ofi_rxm, where the hint is not
+// honoured. With the primary cut on every send comm, as the other worlds.
+TEST_CASE("three ranks on threads with LL receives over net, primaries cut", "[nccl][threads][net]") {
+  check_world(World{.provider = "net", .ranks = 3, .ll = true, .sizes = {8, 64, 1000, 4096, 30000}});
+}
+
+TEST_CASE("three ranks on threads with LL receives over net, no fault", "[nccl][threads][net]") {
+  check_world(World{.provider = "net", .ranks = 3, .fault = "", .ll = true, .sizes = {8, 64, 1000, 4096, 30000}});
+}
+
+TEST_CASE("three ranks on threads with LL receives over tcp-rxm, primaries cut", "[nccl][threads]") {
+  check_world(World{.provider = "tcp;ofi_rxm", .ranks = 3, .ll = true, .sizes = {8, 64, 1000, 4096, 30000}});
 }
 
 // The net provider: a progress thread of its own per domain (one per rail endpoint) beside the
