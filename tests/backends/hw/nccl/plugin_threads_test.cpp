@@ -249,8 +249,8 @@ class ThreadsRun {
     ++r.next_pair;
   }
 
-  // One LL receive (NCCL's recvProxyProgress with NCCL_NET_OPTIONAL_RECV_COMPLETION): posted with
-  // the hint and tested until done, which a plugin that honours the hint says at once.
+  // One LL receive posted as NCCL's recvProxyProgress posts it (NCCL_NET_OPTIONAL_RECV_COMPLETION
+  // in *request); exchange() then tests it like any other, one test per turn, never waiting on it.
   void post_ll_recv(RecvSide& r) {
     Link& l = *r.link;
     const int k = r.next_pair;
@@ -262,11 +262,7 @@ class ThreadsRun {
     void* req = reinterpret_cast<void*>(abi::kOptionalRecvCompletion);
     call(w_, p_.irecv(l.recv_comm, 1, data, sizes, tags, mhs, &req), "irecv (LL)");
     if (req == nullptr) return;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    for (int finished = 0; !finished;) {
-      call(w_, p_.test(req, &finished, nullptr), "test (LL irecv)");
-      if (std::chrono::steady_clock::now() > deadline) die(kExitCallFailed, "an LL irecv never tested done", w_);
-    }
+    r.inflight.push_back(req);
     ++r.next_pair;
   }
 
@@ -299,15 +295,22 @@ class ThreadsRun {
       bool done = true;
       for (auto& r : recvs) {
         if (w_.ll) {
-          // LL: post ahead, then only watch the oldest buffer; no call on the comm meanwhile.
+          // LL: post ahead; test the oldest receive once a turn until it says done (at once where
+          // the plugin honours the hint); watch the buffer of the oldest message tested done. No
+          // other call on the comm: NCCL makes none while the GPU waits for the flags.
           while (r.next_pair < w_.messages && r.next_pair - r.checked_pairs < 2 * w_.recv_window) {
             const int before = r.next_pair;
             post_ll_recv(r);
             if (r.next_pair == before) break;
           }
+          if (!r.inflight.empty()) {
+            int finished = 0;
+            call(w_, p_.test(r.inflight.front(), &finished, nullptr), "test (LL irecv)");
+            if (finished) r.inflight.pop_front();
+          }
+          const int tested = r.next_pair - static_cast<int>(r.inflight.size());
           const int k = r.checked_pairs;
-          if (k < r.next_pair &&
-              holds_message(recv_slot(*r.link, k), w_.seed, r.link->src, r.link->dst, k, w_.size_of(k)))
+          if (k < tested && holds_message(recv_slot(*r.link, k), w_.seed, r.link->src, r.link->dst, k, w_.size_of(k)))
             ++r.checked_pairs;
           done = done && r.checked_pairs == w_.messages;
           continue;
