@@ -91,16 +91,20 @@ void wait_done(Plugin& p, void* req, int* sizes, const char* what) {
   }
 }
 
+// The receiver's init: kExitOk, or how the child ends (the provider missing here, init failed).
+int init_receiver(Plugin& p) {
+  if (p.init() == 0) return kExitOk;
+  if (log_has("not available here")) return kExitProviderMissing;
+  std::fprintf(stderr, "harness: init failed\n%s", log_text().c_str());
+  return kExitCallFailed;
+}
+
 // Receiver: listen, hand the handle to the sender, accept in a loop, then take the messages in
 // grouped pairs (tags 2j and 2j+1) and check every byte and size.
 int run_receiver(const Scenario& s, int handle_out, int done_out) {
   set_common_env(s);
   Plugin p(RAILCHECK_NCCL_PLUGIN_PATH, s.version);
-  if (p.init() != 0) {
-    if (log_has("not available here")) return kExitProviderMissing;
-    std::fprintf(stderr, "harness: init failed\n%s", log_text().c_str());
-    return kExitCallFailed;
-  }
+  if (const int rc = init_receiver(p); rc != kExitOk) return rc;
   abi::PropertiesV8 props{};
   PLUGIN_CALL(p.properties(0, &props));
   if (props.max_recvs < 2) return kExitCallFailed;
@@ -207,11 +211,7 @@ __attribute__((no_sanitize("thread"))) bool holds_message(const std::uint8_t* go
 int run_receiver_ll(const Scenario& s, int handle_out, int done_out) {
   set_common_env(s);
   Plugin p(RAILCHECK_NCCL_PLUGIN_PATH, s.version);
-  if (p.init() != 0) {
-    if (log_has("not available here")) return kExitProviderMissing;
-    std::fprintf(stderr, "harness: init failed\n%s", log_text().c_str());
-    return kExitCallFailed;
-  }
+  if (const int rc = init_receiver(p); rc != kExitOk) return rc;
   char handle[abi::kHandleMaxSize] = {};
   void* lc = nullptr;
   PLUGIN_CALL(p.listen(0, handle, &lc));
