@@ -144,6 +144,8 @@ struct LabFailoverResult {
 // docs/validation.md "The lab stream's rate over time"). To the fault's effect where nothing was
 // due; 0 without a fault.
 double before_fault_gbps(const LabFailoverResult& r, std::size_t bytes);
+// `messages` of `bytes` each over [from_ns, to_ns), in Gb/s; 0 for an empty or unknown span.
+double payload_gbps(std::uint64_t messages, std::size_t bytes, long long from_ns, long long to_ns);
 
 // Runs the plan between the lab's two sides. An Error only when the run could not be made (no
 // pipes, a side that could not start); a stream that failed is a result with its exit codes and
