@@ -31,6 +31,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -109,6 +110,50 @@ class PluginPair {
     recvs_.push_back(req);
     return true;
   }
+  // NCCL's LL receive pattern (src/transport/net.cc, recvProxyProgress): the receive carries
+  // NCCL_NET_OPTIONAL_RECV_COMPLETION; NCCL tests it until the plugin says done (at once where
+  // the plugin honours the hint) and then learns of the data only from the buffer itself, as the
+  // GPU polls LL flags; meanwhile the sender's proxy tests its send until done. Returns the mean time from isend to the whole message in the receiver's
+  // buffer, in microseconds (negative: a call failed or a message never landed within 10 s).
+  // With hint = false the same receive without the hint: NCCL's Simple pattern, tested until done.
+  double landing_us(std::uint64_t pings, bool hint) {
+    double total_s = 0;
+    for (std::uint64_t i = 0; i < pings + kLlWarmup; ++i) {
+      const auto stamp = static_cast<std::uint8_t>(1 + i % 250);
+      std::fill(src_.begin(), src_.end(), stamp);
+      void* data[] = {dst_.data()};
+      std::size_t sizes[] = {dst_.size()};
+      int tags[] = {0};
+      void* mhs[] = {rmh_};
+      void* rreq = nullptr;
+      while (rreq == nullptr) {
+        rreq = hint ? reinterpret_cast<void*>(abi::kOptionalRecvCompletion) : nullptr;
+        if (plugin_.irecv(rc_, 1, data, sizes, tags, mhs, &rreq) != 0) return -1;
+      }
+      // NCCL's proxy posts its receives ahead of the data and tests each once at its next turn:
+      // with the hint honoured that first test says done, before the sender has sent anything.
+      int first_done = 0;
+      if (plugin_.test(rreq, &first_done, nullptr) != 0) return -1;
+      const auto t0 = bench::Clock::now();
+      if (!post_send()) return -1;
+      bool recv_done = first_done != 0;
+      double landed_s = -1;  // when the whole message was first seen in the buffer
+      auto landed = [&] { return size_ == 0 || (dst_.front() == stamp && dst_[size_ - 1] == stamp); };
+      while (!recv_done || landed_s < 0 || !sends_.empty()) {
+        if (!recv_done) {
+          int done = 0;
+          if (plugin_.test(rreq, &done, nullptr) != 0) return -1;
+          recv_done = done != 0;
+        }
+        if (!reap_one(sends_, sent)) return -1;
+        if (landed_s < 0 && landed()) landed_s = bench::seconds_since(t0);
+        if (bench::seconds_since(t0) > 10) return -1;
+      }
+      if (i >= kLlWarmup) total_s += landed_s;
+    }
+    return total_s * 1e6 / static_cast<double>(pings);
+  }
+
   // test() is the plugin's only progress call, as in NCCL: poll the oldest request of each comm.
   bool reap() {
     if (!reap_one(sends_, sent)) return false;
@@ -133,6 +178,8 @@ class PluginPair {
     }
     return true;
   }
+
+  static constexpr std::uint64_t kLlWarmup = 16;
 
   harness::Plugin plugin_;
   void* lc_ = nullptr;
@@ -169,6 +216,14 @@ Figures run_bare(const std::string& provider, const Load& l) {
   return bench::measure(p, l);
 }
 
+// The LL pattern's landing time against the same receive without the hint (one plugin pair).
+std::pair<double, double> run_landing(const std::string& plugin, const Load& l) {
+  PluginPair p(plugin);
+  if (auto err = p.open(l.size); !err.empty()) return {-1, -1};
+  const double plain = p.landing_us(l.pings, false);
+  return {plain, p.landing_us(l.pings, true)};
+}
+
 Figures run_plugin(const std::string& plugin, const Load& l) {
   PluginPair p(plugin);
   if (auto err = p.open(l.size); !err.empty()) return {0, 0, err};
@@ -178,6 +233,7 @@ Figures run_plugin(const std::string& plugin, const Load& l) {
 struct Options {
   bool quick = false;
   bool check = false;
+  bool landing = false;
   int repeat = 1;
   std::vector<std::size_t> sizes;
   std::string plugin = RAILCHECK_NCCL_PLUGIN_PATH;  // the .so built with this bench
@@ -228,6 +284,23 @@ int run_provider(const std::string& provider, bool auth, const Options& opt) {
   int rc = 0;
   for (const Load& l : loads) {
     const std::string label = l.size >= 1024 ? fmt::format("{} KiB", l.size >> 10) : fmt::format("{} B", l.size);
+    if (opt.landing) {
+      std::vector<double> plain, hinted, ratio;
+      for (int run = 0; run < opt.repeat; ++run) {
+        const auto [a, b] = run_landing(opt.plugin, l);
+        if (a < 0 || b < 0) {
+          fmt::print("| {} | {} | failed: a call failed or a message never landed within 10 s |\n", provider, label);
+          rc = 1;
+          break;
+        }
+        plain.push_back(a), hinted.push_back(b), ratio.push_back(b / a);
+      }
+      if (ratio.size() == static_cast<std::size_t>(opt.repeat))
+        fmt::print("| {} | {} | {:.1f} | {:.1f} | {:.2f} |\n", provider, label, bench::median(plain),
+                   bench::median(hinted), bench::median(ratio));
+      std::fflush(stdout);
+      continue;
+    }
     std::vector<double> bare_rate, plug_rate, bare_lat, plug_lat, rate_ratio, lat_ratio;
     std::string error;
     for (int run = 0; run < opt.repeat && error.empty(); ++run) {
@@ -267,6 +340,9 @@ int main(int argc, char** argv) {
   app.add_flag("--quick", opt.quick, "a tenth of the messages (a smoke run, or a profile's baseline)");
   app.add_flag("--check", opt.check,
                "verify every latency message's bytes at the receiver (waits for each receive: not a timed run)");
+  app.add_flag("--landing", opt.landing,
+               "instead: NCCL's LL receive pattern (NCCL_NET_OPTIONAL_RECV_COMPLETION, then the buffer is watched) "
+               "against the same receive tested until done; time from isend to the message in the buffer");
   app.add_option("--repeat", opt.repeat, "bare/plugin pairs per size (medians reported)")->check(CLI::Range(1, 100));
   app.add_option("--plugin", opt.plugin, "the plugin to load (another build's, or one carried to another machine)")
       ->check(CLI::ExistingFile);
@@ -282,10 +358,15 @@ int main(int argc, char** argv) {
       "both ends in one process on loopback, one thread; latency = isend to the sender's completion; {} bare/plugin "
       "pair(s) per size, medians\n\n",
       opt.repeat);
-  fmt::print(
-      "| provider | size | msgs/s bare | msgs/s plugin | plugin/bare | lat us bare | lat us plugin | plugin/bare | "
-      "latency ratio per pair |\n"
-      "|---|---|---|---|---|---|---|---|---|\n");
+  if (opt.landing)
+    fmt::print(
+        "| provider | size | landed us, tested until done | landed us, LL hint | LL/tested |\n"
+        "|---|---|---|---|---|\n");
+  else
+    fmt::print(
+        "| provider | size | msgs/s bare | msgs/s plugin | plugin/bare | lat us bare | lat us plugin | plugin/bare | "
+        "latency ratio per pair |\n"
+        "|---|---|---|---|---|---|---|---|---|\n");
   std::fflush(stdout);
   int rc = 0;
   std::vector<bool> modes;

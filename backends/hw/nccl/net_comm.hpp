@@ -6,10 +6,13 @@
 //   * NCCL_NET_OPTIONAL_RECV_COMPLETION: for a single-buffer LL/LL128 receive NCCL reads
 //     completion from flags inside the data, so test() may report it done at once. The receive
 //     is still posted (the next message must land in this buffer, in order), and its slot stays
-//     taken until the connection really completes it. Only where the provider progresses data
-//     on its own (FI_PROGRESS_AUTO): with manual progress (tcp;ofi_rxm, shm) the last message of
-//     an op would never land, since NCCL's proxy stops calling test() once the request is done
-//     and the GPU spins on the flags, so there the hint is accepted and completed normally;
+//     taken until the connection really completes it. Only where the provider moves data with no
+//     call from us (ProviderFacts::moves_data_unpolled, or HA_NCCL_OPTIONAL_RECV_COMPLETION=honour):
+//     NCCL's proxy posts receives ahead and tests each once, so on tcp;ofi_rxm, shm and net a
+//     message arriving after that test waited for the background thread (1.1-1.2 ms per message
+//     on net, bench/nccl_plugin_overhead --landing; all_reduce 16 B-16 KiB took 1.2-2.2 ms on
+//     2xH200) or, with no thread, never landed. There the hint is declined: the receive completes
+//     normally and NCCL keeps testing it;
 //   * the fault injector (fault_plan.hpp) on send comms;
 //   * failover reporting: every failover the connection makes is logged through NCCL's logger;
 //   * progress while NCCL does not call: progress_if_idle, from the plugin's background thread.

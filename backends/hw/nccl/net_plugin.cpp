@@ -58,7 +58,8 @@ nccl_abi::Result NetPlugin::init(nccl_abi::Logger logger) {
       const auto addresses = rail_addresses_of(config_, 0);
       auto facts = query_provider(config_.provider, addresses.empty() ? std::string{} : addresses[0]);
       if (!facts) return facts.error();
-      auto_data_progress_ = facts.value().auto_data_progress;
+      const std::string& hint = config_.optional_recv_completion;
+      early_recv_completion_ = hint == "honour" || (hint == "auto" && facts.value().moves_data_unpolled);
       if (config_.progress_us > 0)
         background_ = std::make_unique<BackgroundProgress>(std::chrono::microseconds(config_.progress_us));
       for (std::uint32_t g = 0; g < config_.rail_groups; ++g) {
@@ -78,8 +79,14 @@ nccl_abi::Result NetPlugin::init(nccl_abi::Logger logger) {
       for (const auto& d : devices_) plugin_log().info("{}", describe(d));
       for (const auto& a : advisories(config_.engine)) plugin_log().warn("{}", a);
       plugin_log().info("NCCL_NET_OPTIONAL_RECV_COMPLETION: {}",
-                        auto_data_progress_ ? "honoured (the provider progresses data on its own)"
-                                            : "completed normally (the provider needs progress calls)");
+                        early_recv_completion_
+                            ? (config_.optional_recv_completion == "honour"
+                                   ? "honoured (HA_NCCL_OPTIONAL_RECV_COMPLETION=honour)"
+                                   : "honoured (the provider moves data with no call from the plugin)")
+                            : (config_.optional_recv_completion == "decline"
+                                   ? "declined (HA_NCCL_OPTIONAL_RECV_COMPLETION=decline): receives complete normally"
+                                   : "declined: the provider moves data only inside the plugin's calls, so receives "
+                                     "complete normally"));
       plugin_log().info("staged sends: {}; background progress: {}",
                         background_ && staged_bytes_ > 0
                             ? fmt::format("up to {} B complete once sent (copies kept for replay until acked, on "
@@ -140,7 +147,7 @@ NetComm* NetPlugin::make_comm(CommSide side, std::uint32_t group, std::unique_pt
     ++faulted_comms_;
   }
   auto* comm = new NetComm(side, next_serial_++, std::move(conn), config_.max_requests,
-                           static_cast<std::uint32_t>(devices_.at(group).max_recvs), auto_data_progress_, fault);
+                           static_cast<std::uint32_t>(devices_.at(group).max_recvs), early_recv_completion_, fault);
   plugin_log().info("{} comm #{} ready on {}", side == CommSide::Send ? "send" : "recv", comm->serial(),
                     devices_.at(group).name);
   if (background_) background_->add(comm);

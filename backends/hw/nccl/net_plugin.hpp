@@ -79,7 +79,7 @@ class NetPlugin {
   // with RAILCHECK_JOB_AUTH=off, which init logs as a warning.
   std::optional<auth::JobKey> key_;
   std::optional<FaultPlan> fault_;
-  bool auto_data_progress_ = false;
+  bool early_recv_completion_ = false;  // NCCL_NET_OPTIONAL_RECV_COMPLETION honoured
   std::string rxm_eager_;       // what init set of ofi_rxm's sizes (set_rxm_sizes), for the log
   std::uint32_t staged_bytes_ = 0;  // HA_NCCL_STAGE_BYTES as it applies (rxm_sizes)
   std::vector<DeviceProperties> devices_;

@@ -62,6 +62,13 @@ Result<bool> nic_preset_name(const PluginSettingInfo& row, const std::string& va
   return true;
 }
 
+Result<bool> hint_mode(const PluginSettingInfo& row, const std::string& value, std::string& field) {
+  if (value != "auto" && value != "honour" && value != "decline")
+    return Error{fmt::format("{}={}: unknown mode", row.env, value), "one of auto, honour, decline"};
+  field = value;
+  return true;
+}
+
 Result<bool> ipv4_list(const PluginSettingInfo& row, const std::string& value, std::vector<std::string>& field) {
   field.clear();
   std::string_view rest = value;

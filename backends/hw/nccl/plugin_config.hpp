@@ -65,6 +65,12 @@ namespace railcheck::nccl {
   X(HA_NCCL_STRIPE_BYTES, std::size_t, stripe_bytes, 65536, number, "bytes", 4096, 16777216,           \
     "with several streams, messages above this size are cut across them (NCCL_SOCKET_MIN_TASKSIZE's "  \
     "default); smaller ones use stream 0 alone. The listener's value is used")                         \
+  X(HA_NCCL_OPTIONAL_RECV_COMPLETION, std::string, optional_recv_completion, "auto", hint_mode, "name", 0, \
+    0,                                                                                                 \
+    "NCCL's hint on LL/LL128 receives: honour (test reports done at once, the GPU watches the "       \
+    "data), decline (the receive completes normally), auto = honour only where the provider moves "    \
+    "data with no call from the plugin (none of tcp, net, tcp;ofi_rxm, shm: a message that arrives "   \
+    "after NCCL's one test would wait for the background thread, about 1 ms on net)")                  \
   X(HA_NCCL_PROGRESS_US, std::uint32_t, progress_us, 1000, number, "us", 0, 1000000,                   \
     "a background thread progresses every comm NCCL has not called for this long that owes a "         \
     "staged send its ack (or its replay); 0 = no thread (then no staging either)")

@@ -88,7 +88,8 @@ Result<ProviderFacts> query_provider(const std::string& provider, const std::str
   f.provider = provider;
   f.domain = info->domain_attr->name != nullptr ? info->domain_attr->name : "";
   f.interface = interface_of(rail_address);
-  f.auto_data_progress = info->domain_attr->data_progress == FI_PROGRESS_AUTO;
+  f.moves_data_unpolled =
+      info->domain_attr->data_progress == FI_PROGRESS_AUTO && !fabric::runs_over_tcp_sockets(provider);
   // tcp and net name their domain after the interface they found; shm and efa name theirs otherwise.
   if (f.interface.empty() && fabric::runs_over_tcp_sockets(provider)) f.interface = f.domain;
 

@@ -20,7 +20,11 @@ struct ProviderFacts {
   std::string interface;                // the network interface the rails bind to; empty for shm
   std::optional<std::string> pci_path;  // resolved /sys/devices/... path of the NIC's PCI function
   std::uint64_t link_mbps = 0;          // 0 = not known
-  bool auto_data_progress = false;      // domain data_progress is FI_PROGRESS_AUTO
+  // Data lands with no call from us: FI_PROGRESS_AUTO data progress from a provider that is not a
+  // socket one. tcp and net say FI_PROGRESS_AUTO, but net 1.17 reads its sockets from a thread only
+  // for CQs and EQs with wait objects (prov/net xnet_cq.c, xnet_eq.c), and the rails' CQs have
+  // none (FI_WAIT_NONE): there a message that arrives after the last call waits for the next one.
+  bool moves_data_unpolled = false;
   budget::BudgetCaps caps;              // ep_cnt -> max_qp, tx size -> max_qp_wr, cq_cnt -> max_cq
 };
 

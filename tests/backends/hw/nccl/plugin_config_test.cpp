@@ -130,6 +130,18 @@ TEST_CASE("HA_NCCL_RAIL_ADDRS gives each group its rails' bind addresses", "[ncc
   CHECK_THAT(bad.error().what, Catch::Contains("'localhost' is not an IPv4 address"));
 }
 
+TEST_CASE("HA_NCCL_OPTIONAL_RECV_COMPLETION takes auto, honour or decline and nothing else", "[nccl][config]") {
+  for (const char* mode : {"auto", "honour", "decline"}) {
+    auto c = read({{"HA_NCCL_OPTIONAL_RECV_COMPLETION", mode}});
+    REQUIRE(c.ok());
+    CHECK(c->optional_recv_completion == mode);
+  }
+  auto bad = read({{"HA_NCCL_OPTIONAL_RECV_COMPLETION", "on"}});
+  REQUIRE_FALSE(bad.ok());
+  CHECK_THAT(bad.error().what, Catch::Contains("HA_NCCL_OPTIONAL_RECV_COMPLETION=on: unknown mode"));
+  CHECK_THAT(bad.error().hint, Catch::Contains("auto, honour, decline"));
+}
+
 TEST_CASE("issue 42's settings: staged sends, background progress and ofi_rxm's eager size", "[nccl][config]") {
   auto d = read({});
   REQUIRE(d.ok());
@@ -232,6 +244,7 @@ TEST_CASE("each plugin setting's one line declares its field, its default and it
       {"HA_NCCL_RXM_EAGER_BYTES", {"0", "65536"}},
       {"HA_NCCL_STREAMS", {"1", "3"}},
       {"HA_NCCL_STRIPE_BYTES", {"65536", "4096"}},
+      {"HA_NCCL_OPTIONAL_RECV_COMPLETION", {"auto", "honour"}},
       {"HA_NCCL_PROGRESS_US", {"1000", "0"}},
   };
   REQUIRE(plugin_setting_table().size() == given.size());  // a new line needs a row here too
@@ -254,6 +267,7 @@ TEST_CASE("each plugin setting's one line declares its field, its default and it
     CHECK(c->rxm_eager_bytes == (env == "HA_NCCL_RXM_EAGER_BYTES" ? 65536u : 0u));
     CHECK(c->streams == (env == "HA_NCCL_STREAMS" ? 3u : 1u));
     CHECK(c->stripe_bytes == (env == "HA_NCCL_STRIPE_BYTES" ? 4096u : 65536u));
+    CHECK(c->optional_recv_completion == (env == "HA_NCCL_OPTIONAL_RECV_COMPLETION" ? "honour" : "auto"));
     CHECK(c->progress_us == (env == "HA_NCCL_PROGRESS_US" ? 0u : 1000u));
   }
   CHECK(plugin_setting_default("HA_NCCL_NO_SUCH") == "");
