@@ -154,6 +154,23 @@ class PluginPair {
     return total_s * 1e6 / static_cast<double>(pings);
   }
 
+  // What one test() of a receive that has nothing to land costs, in ns: NCCL's proxy tests every
+  // request it has in flight once a turn, so this is a turn's price per outstanding receive.
+  double idle_test_ns(std::uint64_t calls) {
+    if (!post_recv()) return -1;
+    const auto t0 = bench::Clock::now();
+    for (std::uint64_t i = 0; i < calls; ++i) {
+      int done = 0;
+      if (plugin_.test(recvs_.front(), &done, nullptr) != 0 || done != 0) return -1;
+    }
+    const double ns = bench::seconds_since(t0) * 1e9 / static_cast<double>(calls);
+    // Let the receive complete, so the pair closes with nothing outstanding.
+    if (!post_send()) return -1;
+    while (!recvs_.empty() || !sends_.empty())
+      if (!reap()) return -1;
+    return ns;
+  }
+
   // test() is the plugin's only progress call, as in NCCL: poll the oldest request of each comm.
   bool reap() {
     if (!reap_one(sends_, sent)) return false;
@@ -217,11 +234,17 @@ Figures run_bare(const std::string& provider, const Load& l) {
 }
 
 // The LL pattern's landing time against the same receive without the hint (one plugin pair).
-std::pair<double, double> run_landing(const std::string& plugin, const Load& l) {
+struct Landing {
+  double plain_us = -1, hinted_us = -1, idle_test_ns = -1;
+};
+Landing run_landing(const std::string& plugin, const Load& l) {
   PluginPair p(plugin);
-  if (auto err = p.open(l.size); !err.empty()) return {-1, -1};
-  const double plain = p.landing_us(l.pings, false);
-  return {plain, p.landing_us(l.pings, true)};
+  if (auto err = p.open(l.size); !err.empty()) return {};
+  Landing r;
+  r.plain_us = p.landing_us(l.pings, false);
+  r.hinted_us = p.landing_us(l.pings, true);
+  r.idle_test_ns = p.idle_test_ns(20 * l.pings);
+  return r;
 }
 
 Figures run_plugin(const std::string& plugin, const Load& l) {
@@ -285,19 +308,20 @@ int run_provider(const std::string& provider, bool auth, const Options& opt) {
   for (const Load& l : loads) {
     const std::string label = l.size >= 1024 ? fmt::format("{} KiB", l.size >> 10) : fmt::format("{} B", l.size);
     if (opt.landing) {
-      std::vector<double> plain, hinted, ratio;
+      std::vector<double> plain, hinted, ratio, idle;
       for (int run = 0; run < opt.repeat; ++run) {
-        const auto [a, b] = run_landing(opt.plugin, l);
-        if (a < 0 || b < 0) {
+        const Landing r = run_landing(opt.plugin, l);
+        const double a = r.plain_us, b = r.hinted_us;
+        if (a < 0 || b < 0 || r.idle_test_ns < 0) {
           fmt::print("| {} | {} | failed: a call failed or a message never landed within 10 s |\n", provider, label);
           rc = 1;
           break;
         }
-        plain.push_back(a), hinted.push_back(b), ratio.push_back(b / a);
+        plain.push_back(a), hinted.push_back(b), ratio.push_back(b / a), idle.push_back(r.idle_test_ns);
       }
       if (ratio.size() == static_cast<std::size_t>(opt.repeat))
-        fmt::print("| {} | {} | {:.1f} | {:.1f} | {:.2f} |\n", provider, label, bench::median(plain),
-                   bench::median(hinted), bench::median(ratio));
+        fmt::print("| {} | {} | {:.1f} | {:.1f} | {:.2f} | {:.0f} |\n", provider, label, bench::median(plain),
+                   bench::median(hinted), bench::median(ratio), bench::median(idle));
       std::fflush(stdout);
       continue;
     }
@@ -360,8 +384,9 @@ int main(int argc, char** argv) {
       opt.repeat);
   if (opt.landing)
     fmt::print(
-        "| provider | size | landed us, tested until done | landed us, LL hint | LL/tested |\n"
-        "|---|---|---|---|---|\n");
+        "| provider | size | landed us, tested until done | landed us, LL hint | LL/tested | ns per test() of an idle "
+        "receive |\n"
+        "|---|---|---|---|---|---|\n");
   else
     fmt::print(
         "| provider | size | msgs/s bare | msgs/s plugin | plugin/bare | lat us bare | lat us plugin | plugin/bare | "
