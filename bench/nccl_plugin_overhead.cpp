@@ -18,7 +18,12 @@
 // --check verifies every latency message at the receiver (CTest nccl_plugin_overhead_check).
 // --auth on|off|both: control messages (delivery acks included, one per message on tcp;ofi_rxm)
 // with the job key's MAC or without (issue 46); both: each in its own child, side by side.
-//   build/bench/nccl_plugin_overhead [--quick] [--check] [--repeat N] [--size 64 ...] [--plugin PATH] [--auth both]
+// --landing runs NCCL's LL receive pattern instead (the receive posted with
+// NCCL_NET_OPTIONAL_RECV_COMPLETION and tested once before the send, as NCCL's proxy posts ahead;
+// then only the buffer is watched): the time until a message is in the receiver's buffer, against
+// the same receive tested until done, and what one test() of an idle receive costs (issue 42).
+//   build/bench/nccl_plugin_overhead [--quick] [--check] [--landing] [--repeat N] [--size 64 ...] [--plugin PATH]
+//                                    [--auth both] [--provider net ...]
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <rdma/fabric.h>
