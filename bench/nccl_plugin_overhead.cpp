@@ -22,7 +22,9 @@
 // NCCL_NET_OPTIONAL_RECV_COMPLETION and tested once before the send, as NCCL's proxy posts ahead;
 // then only the buffer is watched): the time until a message is in the receiver's buffer, against
 // the same receive tested until done, and what one test() of an idle receive costs (issue 42).
-//   build/bench/nccl_plugin_overhead [--quick] [--check] [--landing] [--repeat N] [--size 64 ...] [--plugin PATH]
+// --parallel N runs N bare connection pairs at once, each on a thread of its own, against one
+// pair: whether the provider's endpoints in one process move bytes in parallel (issue 42).
+//   build/bench/nccl_plugin_overhead [--quick] [--check] [--landing] [--parallel N] [--repeat N] [--size 64 ...] [--plugin PATH]
 //                                    [--auth both] [--provider net ...]
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -38,6 +40,7 @@
 #include <deque>
 #include <utility>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "backends/hw/auth/job_key_source.hpp"
@@ -252,6 +255,36 @@ Landing run_landing(const std::string& plugin, const Load& l) {
   return r;
 }
 
+// `pairs` bare connection pairs, each driven by a thread of its own at once: their rates summed.
+// Whether the provider's endpoints in one process move bytes in parallel at all (issue 42: the
+// plugin's streams did not make large messages faster on net).
+Figures run_bare_parallel(const std::string& provider, const Load& l, int pairs) {
+  FabricOptions o;
+  o.provider = provider;
+  o.rails = 2;
+  o.rail_addresses.assign(2, "127.0.0.1");
+  auto key = hw::job_key_from_environment();
+  if (!key) return {0, 0, key.error().message()};
+  o.key = key.value().key;
+  std::vector<std::unique_ptr<bench::FabricPair>> ps;
+  for (int i = 0; i < pairs; ++i) {
+    ps.push_back(std::make_unique<bench::FabricPair>());
+    if (auto ok = ps.back()->open(o, l.size); !ok) return {0, 0, ok.error().message()};
+  }
+  std::vector<Figures> out(ps.size());
+  std::vector<std::thread> threads;
+  for (std::size_t i = 0; i < ps.size(); ++i)
+    threads.emplace_back([&, i] { out[i] = bench::measure(*ps[i], l); });
+  for (auto& t : threads) t.join();
+  Figures sum;
+  for (const Figures& f : out) {
+    if (!f.error.empty()) return f;
+    sum.msgs_per_s += f.msgs_per_s;
+    sum.lat_us = std::max(sum.lat_us, f.lat_us);
+  }
+  return sum;
+}
+
 Figures run_plugin(const std::string& plugin, const Load& l) {
   PluginPair p(plugin);
   if (auto err = p.open(l.size); !err.empty()) return {0, 0, err};
@@ -262,6 +295,7 @@ struct Options {
   bool quick = false;
   bool check = false;
   bool landing = false;
+  int parallel = 0;
   int repeat = 1;
   std::vector<std::size_t> sizes;
   std::string plugin = RAILCHECK_NCCL_PLUGIN_PATH;  // the .so built with this bench
@@ -318,6 +352,27 @@ int run_provider(const std::string& provider, bool auth, const Options& opt) {
     const std::string label = l.size >= (1 << 20)  ? fmt::format("{} MiB", l.size >> 20)
                               : l.size >= 1024 ? fmt::format("{} KiB", l.size >> 10)
                                                : fmt::format("{} B", l.size);
+    if (opt.parallel > 0) {
+      std::vector<double> one, many, ratio;
+      for (int run = 0; run < opt.repeat; ++run) {
+        const Figures a = run_bare_parallel(provider, l, 1);
+        const Figures b = run_bare_parallel(provider, l, opt.parallel);
+        if (!a.error.empty() || !b.error.empty()) {
+          fmt::print("| {} | {} | failed: '{}' '{}' |\n", provider, label, a.error, b.error);
+          rc = 1;
+          break;
+        }
+        one.push_back(a.msgs_per_s), many.push_back(b.msgs_per_s), ratio.push_back(b.msgs_per_s / a.msgs_per_s);
+      }
+      if (ratio.size() == static_cast<std::size_t>(opt.repeat)) {
+        const double gbs = static_cast<double>(l.size) / 1e9;
+        fmt::print("| {} | {} | {} | {:.0f} ({:.2f} GB/s) | {:.0f} ({:.2f} GB/s) | {:.2f} |\n", provider, label,
+                   opt.parallel, bench::median(one), bench::median(one) * gbs, bench::median(many),
+                   bench::median(many) * gbs, bench::median(ratio));
+      }
+      std::fflush(stdout);
+      continue;
+    }
     if (opt.landing) {
       std::vector<double> plain, hinted, ratio, idle;
       for (int run = 0; run < opt.repeat; ++run) {
@@ -378,6 +433,9 @@ int main(int argc, char** argv) {
   app.add_flag("--landing", opt.landing,
                "instead: NCCL's LL receive pattern (NCCL_NET_OPTIONAL_RECV_COMPLETION, then the buffer is watched) "
                "against the same receive tested until done; time from isend to the message in the buffer");
+  app.add_option("--parallel", opt.parallel,
+                 "instead: N bare connection pairs at once, each on a thread of its own, against one; summed rates")
+      ->check(CLI::Range(1, 16));
   app.add_option("--repeat", opt.repeat, "bare/plugin pairs per size (medians reported)")->check(CLI::Range(1, 100));
   app.add_option("--plugin", opt.plugin, "the plugin to load (another build's, or one carried to another machine)")
       ->check(CLI::ExistingFile);
@@ -394,7 +452,11 @@ int main(int argc, char** argv) {
       "both ends in one process on loopback, one thread; latency = isend to the sender's completion; {} bare/plugin "
       "pair(s) per size, medians\n\n",
       opt.repeat);
-  if (opt.landing)
+  if (opt.parallel > 0)
+    fmt::print(
+        "| provider | size | pairs | msgs/s, one pair | msgs/s, pairs together | together/one |\n"
+        "|---|---|---|---|---|---|\n");
+  else if (opt.landing)
     fmt::print(
         "| provider | size | landed us, tested until done | landed us, LL hint | LL/tested | ns per test() of an idle "
         "receive |\n"
