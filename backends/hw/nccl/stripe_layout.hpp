@@ -6,20 +6,23 @@
 // NCCL_NSOCKS_PERTHREAD x NCCL_SOCKET_NTHREADS sockets (src/transport/net_socket.cc).
 //
 // The receiver posts a buffer of `posted` bytes without knowing the sender's size; Socket sends
-// the size first on a control socket. Here no extra message is needed: the layout is chosen so
-// that the head chunk's received length says everything the receiver must know.
+// the size first on a control socket. Here no extra message is needed: the head chunk's length
+// says everything the receiver must know, and the head is short, so the receiver learns it at
+// once and posts the tails while their bytes are still arriving.
 //   * A message of at most min_bytes is one chunk on stream 0 (every small message: its cost is
 //     exactly that of a single stream).
-//   * A larger message of S bytes is N chunks of c = max(min_bytes + 1, S/N rounded up to
-//     kStripeAlign) bytes: chunk i is [i*c, (i+1)*c) clipped to [0, S) on stream i (possibly
-//     empty: N*c >= S always, and the last chunks of a message just above min_bytes are empty;
-//     an empty chunk still travels, as a zero-length message, so every stream sees one message
-//     per striped send).
+//   * A larger message of S bytes: the head, on stream 0, is its first h = min_bytes + 1 + c/A
+//     bytes (A = kStripeAlign), where c is the tails' width: the rest past min_bytes + 1 spread
+//     over streams 1..N-1, rounded up to A. Tail i (stream i) is [h + (i-1)c, h + ic) clipped to
+//     [0, S), possibly empty (an empty tail still travels, as a zero-length message, so every
+//     tail stream sees one message per striped send). S = min_bytes + 1 gives c = 0: the head
+//     alone, no tails.
 //   * The receiver posts its whole buffer on stream 0. A head of at most min_bytes means the
-//     message was not striped. A longer head means it was, and its length h is either c (then
-//     the tails sit at i*h) or S itself (S < c: every tail is empty, so where they land does
-//     not matter); either way the receiver posts tail i on stream i at [i*h, (i+1)*h) clipped
-//     to its buffer, which holds the sender's chunk i since S <= posted.
+//     message was not striped; a longer one of h bytes gives c = (h - min_bytes - 1) * A, and the
+//     receiver posts tail i at [h + (i-1)c, h + ic) clipped to its buffer, which holds the sender's
+//     tail i since S <= posted.
+// Until 2026-11-28 the head was a full 1/N of the message, copied by NCCL's proxy thread, and the
+// tails could be posted only once it had landed (issue 42, docs/nccl-plugin.md).
 // Both ends must use the same (streams, min_bytes): the listener chooses them and the handle
 // carries them to the connecting side (striped_connection.hpp).
 #include <cstddef>

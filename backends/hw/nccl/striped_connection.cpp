@@ -30,25 +30,37 @@ std::uint32_t get_u32(std::span<const std::uint8_t> in, std::size_t at) {
 
 }  // namespace
 
-StripedConnection::TailLock::TailLock(StripedConnection& c) {
-  c.waiting_.fetch_add(1, std::memory_order_acq_rel);
-  lock_ = std::unique_lock(c.tails_mu_);
-  c.waiting_.fetch_sub(1, std::memory_order_acq_rel);
+StripedConnection::TailLock::TailLock(StripedConnection& c, std::uint32_t stream) {
+  Tail& t = c.tail(stream);
+  t.waiting.fetch_add(1, std::memory_order_acq_rel);
+  lock_ = std::unique_lock(t.mu);
+  t.waiting.fetch_sub(1, std::memory_order_acq_rel);
+}
+
+std::vector<StripedConnection::TailLock> StripedConnection::lock_all_tails() {
+  std::vector<TailLock> locks;
+  locks.reserve(streams_.size());
+  for (std::uint32_t i = 1; i < streams_.size(); ++i) locks.emplace_back(*this, i);
+  return locks;
 }
 
 StripedConnection::StripedConnection(StripeLayout layout, std::vector<std::unique_ptr<FabricConnection>> streams)
     : layout_(layout), streams_(std::move(streams)) {
   RAILCHECK_ASSERT(streams_.size() == layout_.streams, "one connection per stream");
+  tails_.resize(streams_.size());
+  for (std::size_t i = 1; i < streams_.size(); ++i) tails_[i] = std::make_unique<Tail>();
 }
 
 StripedConnection::~StripedConnection() {
-  if (pump_.joinable()) {
+  for (std::size_t i = 1; i < tails_.size(); ++i) {
+    Tail& t = *tails_[i];
+    if (!t.pump.joinable()) continue;
     {
-      std::lock_guard lock(tails_mu_);
-      stop_ = true;
+      std::lock_guard lock(t.post_mu);
+      t.stop = true;
     }
-    tail_wake_.notify_all();
-    pump_.join();
+    t.wake.notify_all();
+    t.pump.join();
   }
 }
 
@@ -89,7 +101,7 @@ Result<std::unique_ptr<StripedConnection>> StripedConnection::listen(const Fabri
     put_u32(handle_out, kStripeBytesOffset, static_cast<std::uint32_t>(layout.min_bytes));
   }
   std::unique_ptr<StripedConnection> sc(new StripedConnection(layout, std::move(streams)));
-  sc->start_pump();
+  sc->start_pumps();
   return sc;
 }
 
@@ -134,60 +146,114 @@ Result<std::unique_ptr<StripedConnection>> StripedConnection::connect(const Fabr
     }
   }
   std::unique_ptr<StripedConnection> sc(new StripedConnection(layout, std::move(streams)));
-  sc->start_pump();
+  sc->start_pumps();
   return sc;
 }
 
-void StripedConnection::start_pump() {
-  if (streams_.size() > 1) pump_ = std::thread([this] { pump(); });
+void StripedConnection::start_pumps() {
+  for (std::uint32_t i = 1; i < streams_.size(); ++i) tail(i).pump = std::thread([this, i] { pump(i); });
 }
 
-void StripedConnection::pump() {
-  std::unique_lock lock(tails_mu_);
-  while (!stop_) {
-    bool owes_acks = false;
-    for (std::size_t i = 1; i < streams_.size(); ++i) {
-      streams_[i]->progress();
-      owes_acks = owes_acks || streams_[i]->unacknowledged_sends() > 0;
+void StripedConnection::pump(std::uint32_t stream) {
+  Tail& t = tail(stream);
+  FabricConnection& conn = *streams_[stream];
+  std::vector<Post> posts;
+  std::vector<std::pair<std::uint64_t, RequestResult>> finished_now;
+  std::unique_lock lock(t.mu);
+  for (;;) {
+    {
+      std::lock_guard pl(t.post_mu);
+      if (t.stop) return;
+      posts.swap(t.posts);
     }
-    publish_tail_health();
-    if (tail_work_ == 0 && !owes_acks) {
+    // In the order handed over, which is message order on this stream.
+    for (const Post& p : posts) {
+      auto id = p.send ? conn.isend(p.data, p.len, p.tag, p.mr)
+                       : conn.irecv(std::span<void* const>(&p.data, 1), std::span<const std::size_t>(&p.len, 1),
+                                    std::span<const std::uint64_t>(&p.tag, 1), std::span<MemoryRegion* const>(&p.mr, 1));
+      // A tail that cannot be posted fails its message (and NCCL aborts): the peer would wait
+      // for it forever.
+      if (!id)
+        finished_now.emplace_back(p.token, RequestResult{false, {}, fmt::format("stream {}: {}", stream, id.error().what)});
+      else
+        t.pending.emplace_back(p.token, id.value());
+    }
+    posts.clear();
+    conn.progress();
+    for (auto it = t.pending.begin(); it != t.pending.end();) {
+      if (auto r = conn.finished(it->second)) {
+        finished_now.emplace_back(it->first, std::move(*r));
+        it = t.pending.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    const bool owes_acks = conn.unacknowledged_sends() > 0;
+    publish_tail_health(stream);
+    if (!finished_now.empty()) {
+      std::lock_guard done(t.done_mu);
+      for (auto& f : finished_now) t.done.push_back(std::move(f));
+      finished_now.clear();
+    }
+    if (t.pending.empty() && !owes_acks) {
       // Idle, but not asleep: what this end still owes its peer may sit in the provider's queue
       // (a delivery ack behind a socket full of data goes out only with a later progress call),
       // and the peer fails over on its soft RTO if it never goes (seen on the 2-core CI host).
-      tail_wake_.wait_for(lock, kIdleProgress, [this] { return stop_ || tail_work_ > 0; });
+      // The stream's lock is let go while it sleeps: the caller's handshakes and registrations.
+      lock.unlock();
+      {
+        std::unique_lock pl(t.post_mu);
+        t.wake.wait_for(pl, kIdleProgress, [&t] { return t.stop || !t.posts.empty(); });
+      }
+      lock.lock();
       continue;
     }
     // Let a waiting caller in between rounds: std::mutex is not fair, and a pump that took the
-    // lock straight back would starve the proxy thread's posts and polls.
+    // lock straight back would starve the caller's handshakes, registrations and cuts.
     lock.unlock();
-    while (waiting_.load(std::memory_order_acquire) > 0) std::this_thread::yield();
+    while (t.waiting.load(std::memory_order_acquire) > 0) std::this_thread::yield();
     lock.lock();
   }
 }
 
-void StripedConnection::publish_tail_health() {
-  bool failed = false;
-  std::uint32_t failovers = 0;
-  for (std::size_t i = 1; i < streams_.size(); ++i) {
-    failed = failed || streams_[i]->failed();
-    failovers += streams_[i]->failovers();
+std::uint64_t StripedConnection::hand_over(std::uint32_t stream, Post post) {
+  Tail& t = tail(stream);
+  post.token = ++next_token_;
+  {
+    std::lock_guard pl(t.post_mu);
+    t.posts.push_back(post);
   }
-  tails_failed_.store(failed, std::memory_order_release);
-  tail_failovers_.store(failovers, std::memory_order_release);
+  t.wake.notify_one();
+  return post.token;
+}
+
+void StripedConnection::publish_tail_health(std::uint32_t stream) {
+  Tail& t = tail(stream);
+  t.failed.store(streams_[stream]->failed(), std::memory_order_release);
+  t.failovers.store(streams_[stream]->failovers(), std::memory_order_release);
+}
+
+std::optional<RequestResult> StripedConnection::collect(std::uint32_t stream, std::uint64_t token) {
+  Tail& t = tail(stream);
+  std::lock_guard lock(t.done_mu);
+  auto it = std::find_if(t.done.begin(), t.done.end(), [token](const auto& d) { return d.first == token; });
+  if (it == t.done.end()) return std::nullopt;
+  RequestResult r = std::move(it->second);
+  t.done.erase(it);
+  return r;
 }
 
 void StripedConnection::progress() {
   streams_[0]->progress();
   if (!all_ready_) {
-    // Until every stream is ready the caller drives every handshake (the pump sleeps: no tails).
-    TailLock lock(*this);
+    // Until every stream is ready the caller drives every handshake (the pumps sleep: no tails).
+    auto locks = lock_all_tails();
     bool ready = streams_[0]->ready();
-    for (std::size_t i = 1; i < streams_.size(); ++i) {
+    for (std::uint32_t i = 1; i < streams_.size(); ++i) {
       streams_[i]->progress();
       ready = ready && streams_[i]->ready();
+      publish_tail_health(i);
     }
-    publish_tail_health();
     all_ready_ = ready;
   }
   resolve_heads();
@@ -196,12 +262,15 @@ void StripedConnection::progress() {
 bool StripedConnection::ready() const { return all_ready_; }
 
 bool StripedConnection::failed() const {
-  return streams_[0]->failed() || tails_failed_.load(std::memory_order_acquire);
+  if (streams_[0]->failed()) return true;
+  for (std::size_t i = 1; i < tails_.size(); ++i)
+    if (tails_[i]->failed.load(std::memory_order_acquire)) return true;
+  return false;
 }
 
 Result<StripedMemory*> StripedConnection::register_memory(void* addr, std::size_t len) {
   auto m = std::make_unique<StripedMemory>();
-  TailLock lock(*this);
+  auto locks = lock_all_tails();
   for (auto& s : streams_) {
     auto r = s->register_memory(addr, len);
     if (!r) {
@@ -217,7 +286,7 @@ Result<StripedMemory*> StripedConnection::register_memory(void* addr, std::size_
 Result<bool> StripedConnection::deregister_memory(StripedMemory* mr) {
   auto it = std::find_if(memory_.begin(), memory_.end(), [mr](const auto& m) { return m.get() == mr; });
   if (it == memory_.end()) return Error{"deregister_memory: not a region of this connection", ""};
-  TailLock lock(*this);
+  auto locks = lock_all_tails();
   for (std::size_t i = 0; i < streams_.size(); ++i) {
     auto r = streams_[i]->deregister_memory(mr->per_stream[i]);
     if (!r) return r.error();
@@ -236,18 +305,16 @@ Result<RequestId> StripedConnection::isend(const void* data, std::size_t size, s
   auto head = streams_[0]->isend(bytes, chunks[0].length, tag, mr->per_stream[0]);
   if (!head) return head.error();
   r.head = head.value();
-  if (chunks.size() > 1) {
-    TailLock lock(*this);
-    for (std::size_t k = 1; k < chunks.size(); ++k) {
-      const StripeChunk& c = chunks[k];
-      auto id = streams_[c.stream]->isend(bytes + c.offset, c.length, tag, mr->per_stream[c.stream]);
-      // The head is out already: a tail that cannot go out leaves the peer waiting for it, so the
-      // connection is as good as failed (the caller reports the error and NCCL aborts).
-      if (!id) return Error{fmt::format("stream {}: {}", c.stream, id.error().what), id.error().hint};
-      r.tails.push_back(Part{c.stream, id.value(), 0, false});
-      ++tail_work_;
-    }
-    tail_wake_.notify_one();
+  for (std::size_t k = 1; k < chunks.size(); ++k) {
+    const StripeChunk& c = chunks[k];
+    // The pump posts it (and so copies it): a tail it cannot post fails the message.
+    const std::uint64_t token =
+        hand_over(c.stream, Post{.send = true,
+                                 .data = const_cast<std::byte*>(bytes + c.offset),  // read only: a send
+                                 .len = c.length,
+                                 .tag = tag,
+                                 .mr = mr->per_stream[c.stream]});
+    r.tails.push_back(Part{c.stream, token, 0, false});
   }
   requests_.push_back(std::move(r));
   return requests_.back().id;
@@ -289,25 +356,16 @@ void StripedConnection::resolve_heads() {
       continue;
     }
     r.sizes = head->sizes;
-    std::optional<TailLock> lock;
     for (std::uint32_t b = 0; b < r.sizes.size(); ++b) {
       for (const StripeChunk& c : tail_receives(layout_, r.sizes[b], r.posted[b])) {
-        if (!lock) lock.emplace(*this);
-        void* where = static_cast<std::byte*>(r.data[b]) + c.offset;
-        const std::size_t len = c.length;
-        MemoryRegion* m = r.mrs[b]->per_stream[c.stream];
-        auto id = streams_[c.stream]->irecv(std::span<void* const>(&where, 1), std::span<const std::size_t>(&len, 1),
-                                            std::span<const std::uint64_t>(&r.tags[b], 1),
-                                            std::span<MemoryRegion* const>(&m, 1));
-        if (!id) {
-          r.error = fmt::format("stream {}: {}", c.stream, id.error().what);
-          break;
-        }
-        r.tails.push_back(Part{c.stream, id.value(), b, false});
-        ++tail_work_;
+        const std::uint64_t token = hand_over(c.stream, Post{.send = false,
+                                                             .data = static_cast<std::byte*>(r.data[b]) + c.offset,
+                                                             .len = c.length,
+                                                             .tag = r.tags[b],
+                                                             .mr = r.mrs[b]->per_stream[c.stream]});
+        r.tails.push_back(Part{c.stream, token, b, false});
       }
     }
-    if (lock) tail_wake_.notify_one();
   }
 }
 
@@ -324,19 +382,15 @@ std::optional<RequestResult> StripedConnection::finished(RequestId request) {
     r.sizes = head->sizes;
   }
   if (!r.head_done) return std::nullopt;
-  if (!r.tails.empty()) {
-    TailLock lock(*this);
-    for (Part& p : r.tails) {
-      if (p.done) continue;
-      auto t = streams_[p.stream]->finished(p.id);
-      if (!t) return std::nullopt;
-      p.done = true;
-      --tail_work_;
-      if (!t->ok) {
-        if (r.error.empty()) r.error = fmt::format("stream {}: {}", p.stream, t->error);
-      } else if (!r.sizes.empty()) {
-        r.sizes.at(p.buffer) += t->sizes.at(0);
-      }
+  for (Part& p : r.tails) {
+    if (p.done) continue;
+    auto t = collect(p.stream, p.token);
+    if (!t) return std::nullopt;
+    p.done = true;
+    if (!t->ok) {
+      if (r.error.empty()) r.error = fmt::format("stream {}: {}", p.stream, t->error);
+    } else if (!r.sizes.empty()) {
+      r.sizes.at(p.buffer) += t->sizes.at(0);
     }
   }
   RequestResult out;
@@ -351,29 +405,35 @@ std::optional<RequestResult> StripedConnection::finished(RequestId request) {
 
 void StripedConnection::cut_primary() {
   streams_[0]->cut_rail(PathIndex{0});
-  if (streams_.size() == 1) return;
-  TailLock lock(*this);
-  for (std::size_t i = 1; i < streams_.size(); ++i) streams_[i]->cut_rail(PathIndex{0});
+  for (std::uint32_t i = 1; i < streams_.size(); ++i) {
+    TailLock lock(*this, i);
+    streams_[i]->cut_rail(PathIndex{0});
+  }
 }
 
 std::uint32_t StripedConnection::failovers() const {
-  return streams_[0]->failovers() + tail_failovers_.load(std::memory_order_acquire);
+  std::uint32_t n = streams_[0]->failovers();
+  for (std::size_t i = 1; i < tails_.size(); ++i) n += tails_[i]->failovers.load(std::memory_order_acquire);
+  return n;
 }
 
 std::uint64_t StripedConnection::control_refused() const {
   std::uint64_t n = streams_[0]->control_refused();
-  if (streams_.size() == 1) return n;
-  std::lock_guard lock(tails_mu_);
-  for (std::size_t i = 1; i < streams_.size(); ++i) n += streams_[i]->control_refused();
+  for (std::size_t i = 1; i < streams_.size(); ++i) {
+    std::lock_guard lock(tails_[i]->mu);
+    n += streams_[i]->control_refused();
+  }
   return n;
 }
 
 ConnectionStats StripedConnection::stats() const {
   ConnectionStats st = streams_[0]->stats();
-  if (streams_.size() == 1) return st;
-  std::lock_guard lock(tails_mu_);
   for (std::size_t i = 1; i < streams_.size(); ++i) {
-    const ConnectionStats t = streams_[i]->stats();
+    ConnectionStats t;
+    {
+      std::lock_guard lock(tails_[i]->mu);
+      t = streams_[i]->stats();
+    }
     st.failovers += t.failovers;
     st.replayed += t.replayed;
     st.staged_early += t.staged_early;

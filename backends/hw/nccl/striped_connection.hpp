@@ -4,11 +4,11 @@
 // over several sockets and helper threads (issue 42: one stream per comm was the plugin's large-
 // message limit, and a second stream only helps when another thread moves its bytes).
 //
-// Streams: stream 0 carries every small message and the head of every striped one; it is
-// progressed by NCCL's proxy thread (the plugin's test()). Streams 1..N-1 carry the tails and
-// are progressed by this connection's pump thread, which spins while tails are outstanding or
-// owe delivery acks and progresses them every millisecond otherwise, so a large message's chunks
-// move on N threads at once.
+// Streams: stream 0 carries every small message and the short head of every striped one; it is
+// progressed by NCCL's proxy thread (the plugin's test()). Each tail stream 1..N-1 has a pump
+// thread of its own, which spins while its tails are outstanding or owe delivery acks and
+// progresses them every millisecond otherwise, so a large message's tails are copied on N-1
+// threads at once, as Socket's helper threads copy their sockets' shares.
 // With one stream there is no pump and nothing but stream 0.
 //
 // Exactly once, in order, across failovers: each stream is a whole HA connection (its own rails,
@@ -19,10 +19,11 @@
 // sender posts its tails in message order too). A fault that cuts "the primary rail" cuts rail 0
 // of every stream (the NIC under them all).
 //
-// Threading: one caller at a time (the comm's mutex), plus the pump. The tail streams are
-// guarded by tails_mu_: the pump holds it while it progresses them and lets go between rounds,
-// waiting while the caller asks for it (waiting_), so the caller's post or poll of a tail is
-// never starved. Lock order: the comm's mutex, then tails_mu_.
+// Threading: one caller at a time (the comm's mutex), plus the pumps. Tail stream i is guarded
+// by its Tail's mutex: its pump holds it while it progresses the stream and lets go between
+// rounds, waiting while the caller asks for it (Tail::waiting), so the caller's post is never
+// starved; finished parts reach the caller through Tail::done. Lock order: the comm's mutex,
+// then the tails' mutexes in stream order, then a done_mu.
 #include <atomic>
 #include <condition_variable>
 #include <cstddef>
@@ -103,7 +104,7 @@ class StripedConnection {
  private:
   struct Part {
     std::uint32_t stream = 0;
-    RequestId id{};
+    std::uint64_t token = 0;  // the caller's name for it (its pump posts it: Tail::Post)
     std::uint32_t buffer = 0;  // which buffer of a grouped receive
     bool done = false;
   };
@@ -121,39 +122,70 @@ class StripedConnection {
     std::vector<StripedMemory*> mrs;
     std::string error;
   };
-  // Holds tails_mu_, telling the pump a caller waits for it.
+  // A tail the caller hands to its stream's pump, which posts it: on net (and tcp) a receive
+  // posted for bytes already waiting reads them inside fi_recv (xnet_srx_msg), and a send writes
+  // what the socket takes inside fi_senddata, so whichever thread posts a tail copies it. Posted
+  // by the caller (NCCL's proxy thread), every tail was copied on that one thread.
+  struct Post {
+    std::uint64_t token = 0;
+    bool send = false;
+    void* data = nullptr;
+    std::size_t len = 0;
+    std::uint64_t tag = 0;
+    MemoryRegion* mr = nullptr;
+  };
+  // One tail stream's pump and what guards it. The caller never waits out a pump's copy: it
+  // hands tails over through `posts` (under post_mu, which the pump holds only to take them or to
+  // sleep) and learns which finished from `done` (under done_mu, which the pump holds only to add
+  // to it); `mu` (the stream's FabricConnection) it takes only for the handshakes, memory
+  // registration, a cut and the stats.
+  struct Tail {
+    mutable std::mutex mu;
+    std::atomic<std::uint32_t> waiting{0};  // callers waiting for mu
+    std::vector<std::pair<std::uint64_t, RequestId>> pending;  // posted, not yet finished (mu)
+    std::mutex post_mu;
+    std::condition_variable wake;  // with post_mu: posts arrived, or stop
+    std::vector<Post> posts;       // (post_mu)
+    bool stop = false;             // (post_mu)
+    std::mutex done_mu;
+    std::vector<std::pair<std::uint64_t, RequestResult>> done;  // finished, not yet collected (done_mu)
+    std::atomic<bool> failed{false};                        // no usable rail left
+    std::atomic<std::uint32_t> failovers{0};
+    std::thread pump;
+  };
+  // Holds one tail stream's mutex, telling its pump a caller waits for it.
   class TailLock {
    public:
-    explicit TailLock(StripedConnection& c);
-    std::unique_lock<std::mutex>& get() { return lock_; }
+    TailLock(StripedConnection& c, std::uint32_t stream);
 
    private:
     std::unique_lock<std::mutex> lock_;
   };
+  // Every tail stream's mutex, in stream order.
+  std::vector<TailLock> lock_all_tails();
 
   StripedConnection(StripeLayout layout, std::vector<std::unique_ptr<FabricConnection>> streams);
-  void start_pump();
-  void pump();
+  void start_pumps();
+  void pump(std::uint32_t stream);
   // Receiver: takes heads that arrived, in posting order, and posts their tails.
   void resolve_heads();
-  // Called with tails_mu_ held: what the caller reads without it.
-  void publish_tail_health();
+  // Called with the stream's mutex held: what the caller reads without it.
+  void publish_tail_health(std::uint32_t stream);
+  // Hands a tail to its stream's pump; returns its token.
+  std::uint64_t hand_over(std::uint32_t stream, Post post);
+  // The part's result if its pump has seen it finish (then forgotten); never waits for a pump.
+  std::optional<RequestResult> collect(std::uint32_t stream, std::uint64_t token);
+  Tail& tail(std::uint32_t stream) { return *tails_[stream]; }
 
   StripeLayout layout_;
   std::vector<std::unique_ptr<FabricConnection>> streams_;
   std::deque<Request> requests_;  // in posting order
   std::vector<std::unique_ptr<StripedMemory>> memory_;
   std::uint64_t next_request_ = 0;
+  std::uint64_t next_token_ = 0;
   bool all_ready_ = false;
 
-  mutable std::mutex tails_mu_;
-  std::condition_variable tail_wake_;
-  std::atomic<std::uint32_t> waiting_{0};  // callers waiting for tails_mu_
-  std::size_t tail_work_ = 0;              // tail chunks posted and not yet collected (tails_mu_)
-  bool stop_ = false;                      // (tails_mu_)
-  std::atomic<bool> tails_failed_{false};  // a tail stream has no usable rail left
-  std::atomic<std::uint32_t> tail_failovers_{0};
-  std::thread pump_;
+  std::vector<std::unique_ptr<Tail>> tails_;  // by stream; [0] is null (stream 0 is the caller's)
 };
 
 }  // namespace railcheck::nccl

@@ -40,27 +40,42 @@ TEST_CASE("a message up to the stripe size is one chunk on stream 0", "[nccl][st
   CHECK(may_be_striped(l, 65537));
 }
 
-TEST_CASE("a large message is cut into one even, page-aligned chunk per stream", "[nccl][stripe]") {
+TEST_CASE("a large message is a short head on stream 0 and even, page-aligned tails on the others",
+          "[nccl][stripe]") {
   const StripeLayout l{2, 65536};
   const auto c = send_chunks(l, 512 * 1024);
   require_tiling(c, 512 * 1024, 2);
-  CHECK(c[0].length == 256 * 1024);
-  const auto three = send_chunks(StripeLayout{3, 65536}, 1 << 20);
-  require_tiling(three, 1 << 20, 3);
-  CHECK(three[0].length % kStripeAlign == 0);
-  CHECK(three[0].length == three[1].length);
-  CHECK(three[2].length <= three[0].length);
+  // The rest past 65537 bytes is 458751: one tail of 112 pages; the head says 112.
+  CHECK(c[0].length == 65537 + 112);
+  CHECK(c[1].length == 512 * 1024 - c[0].length);
+  const auto three = send_chunks(StripeLayout{3, 65536}, 4 << 20);
+  require_tiling(three, 4 << 20, 3);
+  const std::size_t width = (three[0].length - 65537) * kStripeAlign;
+  CHECK(three[1].length == width);  // the first tail is the full width
+  CHECK(three[2].length <= width);
+  CHECK(three[2].length + kStripeAlign > width);  // the second is short by less than a page
+  // The receiver, from the head's length alone, posts each tail where the sender sent it.
+  const auto t = tail_receives(StripeLayout{3, 65536}, three[0].length, 8 << 20);
+  REQUIRE(t.size() == 2);
+  CHECK(t[0].offset == three[1].offset);
+  CHECK(t[0].length == width);
+  CHECK(t[1].offset == three[2].offset);
 }
 
-TEST_CASE("a message just above the stripe size has its bytes on stream 0 and empty tails", "[nccl][stripe]") {
+TEST_CASE("a message just above the stripe size is its head alone, or its head and empty tails", "[nccl][stripe]") {
   const StripeLayout l{3, 65536};
-  const auto c = send_chunks(l, 65537);
-  require_tiling(c, 65537, 3);
-  CHECK(c[0].length == 65537);
+  // min_bytes + 1: no width to give, so no tails on either side.
+  const auto one = send_chunks(l, 65537);
+  REQUIRE(one.size() == 1);
+  CHECK(one[0].length == 65537);
+  CHECK(tail_receives(l, 65537, 1 << 20).empty());
+  // One byte more: a width of one page, all of it past the message: two empty tails travel.
+  const auto c = send_chunks(l, 65538);
+  require_tiling(c, 65538, 3);
+  CHECK(c[0].length == 65538);
   CHECK(c[1].length == 0);
   CHECK(c[2].length == 0);
-  // The receiver, seeing a 65537-byte head, posts the two (empty) tails.
-  const auto t = tail_receives(l, 65537, 1 << 20);
+  const auto t = tail_receives(l, 65538, 1 << 20);
   REQUIRE(t.size() == 2);
   CHECK(t[0].stream == 1);
   CHECK(t[1].stream == 2);
@@ -89,6 +104,7 @@ TEST_CASE("the receiver's tail receives hold the sender's chunks for every size 
             REQUIRE(tails.empty());
             continue;
           }
+          REQUIRE(head <= min + 1 + (std::size_t{4} << 20) / kStripeAlign);  // a short head, always
           REQUIRE(tails.size() == sent.size() - 1);
           for (std::size_t k = 0; k < tails.size(); ++k) {
             const StripeChunk& s = sent[k + 1];
