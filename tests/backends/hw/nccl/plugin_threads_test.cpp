@@ -21,6 +21,7 @@
 #include <cstdlib>
 #include <deque>
 #include <functional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -385,14 +386,20 @@ int run_world(const World& w) {
     // Every send comm cut its primary rail, and both ends of every link failed over.
     const int links = w.ranks * (w.ranks - 1) * w.links_per_pair();
     int injected = 0;
-    int failovers = 0;
+    // The comms that logged a completed failover ("send comm #3: failover 2 done: ..."). With
+    // several streams a comm's count is the streams' sum, and its first line may name 2 or 3.
+    std::set<std::string> failed_over;
     for (const auto& line : [] {
            std::lock_guard lock(g_log_mu);
            return g_log;
          }()) {
       injected += line.find("fault injected") != std::string::npos ? 1 : 0;
-      failovers += line.find("failover 1 done") != std::string::npos ? 1 : 0;
+      const auto at = line.find(": failover ");
+      // Comm serials are unique in the process, send and receive alike: "comm #3" names one.
+      if (at != std::string::npos && line.find(" done: now on rail", at) != std::string::npos)
+        failed_over.insert(line.substr(line.rfind(" comm #", at), at - line.rfind(" comm #", at)));
     }
+    const int failovers = static_cast<int>(failed_over.size());
     if (injected != links || failovers != 2 * links)
       die(kExitLogMissing,
           "expected " + std::to_string(links) + " injected faults and " + std::to_string(2 * links) +
@@ -489,6 +496,17 @@ TEST_CASE("three ranks on threads with LL receives over tcp-rxm, primaries cut",
 // FI_PROGRESS_AUTO, but starts no thread of its own for the rails' FI_WAIT_NONE CQs.)
 TEST_CASE("three ranks all-to-all on three threads with six failovers at once over net", "[nccl][threads][net]") {
   check_world(World{.provider = "net", .ranks = 3});
+}
+
+// Three streams per comm, messages above 4 KiB striped: each tail stream's pump posts and
+// copies its own tails (striped_connection.hpp) beside the ranks' threads, the primary of every
+// stream cut. One channel per pair: every comm brings two pump threads.
+TEST_CASE("two ranks on threads over three net streams per comm, primaries cut", "[nccl][threads][net][stripe]") {
+  ::setenv("HA_NCCL_STREAMS", "3", 1);
+  ::setenv("HA_NCCL_STRIPE_BYTES", "4096", 1);
+  check_world(World{.provider = "net", .ranks = 2, .channels = 1});
+  ::unsetenv("HA_NCCL_STREAMS");
+  ::unsetenv("HA_NCCL_STRIPE_BYTES");
 }
 
 TEST_CASE("lagging receivers with large messages waiting when the primary is cut over net", "[nccl][threads][net]") {
