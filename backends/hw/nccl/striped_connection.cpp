@@ -97,7 +97,7 @@ Result<std::unique_ptr<StripedConnection>> StripedConnection::listen(const Fabri
   const std::uint32_t key_id = key_id_of(options);
   for (std::size_t b = 0; b < 3; ++b) handle_out[kKeyIdOffset + b] = static_cast<std::uint8_t>(key_id >> (8 * b));
   if (layout.streams > 1) {
-    handle_out[kStreamCountOffset] = static_cast<std::uint8_t>(layout.streams);
+    handle_out[kStreamCountOffset] = static_cast<std::uint8_t>(kStripeLayoutVersion << 4 | layout.streams);
     put_u32(handle_out, kStripeBytesOffset, static_cast<std::uint32_t>(layout.min_bytes));
   }
   std::unique_ptr<StripedConnection> sc(new StripedConnection(layout, std::move(streams)));
@@ -124,7 +124,11 @@ Result<std::unique_ptr<StripedConnection>> StripedConnection::connect(const Fabr
         "give every rank the same RAILCHECK_JOB_KEY_FILE (docs/security.md)"};
   }
   StripeLayout layout;
-  layout.streams = std::max<std::uint32_t>(1, handle[kStreamCountOffset]);
+  layout.streams = std::max<std::uint32_t>(1, handle[kStreamCountOffset] & 0x0FU);
+  if (const std::uint32_t version = handle[kStreamCountOffset] >> 4U; layout.streams > 1 && version != kStripeLayoutVersion)
+    return Error{fmt::format("connect: the listener cuts messages with stripe layout {}, this plugin with {}", version,
+                             kStripeLayoutVersion),
+                 "run the same plugin build on every rank, or HA_NCCL_STREAMS=1 on the listening side"};
   std::vector<std::unique_ptr<FabricConnection>> streams;
   if (layout.streams == 1) {
     // A one-stream handle is a connection handle, then zeros but for the key id: the connection

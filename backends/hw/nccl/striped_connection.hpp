@@ -53,7 +53,12 @@ struct StripedMemory {
 // At 121..123: the low 24 bits of the listener's job key id (0: no key), so that a connector
 // holding another key fails at once with one line instead of waiting for answers the listener
 // refuses (issue 46); the key id is a MAC output and says nothing about the key.
+// The byte at 120 holds the stream count in its low 4 bits and, with several streams, the
+// stripe layout's version in its high 4 (kStripeLayoutVersion): both ends must cut a message
+// alike, so a peer with another layout fails at connect with one line instead of misplacing bytes
+// (a plugin from before the versions reads 0x13 as 19 streams and refuses it).
 constexpr std::size_t kStreamCountOffset = 120;
+constexpr std::uint8_t kStripeLayoutVersion = 1;  // 1: the short head (stripe_layout.hpp, 2026-11-28)
 constexpr std::size_t kKeyIdOffset = 121;
 constexpr std::size_t kStripeBytesOffset = 124;
 

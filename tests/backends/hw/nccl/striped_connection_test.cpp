@@ -168,10 +168,19 @@ TEST_CASE("a one-stream handle is a plain connection handle and a striped one ca
 
   // The connecting side takes the listener's layout from the handle.
   StripedPair three = open_striped_pair(StripeLayout{3, 8192});
-  CHECK(three.handle[kStreamCountOffset] == 3);
+  CHECK(three.handle[kStreamCountOffset] == (kStripeLayoutVersion << 4 | 3));
   CHECK(handle_u32_at(three.handle, kStripeBytesOffset) == 8192);
   CHECK(three.tx->layout().streams == 3);
   CHECK(three.tx->layout().min_bytes == 8192);
+
+  // A listener that cuts messages another way (a plugin from before the layout's version byte
+  // wrote the bare count): refused at connect, with what to do, never bytes in the wrong place.
+  std::vector<std::uint8_t> older = three.handle;
+  older[kStreamCountOffset] = 3;
+  auto refused = StripedConnection::connect(striped_options(0), older);
+  REQUIRE_FALSE(refused.ok());
+  CHECK_THAT(refused.error().what, Catch::Contains("stripe layout 0, this plugin with 1"));
+  CHECK_THAT(refused.error().hint, Catch::Contains("same plugin build on every rank"));
 }
 
 TEST_CASE("striped and unstriped messages arrive whole and in order over three streams", "[nccl][stripe][threads]") {
