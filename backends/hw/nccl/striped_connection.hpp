@@ -7,9 +7,11 @@
 // Streams: stream 0 carries every small message and the short head of every striped one; it is
 // progressed by NCCL's proxy thread (the plugin's test()). Each tail stream 1..N-1 has a pump
 // thread of its own, which spins while its tails are outstanding or owe delivery acks and
-// progresses them every millisecond otherwise, so a large message's tails are copied on N-1
-// threads at once, as Socket's helper threads copy their sockets' shares.
-// With one stream there is no pump and nothing but stream 0.
+// progresses them every millisecond otherwise. The pump also posts its stream's tails (the
+// caller hands them over, Tail::Post): a post copies whatever has already arrived, so the thread
+// that posts is the thread that copies, and a large message's tails are copied on N-1 threads at
+// once, as Socket's helper threads copy their sockets' shares (docs/nccl-plugin.md, "Streams on
+// net"). With one stream there is no pump and nothing but stream 0.
 //
 // Exactly once, in order, across failovers: each stream is a whole HA connection (its own rails,
 // in-flight table, failover and replay), so each chunk is delivered exactly once and in order on
@@ -19,11 +21,13 @@
 // sender posts its tails in message order too). A fault that cuts "the primary rail" cuts rail 0
 // of every stream (the NIC under them all).
 //
-// Threading: one caller at a time (the comm's mutex), plus the pumps. Tail stream i is guarded
-// by its Tail's mutex: its pump holds it while it progresses the stream and lets go between
-// rounds, waiting while the caller asks for it (Tail::waiting), so the caller's post is never
-// starved; finished parts reach the caller through Tail::done. Lock order: the comm's mutex,
-// then the tails' mutexes in stream order, then a done_mu.
+// Threading: one caller at a time (the comm's mutex), plus the pumps. Tail stream i's
+// FabricConnection is guarded by its Tail's mutex: its pump holds it while it posts and
+// progresses and lets go between rounds, waiting while the caller asks for it (Tail::waiting:
+// handshakes, memory registration, a cut, stats). Tails go to the pump through Tail::posts and
+// come back through Tail::done, each under a mutex of its own that no one holds across a copy, so
+// the caller never waits out a pump's copy. Lock order: the comm's mutex, then the tails' mutexes
+// in stream order, then a post_mu or done_mu.
 #include <atomic>
 #include <condition_variable>
 #include <cstddef>
