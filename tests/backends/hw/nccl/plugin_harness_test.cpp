@@ -99,6 +99,22 @@ int init_receiver(Plugin& p) {
   return kExitCallFailed;
 }
 
+// Listens, hands the handle to the sender, and accepts until the plugin hands back a receive comm
+// (NCCL calls accept again while it returns NULL), counting the NULLs. nullptr: the handle did
+// not go out.
+void* accept_sender(Plugin& p, int handle_out, void*& lc, long& null_accepts) {
+  char handle[abi::kHandleMaxSize] = {};
+  PLUGIN_CALL(p.listen(0, handle, &lc));
+  if (::write(handle_out, handle, sizeof handle) != static_cast<ssize_t>(sizeof handle)) return nullptr;
+  ::close(handle_out);
+  void* rc = nullptr;
+  while (rc == nullptr) {
+    PLUGIN_CALL(p.accept(lc, &rc));
+    if (rc == nullptr) ++null_accepts;
+  }
+  return rc;
+}
+
 // Receiver: listen, hand the handle to the sender, accept in a loop, then take the messages in
 // grouped pairs (tags 2j and 2j+1) and check every byte and size.
 int run_receiver(const Scenario& s, int handle_out, int done_out) {
@@ -109,18 +125,10 @@ int run_receiver(const Scenario& s, int handle_out, int done_out) {
   PLUGIN_CALL(p.properties(0, &props));
   if (props.max_recvs < 2) return kExitCallFailed;
 
-  char handle[abi::kHandleMaxSize] = {};
   void* lc = nullptr;
-  PLUGIN_CALL(p.listen(0, handle, &lc));
-  if (::write(handle_out, handle, sizeof handle) != static_cast<ssize_t>(sizeof handle)) return kExitCallFailed;
-  ::close(handle_out);
-
-  void* rc = nullptr;
   long null_accepts = 0;
-  while (rc == nullptr) {
-    PLUGIN_CALL(p.accept(lc, &rc));
-    if (rc == nullptr) ++null_accepts;
-  }
+  void* rc = accept_sender(p, handle_out, lc, null_accepts);
+  if (rc == nullptr) return kExitCallFailed;
   std::vector<std::uint8_t> buf(static_cast<std::size_t>(2 * s.window) * kMaxSize);
   void* mh = nullptr;
   PLUGIN_CALL(p.reg_mr(rc, buf.data(), buf.size(), abi::kPtrHost, &mh));
@@ -212,13 +220,10 @@ int run_receiver_ll(const Scenario& s, int handle_out, int done_out) {
   set_common_env(s);
   Plugin p(RAILCHECK_NCCL_PLUGIN_PATH, s.version);
   if (const int rc = init_receiver(p); rc != kExitOk) return rc;
-  char handle[abi::kHandleMaxSize] = {};
   void* lc = nullptr;
-  PLUGIN_CALL(p.listen(0, handle, &lc));
-  if (::write(handle_out, handle, sizeof handle) != static_cast<ssize_t>(sizeof handle)) return kExitCallFailed;
-  ::close(handle_out);
-  void* rc = nullptr;
-  while (rc == nullptr) PLUGIN_CALL(p.accept(lc, &rc));
+  long null_accepts = 0;
+  void* rc = accept_sender(p, handle_out, lc, null_accepts);
+  if (rc == nullptr) return kExitCallFailed;
   const auto window = static_cast<std::size_t>(2 * s.window);
   std::vector<std::uint8_t> buf(window * kMaxSize);
   void* mh = nullptr;
