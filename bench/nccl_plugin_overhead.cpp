@@ -217,7 +217,8 @@ class PluginPair {
   std::deque<void*> sends_, recvs_;
 };
 
-Figures run_bare(const std::string& provider, const Load& l) {
+// The bare connection's options, as the plugin would open it in this child.
+Result<FabricOptions> plugin_like_options(const std::string& provider) {
   FabricOptions o;
   o.provider = provider;
   o.rails = 2;  // the plugin's default HA_NCCL_RAILS_PER_GROUP
@@ -227,17 +228,23 @@ Figures run_bare(const std::string& provider, const Load& l) {
   // limit in force, rxm_sizes; HA_NCCL_PROGRESS_US).
   const auto env = [](const char* n) { return std::getenv(n); };
   auto cfg = nccl::read_plugin_config(env, nccl::ha_variable_names());
-  if (!cfg) return {0, 0, cfg.error().message()};
+  if (!cfg) return cfg.error();
   if (cfg.value().progress_us > 0) {
     o.staged_send_bytes = nccl::rxm_sizes(cfg.value(), env).staged_bytes;
     o.staged_send_slots = cfg.value().max_requests;
   }
   // The same key setting as the plugin's (run_provider set it for this child).
   auto key = hw::job_key_from_environment();
-  if (!key) return {0, 0, key.error().message()};
+  if (!key) return key.error();
   o.key = key.value().key;
+  return o;
+}
+
+Figures run_bare(const std::string& provider, const Load& l) {
+  auto o = plugin_like_options(provider);
+  if (!o) return {0, 0, o.error().message()};
   bench::FabricPair p;
-  if (auto ok = p.open(o, l.size); !ok) return {0, 0, ok.error().message()};
+  if (auto ok = p.open(o.value(), l.size); !ok) return {0, 0, ok.error().message()};
   return bench::measure(p, l);
 }
 
@@ -259,17 +266,12 @@ Landing run_landing(const std::string& plugin, const Load& l) {
 // Whether the provider's endpoints in one process move bytes in parallel at all (issue 42: the
 // plugin's streams did not make large messages faster on net).
 Figures run_bare_parallel(const std::string& provider, const Load& l, int pairs) {
-  FabricOptions o;
-  o.provider = provider;
-  o.rails = 2;
-  o.rail_addresses.assign(2, "127.0.0.1");
-  auto key = hw::job_key_from_environment();
-  if (!key) return {0, 0, key.error().message()};
-  o.key = key.value().key;
+  auto o = plugin_like_options(provider);
+  if (!o) return {0, 0, o.error().message()};
   std::vector<std::unique_ptr<bench::FabricPair>> ps;
   for (int i = 0; i < pairs; ++i) {
     ps.push_back(std::make_unique<bench::FabricPair>());
-    if (auto ok = ps.back()->open(o, l.size); !ok) return {0, 0, ok.error().message()};
+    if (auto ok = ps.back()->open(o.value(), l.size); !ok) return {0, 0, ok.error().message()};
   }
   std::vector<Figures> out(ps.size());
   std::vector<std::thread> threads;
