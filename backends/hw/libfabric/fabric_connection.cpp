@@ -37,7 +37,7 @@ Result<std::unique_ptr<FabricConnection::State>> FabricConnection::open_state(co
   if (o.rails == 0) return Error{"a FabricConnection needs at least one rail", "set rails >= 1"};
   auto st = std::make_unique<State>();
   st->options = o;
-  st->delivery_acks = o.delivery_acks.value_or(fabric::send_completion_is_local(o.provider));
+  st->delivery_acks = o.delivery_acks.value_or(fabric::backend_acks_by_default(o.provider));
   // RAILCHECK_FABRIC_DELIVERY_ACKS=0|1 overrides both, to see what the acks buy (a peer process
   // inherits it, so both sides agree).
   if (const char* env = std::getenv("RAILCHECK_FABRIC_DELIVERY_ACKS");
@@ -46,12 +46,18 @@ Result<std::unique_ptr<FabricConnection::State>> FabricConnection::open_state(co
   // Staging only takes the delivery ack out of a send's completion: without acks a send
   // completes on the provider's completion already.
   if (st->delivery_acks) st->staged = fabric::StagedSends(o.staged_send_slots, o.staged_send_bytes);
+  // A receiver whose peer stages as it does acks a staged-size message lazily: its sender
+  // completed it already (delivery_ack_clock.hpp). Without staging every ack goes at once.
+  st->ack_clock = fabric::DeliveryAckClock(fabric::DeliveryAckTiming{o.staged_send_bytes});
   HaConnectionConfig cfg;
   cfg.role = role;
   cfg.tunables = o.tunables;
   for (std::uint32_t r = 0; r < o.rails; ++r) {
     const std::string node = r < o.rail_addresses.size() ? o.rail_addresses[r] : std::string{};
-    auto rail = FabricRail::open(o.provider, node, kCqDepth);
+    auto rail = FabricRail::open(o.provider, node, kCqDepth,
+                                 fabric::local_send_completion_pays(o.provider, st->delivery_acks)
+                                     ? fabric::SendCompletion::Local
+                                     : fabric::SendCompletion::Delivered);
     if (!rail) {
       Error e = rail.error();
       e.what = fmt::format("rail {}: {}", r, e.what);
@@ -260,6 +266,11 @@ std::uint32_t FabricConnection::failovers() const { return s_->engine->failovers
 std::uint64_t FabricConnection::control_refused() const { return s_->control_refused; }
 
 std::size_t FabricConnection::unacknowledged_sends() const { return s_->staged.in_use(); }
+
+bool FabricConnection::owes_delivery_ack() const {
+  return s_->delivery_acks && s_->engine->role() == ConnRole::Receiver && !s_->engine->failed() &&
+         s_->engine->delivered() != s_->ack_sent;
+}
 
 const std::string& FabricConnection::provider() const { return s_->options.provider; }
 

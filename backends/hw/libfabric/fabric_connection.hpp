@@ -165,6 +165,9 @@ class FabricConnection {
   // Staged sends reported done whose delivery is not yet acknowledged: the connection still owes
   // them progress (a replay if their rail dies) though the user may never call test() again.
   std::size_t unacknowledged_sends() const;
+  // A receiver holding deliveries it has not acknowledged yet (acks go out lazily:
+  // delivery_ack_clock.hpp): it owes its peer a progress call though the user may not call.
+  bool owes_delivery_ack() const;
   const std::string& provider() const;
 
  private:

@@ -16,16 +16,17 @@
 #include <utility>
 #include <vector>
 
-#include "engine/auth/sealed_channel.hpp"
 #include "backends/hw/libfabric/coarse_clock.hpp"
 #include "backends/hw/libfabric/context_slab.hpp"
 #include "backends/hw/libfabric/control_codec.hpp"
+#include "backends/hw/libfabric/delivery_ack_clock.hpp"
 #include "backends/hw/libfabric/fabric_connection.hpp"
 #include "backends/hw/libfabric/fabric_rail.hpp"
 #include "backends/hw/libfabric/pending_queue.hpp"
 #include "backends/hw/libfabric/rc_completion_order.hpp"
 #include "backends/hw/libfabric/staged_sends.hpp"
 #include "backends/hw/libfabric/tcp_rail_probe.hpp"
+#include "engine/auth/sealed_channel.hpp"
 #include "engine/failover/ha_connection.hpp"
 
 namespace railcheck {
@@ -155,9 +156,11 @@ struct FabricConnection::State {
   std::optional<Error> registration_error;
   // Delivery acks (rc_completion_order.hpp, point 3): the sender holds each send's success
   // until the receiver's backend acknowledges the message; the receiver acknowledges its
-  // engine's delivered watermark whenever it moves. `ack_sent`: the last watermark sent.
+  // engine's delivered watermark when `ack_clock` says one is due (delivery_ack_clock.hpp).
+  // `ack_sent`: the last watermark sent.
   bool delivery_acks = false;
   std::uint64_t ack_sent = 0;
+  fabric::DeliveryAckClock ack_clock;
   std::vector<CompletionEvent> released;  // scratch for RcCompletionOrder
   // Kernel-answered rail-liveness probes (tcp_rail_probe.hpp); null where the rails are not TCP.
   std::unique_ptr<fabric::TcpRailProbes> probes;
@@ -228,7 +231,8 @@ struct FabricConnection::State {
   // Sender: the receiver's engine holds every message below `next`; sends it covers complete.
   void on_delivery_ack(const fabric::DeliveryAck& a);
 
-  // Receiver: acknowledge the delivered watermark once it moved, on the path the engine uses.
+  // Receiver: acknowledge the delivered watermark, on the path the engine uses, once an ack is
+  // due (ack_clock).
   void acknowledge_delivery();
 
   // write_imm's CQ entries, which the engine never hears of: the initiator's completion of a

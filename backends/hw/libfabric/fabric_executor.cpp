@@ -399,6 +399,7 @@ void FabricConnection::State::on_completion(std::uint32_t r, const RailCompletio
     }
   } else if (op->opcode == WrOpcode::Recv) {
     ev.byte_len = static_cast<std::uint32_t>(c.len);
+    ack_clock.landed(c.len);
     if ((c.flags & FI_REMOTE_CQ_DATA) != 0) {
       ev.imm = static_cast<std::uint32_t>(c.data);
       if ((c.data & fabric::kZeroLengthFlag) != 0) ev.byte_len = 0;
@@ -434,12 +435,13 @@ void FabricConnection::State::on_delivery_ack(const fabric::DeliveryAck& a) {
 void FabricConnection::State::acknowledge_delivery() {
   if (!delivery_acks || engine->role() != ConnRole::Receiver || engine->failed()) return;
   const std::uint64_t delivered = engine->delivered();
-  if (delivered == ack_sent) return;
+  if (!ack_clock.due(delivered - ack_sent, now())) return;
   const std::uint32_t r = engine->active_path().value;
   RailSlot& slot = rails.at(r);
   if (slot.cut || slot.err || !slot.rail->has_peer()) return;  // the next progress() tries again
   send_control_bytes(r, fabric::encode_delivery_ack(fabric::DeliveryAck{delivered}), false);
   ack_sent = delivered;
+  ack_clock.sent();
 }
 
 // ---- polling and timers ----

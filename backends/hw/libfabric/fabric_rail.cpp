@@ -32,13 +32,16 @@ FabricRail::~FabricRail() = default;
 Error FabricRail::fail(const char* call, long rc) const { return call_error(call, provider_, rc); }
 
 Result<std::unique_ptr<FabricRail>> FabricRail::open(const std::string& provider, const std::string& node,
-                                                     std::size_t cq_depth) {
+                                                     std::size_t cq_depth, SendCompletion completion) {
   std::unique_ptr<FabricRail> r(new FabricRail());
   r->provider_ = provider;
   auto info = query_provider(provider, is_shm(provider) ? std::string{} : node);
   if (!info) return info.error();
   r->info_ = std::move(info).value();
   fi_info* fi = r->info_.get();
+  // fi_endpoint takes its default tx op flags from here: every send and tagged send of this
+  // endpoint completes as asked.
+  if (completion == SendCompletion::Local) fi->tx_attr->op_flags = FI_INJECT_COMPLETE;
 
   fid_fabric* fabric = nullptr;
   if (int rc = fi_fabric(fi->fabric_attr, &fabric, nullptr); rc != 0) return r->fail("fi_fabric", rc);

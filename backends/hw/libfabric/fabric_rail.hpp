@@ -52,12 +52,20 @@ struct RailMemory {
   std::uint64_t base = 0;  // remote address of byte 0: the VA with FI_MR_VIRT_ADDR, else 0
 };
 
+// When the provider reports a send done (the endpoint's default tx op flags; provider_query.hpp
+// local_send_completion_pays says which one a connection asks for).
+enum class SendCompletion : std::uint8_t {
+  Delivered,  // FI_DELIVERY_COMPLETE: once the peer placed it (an RC ACK)
+  Local,      // FI_INJECT_COMPLETE: once the bytes left (the backend's own acks say delivered)
+};
+
 class FabricRail {
  public:
   // `node`: bind address (tcp: IPv4; empty = provider default). For shm a short unique name is
   // generated so the address fits the handle (endpoint_address.hpp).
   static Result<std::unique_ptr<FabricRail>> open(const std::string& provider, const std::string& node,
-                                                  std::size_t cq_depth);
+                                                  std::size_t cq_depth,
+                                                  SendCompletion completion = SendCompletion::Delivered);
   ~FabricRail();
   FabricRail(const FabricRail&) = delete;
   FabricRail& operator=(const FabricRail&) = delete;

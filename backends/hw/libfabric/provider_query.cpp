@@ -53,6 +53,14 @@ bool send_completion_is_local(const std::string& provider) {
   return false;
 }
 
+bool backend_acks_by_default(const std::string& provider) {
+  return send_completion_is_local(provider) || provider == "net";
+}
+
+bool local_send_completion_pays(const std::string& provider, bool delivery_acks) {
+  return delivery_acks && provider == "net";
+}
+
 std::vector<std::string> available_providers() {
   std::vector<std::string> names;
   InfoHandle hints(fi_allocinfo());

@@ -46,5 +46,20 @@ bool runs_over_tcp_sockets(const std::string& provider);
 // message waits in the socket, as an RC send waits on the responder's RNR NAK, and a send
 // completes only once the receiver's posted buffer holds it.
 bool send_completion_is_local(const std::string& provider);
+// True where a connection whose backend acknowledges deliveries itself should ask the provider
+// for local send completions (FI_INJECT_COMPLETE) instead of FI_DELIVERY_COMPLETE: "net", whose
+// FI_DELIVERY_COMPLETE and FI_TRANSMIT_COMPLETE both make the receiver send an ack that the send
+// waits for (xnet_set_ack_flags in prov/net/src/xnet.h, 1.17): a round trip per message the
+// backend's acks already cover, and the one thing between a staged send and its early
+// completion (staged_sends.hpp). ofi_rxm completes eager sends locally whatever it is asked;
+// its rendezvous completions are left as they are.
+bool local_send_completion_pays(const std::string& provider, bool delivery_acks);
+// Whether a connection acknowledges deliveries itself unless told otherwise
+// (FabricOptions::delivery_acks): where the provider's completion is local (it must), and on
+// "net" where it need not (FI_NET_MAX_SAVED=0) but is faster: net's own acknowledgement is one
+// message per message, sent before the receive is reported, while the backend's is cumulative and
+// sent lazily after staged sends (delivery_ack_clock.hpp; measured under NCCL, 2 x H200,
+// docs/nccl-plugin.md "Delivery acks, coalesced").
+bool backend_acks_by_default(const std::string& provider);
 
 }  // namespace railcheck::fabric

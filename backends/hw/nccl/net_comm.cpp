@@ -198,7 +198,9 @@ bool NetComm::progress_if_idle(std::chrono::steady_clock::time_point now, std::c
   // handshake): without this poll the sender failed over for nothing and then got no answer on the
   // standby ("no answer from the peer on path 1 within 200 ms"), no rail left (the LL harness case
   // over net, 3 runs in 5; 8 in 8 with it).
-  if (conn_->unacknowledged_sends() == 0 && !has_early_completions()) return false;
+  // And a receive comm holding deliveries not yet acknowledged (acks go out lazily,
+  // delivery_ack_clock.hpp): its sender's staged copies and soft RTO wait for that ack.
+  if (conn_->unacknowledged_sends() == 0 && !has_early_completions() && !conn_->owes_delivery_ack()) return false;
   poll();
   return true;
 }

@@ -48,7 +48,7 @@ namespace railcheck::nccl {
     "outstanding requests per comm (NCCL_NET_MAX_REQUESTS is 32); more wait")                          \
   X(HA_NCCL_STAGE_BYTES, std::uint32_t, stage_bytes, 131072, number, "bytes", 0, 4194304,              \
     "sends up to this size complete once their bytes left, from a copy kept for replay until "         \
-    "acknowledged (providers with delivery acks: tcp;ofi_rxm; at most ofi_rxm's SAR limit in force); " \
+    "acknowledged (providers with delivery acks: tcp;ofi_rxm, net; at most rxm's SAR limit in force); " \
     "0 = every send waits for its ack")                                                                \
   X(HA_NCCL_RXM_EAGER_BYTES, std::uint32_t, rxm_eager_bytes, 0, number, "bytes", 0, 1048576,           \
     "on ofi_rxm: its eager size and its SAR limit (FI_OFI_RXM_BUFFER_SIZE, FI_OFI_RXM_SAR_LIMIT, "     \
@@ -135,8 +135,10 @@ constexpr std::uint32_t kRxmMsgRxSize = 32;
 // defaults), so the maxComms budget (max_qp_wr) would admit no comm. An entry is a transfer
 // descriptor taken from a pool as it is used, not a buffer: a deeper queue costs nothing unused.
 constexpr std::uint32_t kNetQueueDepth = 4096;
-// And FI_NET_MAX_SAVED=0: net then acknowledges a message only once a posted receive holds it, so
-// the backend needs no delivery acks of its own (fabric::send_completion_is_local says why).
+// And FI_NET_MAX_SAVED=0: net then acknowledges a message only once a posted receive holds it
+// (fabric::send_completion_is_local says why). The backend acknowledges deliveries itself on net
+// all the same, coalesced and after staged sends (fabric::backend_acks_by_default: faster); the
+// setting keeps RAILCHECK_FABRIC_DELIVERY_ACKS=0, net's own acks alone, correct.
 // The provider variables the plugin sets before libfabric starts: ofi_rxm's sizes (above), or the
 // net provider's queue depths.
 RxmSizes rxm_sizes(const PluginConfig& c, const EnvLookup& lookup);

@@ -192,6 +192,8 @@ void StripedConnection::pump(std::uint32_t stream) {
         ++it;
       }
     }
+    // An ack this stream owes as a receiver (delivery_ack_clock.hpp) goes out at the next wake
+    // below, within kIdleProgress: no spinning for it.
     const bool owes_acks = conn.unacknowledged_sends() > 0;
     publish_tail_health(stream);
     if (!finished_now.empty()) {
@@ -454,5 +456,6 @@ ConnectionStats StripedConnection::stats() const {
 }
 
 std::size_t StripedConnection::unacknowledged_sends() const { return streams_[0]->unacknowledged_sends(); }
+bool StripedConnection::owes_delivery_ack() const { return streams_[0]->owes_delivery_ack(); }
 
 }  // namespace railcheck::nccl

@@ -105,6 +105,8 @@ class StripedConnection {
   // Stream 0's staged sends not yet acknowledged (the background thread's business); the tails'
   // are the pump's, which keeps progressing them until they are acknowledged.
   std::size_t unacknowledged_sends() const;
+  // Stream 0 holds deliveries it has not acknowledged (the tails' pumps progress theirs).
+  bool owes_delivery_ack() const;
   const StripeLayout& layout() const { return layout_; }
   // Stream 0, which only the caller touches (the tails are the pump's): its progress calls and
   // staged sends, for tests that count them.
@@ -113,7 +115,7 @@ class StripedConnection {
  private:
   struct Part {
     std::uint32_t stream = 0;
-    std::uint64_t token = 0;  // the caller's name for it (its pump posts it: Tail::Post)
+    std::uint64_t token = 0;   // the caller's name for it (its pump posts it: Tail::Post)
     std::uint32_t buffer = 0;  // which buffer of a grouped receive
     bool done = false;
   };
@@ -150,7 +152,7 @@ class StripedConnection {
   // registration, a cut and the stats.
   struct Tail {
     mutable std::mutex mu;
-    std::atomic<std::uint32_t> waiting{0};  // callers waiting for mu
+    std::atomic<std::uint32_t> waiting{0};                     // callers waiting for mu
     std::vector<std::pair<std::uint64_t, RequestId>> pending;  // posted, not yet finished (mu)
     std::mutex post_mu;
     std::condition_variable wake;  // with post_mu: posts arrived, or stop
@@ -158,7 +160,7 @@ class StripedConnection {
     bool stop = false;             // (post_mu)
     std::mutex done_mu;
     std::vector<std::pair<std::uint64_t, RequestResult>> done;  // finished, not yet collected (done_mu)
-    std::atomic<bool> failed{false};                        // no usable rail left
+    std::atomic<bool> failed{false};                            // no usable rail left
     std::atomic<std::uint32_t> failovers{0};
     std::thread pump;
   };
