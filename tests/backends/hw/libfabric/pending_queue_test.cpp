@@ -27,7 +27,7 @@ TEST_CASE("posts the provider refused with EAGAIN go out later in the order they
   std::vector<int> failed;
   p.room = 1;
   // Eight words of capture, as a waiting write's attempt has: held inline.
-  const std::uint64_t a = 1, b = 2, c = 3, d = 4, e = 5, f = 6;
+  std::uint64_t a = 1, b = 2, c = 3, d = 4, e = 5, f = 6;  // not const: clang would not capture constants
   for (int id = 0; id < 5; ++id) {
     const bool at_once =
         q.submit([&p, id, a, b, c, d, e, f] { return p.post(id + static_cast<int>(a + b + c + d + e + f - 21)); },
