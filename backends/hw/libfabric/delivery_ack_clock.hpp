@@ -50,6 +50,9 @@ class DeliveryAckClock {
     if (!owed_since_) owed_since_ = now;
     return now - *owed_since_ >= t_.delay;
   }
+  // Make the next due() true whatever is waiting: the connection is closing, and what it owes must
+  // go before its endpoint does (the sender may wait on it, or hold replay copies until it comes).
+  void owe_now() { prompt_ = true; }
   // The ack went out: nothing is owed until the next delivery.
   void sent() {
     owed_since_.reset();

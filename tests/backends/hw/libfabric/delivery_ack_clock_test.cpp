@@ -46,6 +46,16 @@ TEST_CASE("a delivery larger than the staging limit is acknowledged at once: its
   CHECK_FALSE(c.due(1, us(2)));
 }
 
+TEST_CASE("a closing connection's owed ack is due at once", "[fabric][acks]") {
+  DeliveryAckClock c(DeliveryAckTiming{131072, 8, us(250)});
+  c.landed(64);
+  CHECK_FALSE(c.due(1, us(0)));
+  c.owe_now();
+  CHECK(c.due(1, us(1)));
+  c.sent();
+  CHECK_FALSE(c.due(0, us(2)));  // nothing owed: owing "now" is not a reason to send
+}
+
 TEST_CASE("nothing owed is never due, and owing nothing resets the delay", "[fabric][acks]") {
   DeliveryAckClock c(DeliveryAckTiming{131072, 8, us(250)});
   c.landed(64);
