@@ -27,6 +27,13 @@ FabricOptions staged_options(const std::string& provider = kAckedProvider) {
   return o;
 }
 
+// A staged pair on `provider`, both ends past the handshake.
+Pair open_ready_pair(const std::string& provider) {
+  Pair p = open_pair(staged_options(provider));
+  REQUIRE(pump([&] { p.tx->progress(), p.rx->progress(); }, [&] { return p.tx->ready() && p.rx->ready(); }));
+  return p;
+}
+
 std::uint8_t pattern(int message, std::size_t i) { return static_cast<std::uint8_t>(message * 31 + i * 7 + 1); }
 
 struct Buffers {
@@ -81,6 +88,19 @@ std::vector<RequestId> send_all_unacknowledged(Pair& p, Buffers& b) {
   return sends;
 }
 
+// A ready staged pair on `provider` whose sender has sent `messages` staged messages, each
+// reported done with the receiver never run (send_all_unacknowledged).
+struct SentPair {
+  Pair p;
+  Buffers b;
+};
+SentPair sent_unacknowledged(const std::string& provider, int messages) {
+  SentPair s{open_ready_pair(provider), {}};
+  s.b = register_buffers(s.p, messages);
+  send_all_unacknowledged(s.p, s.b);
+  return s;
+}
+
 // Receives every message in order; "" or the first wrong byte.
 std::string receive_all(Pair& p, Buffers& b) {
   std::vector<RequestId> recvs;
@@ -105,10 +125,9 @@ TEST_CASE("a staged send completes before its ack and the receiver gets the byte
   const std::string provider = GENERATE(as<std::string>{}, "tcp;ofi_rxm", "net");
   if (!provider_here(provider)) return;
   INFO("provider " << provider);
-  auto p = open_pair(staged_options(provider));
-  REQUIRE(pump([&] { p.tx->progress(), p.rx->progress(); }, [&] { return p.tx->ready() && p.rx->ready(); }));
-  Buffers b = register_buffers(p, 4);
-  send_all_unacknowledged(p, b);
+  SentPair sent = sent_unacknowledged(provider, 4);
+  Pair& p = sent.p;  // not a structured binding: clang 14 lambdas cannot capture one
+  Buffers& b = sent.b;
   CHECK(p.tx->stats().staged_early == 4);
   CHECK(p.tx->unacknowledged_sends() == 4);
   CHECK(receive_all(p, b) == "");
@@ -127,10 +146,9 @@ TEST_CASE(
   const std::string provider = "tcp;ofi_rxm";
   if (!provider_here(provider)) return;
   INFO("provider " << provider);
-  auto p = open_pair(staged_options(provider));
-  REQUIRE(pump([&] { p.tx->progress(), p.rx->progress(); }, [&] { return p.tx->ready() && p.rx->ready(); }));
-  Buffers b = register_buffers(p, 6);
-  send_all_unacknowledged(p, b);
+  SentPair sent = sent_unacknowledged(provider, 6);
+  Pair& p = sent.p;  // not a structured binding: clang 14 lambdas cannot capture one
+  Buffers& b = sent.b;
   REQUIRE(p.tx->unacknowledged_sends() == 6);
   // The link dies with the messages in it: neither end reads rail 0 again, so what the receiver
   // gets can only come from the replays, and the user's buffers hold other bytes by now.
@@ -187,10 +205,9 @@ TEST_CASE("a receiver that closes right after its last message still acknowledge
   const std::string provider = GENERATE(as<std::string>{}, "tcp;ofi_rxm", "net");
   if (!provider_here(provider)) return;
   INFO("provider " << provider);
-  auto p = open_pair(staged_options(provider));
-  REQUIRE(pump([&] { p.tx->progress(), p.rx->progress(); }, [&] { return p.tx->ready() && p.rx->ready(); }));
-  Buffers b = register_buffers(p, 4);
-  send_all_unacknowledged(p, b);
+  SentPair sent = sent_unacknowledged(provider, 4);
+  Pair& p = sent.p;  // not a structured binding: clang 14 lambdas cannot capture one
+  Buffers& b = sent.b;
   CHECK(receive_all(p, b) == "");
   // Owed unless this machine took the clock's whole delay over the four (then it went already).
   INFO("ack still owed at close: " << p.rx->owes_delivery_ack());
