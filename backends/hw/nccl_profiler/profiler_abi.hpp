@@ -48,76 +48,89 @@ constexpr int kStateKernelChStop = 22;
 constexpr int kStateEndGroupApiStart = 23;
 constexpr int kStateBeginGroupApiEnd = 24;
 
+// The members of ncclProfilerEventDescr_v5_t's union, one type each (ISO C++ allows no type
+// declared inside an anonymous union; clang warns, -Wnested-anon-types). Same layout.
+struct GroupApiDescr {
+  bool graph_captured;
+  int group_depth;
+};
+struct CollApiDescr {
+  const char* func;
+  std::size_t count;
+  const char* datatype;
+  int root;
+  void* stream;
+  bool graph_captured;
+};
+struct P2pApiDescr {
+  const char* func;
+  std::size_t count;
+  const char* datatype;
+  void* stream;
+  bool graph_captured;
+};
+struct KernelLaunchDescr {
+  void* stream;
+};
+struct CollDescr {
+  std::uint64_t seq_number;
+  const char* func;
+  const void* send_buff;
+  void* recv_buff;
+  std::size_t count;
+  int root;
+  const char* datatype;
+  std::uint8_t n_channels;
+  std::uint8_t n_warps;
+  const char* algo;
+  const char* proto;
+  void* parent_group;
+};
+struct P2pDescr {
+  const char* func;
+  void* buff;
+  const char* datatype;
+  std::size_t count;
+  int peer;
+  std::uint8_t n_channels;
+  void* parent_group;
+};
+struct ProxyOpDescr {
+  pid_t pid;
+  std::uint8_t channel_id;
+  int peer;
+  int n_steps;
+  int chunk_size;
+  int is_send;
+};
+struct ProxyStepDescr {
+  int step;
+};
+struct KernelChDescr {
+  std::uint8_t channel_id;
+  std::uint64_t p_timer;
+};
+struct NetPluginDescr {
+  std::int64_t id;
+  void* data;
+};
+
 // ncclProfilerEventDescr_v5_t
 struct EventDescr {
   std::uint64_t type;
   void* parent_obj;
   int rank;
   union {
-    struct {
-      bool graph_captured;
-      int group_depth;
-    } group_api;
-    struct {
-      const char* func;
-      std::size_t count;
-      const char* datatype;
-      int root;
-      void* stream;
-      bool graph_captured;
-    } coll_api;
-    struct {
-      const char* func;
-      std::size_t count;
-      const char* datatype;
-      void* stream;
-      bool graph_captured;
-    } p2p_api;
-    struct {
-      void* stream;
-    } kernel_launch;
-    struct {
-      std::uint64_t seq_number;
-      const char* func;
-      const void* send_buff;
-      void* recv_buff;
-      std::size_t count;
-      int root;
-      const char* datatype;
-      std::uint8_t n_channels;
-      std::uint8_t n_warps;
-      const char* algo;
-      const char* proto;
-      void* parent_group;
-    } coll;
-    struct {
-      const char* func;
-      void* buff;
-      const char* datatype;
-      std::size_t count;
-      int peer;
-      std::uint8_t n_channels;
-      void* parent_group;
-    } p2p;
-    struct {
-      pid_t pid;
-      std::uint8_t channel_id;
-      int peer;
-      int n_steps;
-      int chunk_size;
-      int is_send;
-    } proxy_op;
-    struct {
-      int step;
-    } proxy_step;
-    struct {
-      std::uint8_t channel_id;
-      std::uint64_t p_timer;
-    } kernel_ch;
-    struct {
-      std::int64_t id;
-      void* data;
-    } net_plugin;
+    GroupApiDescr group_api;
+    CollApiDescr coll_api;
+    P2pApiDescr p2p_api;
+    KernelLaunchDescr kernel_launch;
+    CollDescr coll;
+    P2pDescr p2p;
+    ProxyOpDescr proxy_op;
+    ProxyStepDescr proxy_step;
+    KernelChDescr kernel_ch;
+    NetPluginDescr net_plugin;
   };
 };
 
