@@ -45,9 +45,10 @@ Environment (defaults in brackets):
   RAILCHECK_NCCL_FAULT   the fault of fault-* [cut-primary-after-msgs=N, N half the collectives a run issues]
   HA_NCCL_RAIL_ADDRS     [127.0.0.1]
   HA_NCCL_CONTROL_TIMEOUT_MS   for tcp;ofi_rxm, which opens a rail's connection on first use [2000]
-  TCP_PROVIDER       the libfabric provider of the *-tcp configs: tcp;ofi_rxm (also spelled rxm, which
-                     fits plugin_tcp_perf.sh's ';'-separated VARIANTS), or net (RDM over TCP without
-                     ofi_rxm) [tcp;ofi_rxm]
+  TCP_PROVIDER       the libfabric provider of the *-tcp configs: auto (the plugin's default: net where
+                     libfabric has it, else tcp;ofi_rxm; the log says which), tcp;ofi_rxm (also spelled
+                     rxm, which fits plugin_tcp_perf.sh's ';'-separated VARIANTS), or net (RDM over TCP
+                     without ofi_rxm) [auto]
   RUN_TIMEOUT        seconds one run may take [300]
   SUITE_DEADLINE     seconds after the start past which no run starts; those left fail the table [none]
   PREVIOUS_JSON      nccl_tests.json files of earlier calls whose runs join this table []
@@ -232,7 +233,7 @@ config_env() {  # config: its variables, one a line
   local provider=shm
   case "$1" in
     socket) echo NCCL_NET=Socket; return ;;
-    *-tcp) provider="${TCP_PROVIDER:-tcp;ofi_rxm}"; [[ "$provider" == rxm ]] && provider="tcp;ofi_rxm"; echo "HA_NCCL_CONTROL_TIMEOUT_MS=${HA_NCCL_CONTROL_TIMEOUT_MS:-2000}" ;;
+    *-tcp) provider="${TCP_PROVIDER:-auto}"; [[ "$provider" == rxm ]] && provider="tcp;ofi_rxm"; echo "HA_NCCL_CONTROL_TIMEOUT_MS=${HA_NCCL_CONTROL_TIMEOUT_MS:-2000}" ;;
   esac
   echo NCCL_NET_PLUGIN=railcheck
   echo "HA_NCCL_PROVIDER=$provider"

@@ -12,12 +12,12 @@ namespace railcheck::nccl {
 
 namespace {
 
-// rxm reads its variables when libfabric starts (our first fi_getinfo), so they are set before
-// that (rxm_sizes in plugin_config.hpp says which and why). A process that started libfabric
-// before NCCL loaded us keeps the sizes it started with.
-std::string set_rxm_sizes(const RxmSizes& sizes) {
-  for (const auto& [var, value] : sizes.set) ::setenv(var.c_str(), value.c_str(), 0);
-  return sizes.note.empty() ? std::string{} : sizes.note + " (in force if libfabric starts after this)";
+// A provider reads its variables when libfabric starts (our first fi_getinfo), so they are set
+// before that (rxm_sizes in plugin_config.hpp says which and why), for both candidates while the
+// provider is still auto. A process that started libfabric before NCCL loaded us keeps the sizes
+// it started with.
+void set_provider_variables(const std::vector<std::pair<std::string, std::string>>& vars) {
+  for (const auto& [var, value] : vars) ::setenv(var.c_str(), value.c_str(), 0);
 }
 
 }  // namespace
@@ -52,11 +52,27 @@ nccl_abi::Result NetPlugin::init(nccl_abi::Logger logger) {
       auto fault = parse_fault_plan(fault_text != nullptr ? fault_text : "");
       if (!fault) return fault.error();
       fault_ = fault.value();
-      const RxmSizes sizes = rxm_sizes(config_, [](const char* n) { return std::getenv(n); });
-      staged_bytes_ = sizes.staged_bytes;
-      rxm_eager_ = set_rxm_sizes(sizes);
+      // What the environment sets, read before the plugin sets its own: the log then says whose
+      // each value is.
+      std::vector<std::pair<std::string, std::string>> before;
+      const EnvLookup environment = [&before](const char* n) -> const char* {
+        for (const auto& [var, value] : before)
+          if (var == n) return nullptr;  // set by the plugin below, not by the environment
+        return std::getenv(n);
+      };
+      const auto vars = provider_variables(config_, environment);
+      set_provider_variables(vars);
+      before = vars;
       const auto addresses = rail_addresses_of(config_, 0);
-      auto facts = query_provider(config_.provider, addresses.empty() ? std::string{} : addresses[0]);
+      const std::string address = addresses.empty() ? std::string{} : addresses[0];
+      const ProviderChoice choice = resolve_provider(
+          config_.provider, [&address](const std::string& p) { return query_provider(p, address).ok(); });
+      config_.provider = choice.provider;
+      provider_why_ = choice.why;
+      const RxmSizes sizes = rxm_sizes(config_, environment);
+      staged_bytes_ = sizes.staged_bytes;
+      rxm_eager_ = sizes.note.empty() ? std::string{} : sizes.note + " (in force if libfabric starts after this)";
+      auto facts = query_provider(config_.provider, address);
       if (!facts) return facts.error();
       const std::string& hint = config_.optional_recv_completion;
       early_recv_completion_ = hint == "honour" || (hint == "auto" && facts.value().moves_data_unpolled);
@@ -73,7 +89,8 @@ nccl_abi::Result NetPlugin::init(nccl_abi::Logger logger) {
     if (!ok) {
       init_error_ = ok.error();
     } else {
-      plugin_log().info("provider {}, {} rail groups of {} rails, replay policy {}, soft RTO {}", config_.provider,
+      plugin_log().info("provider {} ({}), {} rail groups of {} rails, replay policy {}, soft RTO {}",
+                        config_.provider, provider_why_,
                         config_.rail_groups, config_.rails_per_group, to_string(config_.engine.replay),
                         format_duration(config_.engine.initial_soft_rto()));
       for (const auto& d : devices_) plugin_log().info("{}", describe(d));

@@ -80,7 +80,8 @@ class NetPlugin {
   std::optional<auth::JobKey> key_;
   std::optional<FaultPlan> fault_;
   bool early_recv_completion_ = false;  // NCCL_NET_OPTIONAL_RECV_COMPLETION honoured
-  std::string rxm_eager_;       // what init set of ofi_rxm's sizes (set_rxm_sizes), for the log
+  std::string rxm_eager_;       // the provider variables in force (rxm_sizes' note), for the log
+  std::string provider_why_;    // how HA_NCCL_PROVIDER resolved (resolve_provider), for the log
   std::uint32_t staged_bytes_ = 0;  // HA_NCCL_STAGE_BYTES as it applies (rxm_sizes)
   std::vector<DeviceProperties> devices_;
   std::map<void*, PendingConnect> pending_;

@@ -47,7 +47,7 @@ Result<bool> number(const PluginSettingInfo& row, const std::string& value, T& f
 
 Result<bool> provider_name(const PluginSettingInfo& row, const std::string& value, std::string& field) {
   if (value.empty())
-    return Error{fmt::format("{} is empty", row.env), "name a libfabric provider: efa, tcp;ofi_rxm, shm"};
+    return Error{fmt::format("{} is empty", row.env), "name a libfabric provider: efa, tcp;ofi_rxm, net, shm, or auto"};
   field = value;
   return true;
 }
@@ -193,6 +193,25 @@ RxmSizes rxm_sizes(const PluginConfig& c, const EnvLookup& lookup) {
   }
   out.staged_bytes = std::min(c.stage_bytes, sar_limit);
   out.note = fmt::format("{}; staged sends up to {} B", fmt::join(notes, ", "), out.staged_bytes);
+  return out;
+}
+
+ProviderChoice resolve_provider(const std::string& requested, const std::function<bool(const std::string&)>& available) {
+  if (requested != kAutoProvider) return {requested, "HA_NCCL_PROVIDER"};
+  const std::string preferred{kAutoPreferred};
+  if (available(preferred))
+    return {preferred, fmt::format("auto: this libfabric has {} (RDM over TCP without ofi_rxm)", preferred)};
+  return {std::string{kAutoFallback}, fmt::format("auto: this libfabric has no {} provider", preferred)};
+}
+
+std::vector<std::pair<std::string, std::string>> provider_variables(const PluginConfig& c, const EnvLookup& lookup) {
+  if (c.provider != kAutoProvider) return rxm_sizes(c, lookup).set;
+  std::vector<std::pair<std::string, std::string>> out;
+  for (std::string_view candidate : {kAutoPreferred, kAutoFallback}) {
+    PluginConfig one = c;
+    one.provider = std::string{candidate};
+    for (auto& v : rxm_sizes(one, lookup).set) out.push_back(std::move(v));
+  }
   return out;
 }
 

@@ -10,6 +10,7 @@
 // never leaves a default silently in force. docs/nccl-plugin.md lists both tables.
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -30,8 +31,9 @@ namespace railcheck::nccl {
 // The struct, plugin_setting_table() and read_plugin_config() all expand this list: adding a
 // setting is one line here plus its test.
 #define RAILCHECK_PLUGIN_SETTINGS(X)                                                                   \
-  X(HA_NCCL_PROVIDER, std::string, provider, "tcp;ofi_rxm", provider_name, "name", 0, 0,               \
-    "libfabric provider of every rail: efa, tcp;ofi_rxm, net, shm")                                    \
+  X(HA_NCCL_PROVIDER, std::string, provider, "auto", provider_name, "name", 0, 0,                      \
+    "libfabric provider of every rail: efa, tcp;ofi_rxm, net, shm; auto = net where this libfabric "   \
+    "has it (RDM over TCP without ofi_rxm), else tcp;ofi_rxm")                                         \
   X(HA_NCCL_RAIL_GROUPS, std::uint32_t, rail_groups, 1, number, "count", 1, 16,                        \
     "rail groups; NCCL sees each as one network device (devices())")                                   \
   X(HA_NCCL_RAILS_PER_GROUP, std::uint32_t, rails_per_group, 2, number, "count", 1, 4,                 \
@@ -46,7 +48,7 @@ namespace railcheck::nccl {
     "comma-separated IPv4 bind addresses: 1, one per rail, or one per rail of every group")            \
   X(HA_NCCL_MAX_REQUESTS, std::uint32_t, max_requests, 32, number, "count", 1, 32,                     \
     "outstanding requests per comm (NCCL_NET_MAX_REQUESTS is 32); more wait")                          \
-  X(HA_NCCL_STAGE_BYTES, std::uint32_t, stage_bytes, 131072, number, "bytes", 0, 4194304,              \
+  X(HA_NCCL_STAGE_BYTES, std::uint32_t, stage_bytes, 65536, number, "bytes", 0, 4194304,               \
     "sends up to this size complete once their bytes left, from a copy kept for replay until "         \
     "acknowledged (providers with delivery acks: tcp;ofi_rxm, net; at most rxm's SAR limit in force); " \
     "0 = every send waits for its ack")                                                                \
@@ -142,6 +144,27 @@ constexpr std::uint32_t kNetQueueDepth = 4096;
 // The provider variables the plugin sets before libfabric starts: ofi_rxm's sizes (above), or the
 // net provider's queue depths.
 RxmSizes rxm_sizes(const PluginConfig& c, const EnvLookup& lookup);
+
+// HA_NCCL_PROVIDER=auto, the default: net where this libfabric has it, else tcp;ofi_rxm. net is
+// the faster TCP path at every size measured and holds a tenth of rxm's buffer memory
+// (docs/nccl-plugin.md, "The net provider"); libfabric 1.17 (Debian 12) ships it, later releases
+// fold its code into tcp and drop the name, where auto takes tcp;ofi_rxm. Each process resolves on
+// its own, so every rank of a job needs the same libfabric (or HA_NCCL_PROVIDER set explicitly):
+// a net endpoint cannot talk to an rxm one.
+constexpr std::string_view kAutoProvider = "auto";
+constexpr std::string_view kAutoPreferred = "net";
+constexpr std::string_view kAutoFallback = "tcp;ofi_rxm";
+struct ProviderChoice {
+  std::string provider;  // the provider every rail opens
+  std::string why;       // for the log
+};
+// `available` says whether this libfabric offers a provider (the plugin asks fi_getinfo); any
+// name but auto is taken as given.
+ProviderChoice resolve_provider(const std::string& requested, const std::function<bool(const std::string&)>& available);
+// The variables to set before libfabric starts for a configuration whose provider may still be
+// auto (then both candidates' variables: libfabric reads each provider's once, when it starts,
+// which is the first query of `available`).
+std::vector<std::pair<std::string, std::string>> provider_variables(const PluginConfig& c, const EnvLookup& lookup);
 
 // Names of the process environment's HA_NCCL_* variables (from environ).
 std::vector<std::string> ha_variable_names();

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -42,7 +43,8 @@ TEST_CASE("plugin settings and engine tunables come from one environment", "[ncc
 TEST_CASE("defaults hold with no HA_NCCL_* variable set", "[nccl][config]") {
   auto c = read({});
   REQUIRE(c.ok());
-  CHECK(c->provider == "tcp;ofi_rxm");
+  CHECK(c->provider == "auto");  // net where libfabric has it, else tcp;ofi_rxm (resolve_provider)
+  CHECK(c->stage_bytes == 65536);  // below NCCL's 128 KiB p2p chunk: no copy of those (issue 42)
   CHECK(c->rail_groups == 1);
   CHECK(c->rails_per_group == 2);
   CHECK(c->max_requests == 32);
@@ -145,7 +147,7 @@ TEST_CASE("HA_NCCL_OPTIONAL_RECV_COMPLETION takes auto, honour or decline and no
 TEST_CASE("issue 42's settings: staged sends, background progress and ofi_rxm's eager size", "[nccl][config]") {
   auto d = read({});
   REQUIRE(d.ok());
-  CHECK(d->stage_bytes == 131072);
+  CHECK(d->stage_bytes == 65536);
   CHECK(d->progress_us == 1000);
   CHECK(d->rxm_eager_bytes == 0);
   auto c = read({{"HA_NCCL_STAGE_BYTES", "0"}, {"HA_NCCL_PROGRESS_US", "250"}, {"HA_NCCL_RXM_EAGER_BYTES", "65536"}});
@@ -178,8 +180,9 @@ TEST_CASE("streams per comm and the stripe size are read with their ranges", "[n
 TEST_CASE("HA_NCCL_RXM_EAGER_BYTES sets ofi_rxm's eager size and SAR limit and caps staging at the SAR limit",
           "[nccl][config]") {
   const auto none = [](const char*) -> const char* { return nullptr; };
-  // rxm's own sizes: nothing set, staging up to rxm's 128 KiB SAR limit.
-  auto d = read({});
+  // rxm's own sizes: nothing set, staging up to HA_NCCL_STAGE_BYTES, which a larger SAR limit
+  // than rxm's 128 KiB would not cap.
+  auto d = read({{"HA_NCCL_PROVIDER", "tcp;ofi_rxm"}, {"HA_NCCL_STAGE_BYTES", "1048576"}});
   REQUIRE(d.ok());
   const RxmSizes own = rxm_sizes(d.value(), none);
   using Var = std::pair<std::string, std::string>;
@@ -187,7 +190,8 @@ TEST_CASE("HA_NCCL_RXM_EAGER_BYTES sets ofi_rxm's eager size and SAR limit and c
   CHECK(own.set == std::vector<Var>{{"FI_OFI_RXM_MSG_RX_SIZE", "32"}});
   CHECK(own.staged_bytes == 131072);
   // 64 KiB: no SAR left (rendezvous above the eager size), staging up to 64 KiB.
-  auto c = read({{"HA_NCCL_RXM_EAGER_BYTES", "65536"}});
+  auto c = read({{"HA_NCCL_PROVIDER", "tcp;ofi_rxm"}, {"HA_NCCL_STAGE_BYTES", "1048576"},
+                 {"HA_NCCL_RXM_EAGER_BYTES", "65536"}});
   REQUIRE(c.ok());
   const RxmSizes set = rxm_sizes(c.value(), none);
   CHECK(set.set == std::vector<Var>{{"FI_OFI_RXM_BUFFER_SIZE", "65536"},
@@ -204,11 +208,50 @@ TEST_CASE("HA_NCCL_RXM_EAGER_BYTES sets ofi_rxm's eager size and SAR limit and c
   CHECK(user.staged_bytes == 32768);
   CHECK_THAT(user.note, Catch::Contains("FI_OFI_RXM_SAR_LIMIT=32768 (from the environment)"));
   // Not rxm: nothing of rxm's, staging as configured.
-  auto shm = read({{"HA_NCCL_PROVIDER", "shm"}, {"HA_NCCL_RXM_EAGER_BYTES", "65536"}});
+  auto shm = read({{"HA_NCCL_PROVIDER", "shm"}, {"HA_NCCL_RXM_EAGER_BYTES", "65536"}, {"HA_NCCL_STAGE_BYTES", "1048576"}});
   REQUIRE(shm.ok());
   const RxmSizes s = rxm_sizes(shm.value(), none);
   CHECK(s.set.empty());
-  CHECK(s.staged_bytes == 131072);
+  CHECK(s.staged_bytes == 1048576);
+}
+
+TEST_CASE("HA_NCCL_PROVIDER=auto takes net where libfabric has it, else tcp;ofi_rxm; a named provider is kept",
+          "[nccl][config]") {
+  const auto has = [](std::vector<std::string> names) {
+    return [names](const std::string& p) { return std::find(names.begin(), names.end(), p) != names.end(); };
+  };
+  const ProviderChoice with_net = resolve_provider("auto", has({"net", "tcp;ofi_rxm"}));
+  CHECK(with_net.provider == "net");
+  CHECK_THAT(with_net.why, Catch::Contains("auto"));
+  const ProviderChoice without = resolve_provider("auto", has({"tcp;ofi_rxm"}));
+  CHECK(without.provider == "tcp;ofi_rxm");
+  CHECK_THAT(without.why, Catch::Contains("no net provider"));
+  // A named provider is not second-guessed: libfabric is not even asked.
+  bool asked = false;
+  const ProviderChoice named = resolve_provider("tcp;ofi_rxm", [&asked](const std::string&) {
+    asked = true;
+    return true;
+  });
+  CHECK(named.provider == "tcp;ofi_rxm");
+  CHECK_FALSE(asked);
+}
+
+TEST_CASE("with HA_NCCL_PROVIDER=auto both candidates' variables are set before libfabric starts", "[nccl][config]") {
+  const auto none = [](const char*) -> const char* { return nullptr; };
+  using Var = std::pair<std::string, std::string>;
+  auto a = read({});
+  REQUIRE(a.ok());
+  const auto both = provider_variables(a.value(), none);
+  const auto holds = [&both](const Var& v) { return std::find(both.begin(), both.end(), v) != both.end(); };
+  CHECK(holds({"FI_NET_TX_SIZE", "4096"}));
+  CHECK(holds({"FI_NET_MAX_SAVED", "0"}));
+  CHECK(holds({"FI_OFI_RXM_MSG_RX_SIZE", "32"}));
+  // A named provider gets its own only.
+  auto net = read({{"HA_NCCL_PROVIDER", "net"}});
+  REQUIRE(net.ok());
+  const auto own = provider_variables(net.value(), none);
+  CHECK(own == rxm_sizes(net.value(), none).set);
+  CHECK(std::none_of(own.begin(), own.end(), [](const Var& v) { return v.first.rfind("FI_OFI_RXM", 0) == 0; }));
 }
 
 TEST_CASE("the net provider gets queues deep enough for one comm unless the environment sets them", "[nccl][config]") {
@@ -220,7 +263,7 @@ TEST_CASE("the net provider gets queues deep enough for one comm unless the envi
   // Nothing of ofi_rxm's (it is not in the stack); net's 256-entry default would fit no comm.
   CHECK(s.set ==
         std::vector<Var>{{"FI_NET_TX_SIZE", "4096"}, {"FI_NET_RX_SIZE", "4096"}, {"FI_NET_MAX_SAVED", "0"}});
-  CHECK(s.staged_bytes == 131072);
+  CHECK(s.staged_bytes == 65536);
   const RxmSizes user = rxm_sizes(c.value(), [](const char* n) -> const char* {
     return std::string_view{n} == "FI_NET_RX_SIZE" ? "1024" : nullptr;
   });
@@ -232,7 +275,7 @@ TEST_CASE("each plugin setting's one line declares its field, its default and it
   // RAILCHECK_PLUGIN_SETTINGS makes the struct, the table and the parser: a value in range set
   // through the environment reads back as the setting's default text would show it.
   const std::map<std::string, std::pair<std::string, std::string>> given = {
-      {"HA_NCCL_PROVIDER", {"tcp;ofi_rxm", "efa"}},
+      {"HA_NCCL_PROVIDER", {"auto", "efa"}},
       {"HA_NCCL_RAIL_GROUPS", {"1", "16"}},
       {"HA_NCCL_RAILS_PER_GROUP", {"2", "1"}},
       {"HA_NCCL_SPEED_MBPS", {"0", "25000"}},
@@ -240,7 +283,7 @@ TEST_CASE("each plugin setting's one line declares its field, its default and it
       {"HA_NCCL_NIC_PRESET", {"", "cx7-400g"}},
       {"HA_NCCL_RAIL_ADDRS", {"", "127.0.0.1"}},
       {"HA_NCCL_MAX_REQUESTS", {"32", "8"}},
-      {"HA_NCCL_STAGE_BYTES", {"131072", "0"}},
+      {"HA_NCCL_STAGE_BYTES", {"65536", "0"}},
       {"HA_NCCL_RXM_EAGER_BYTES", {"0", "65536"}},
       {"HA_NCCL_STREAMS", {"1", "3"}},
       {"HA_NCCL_STRIPE_BYTES", {"65536", "4096"}},
@@ -255,7 +298,7 @@ TEST_CASE("each plugin setting's one line declares its field, its default and it
     CHECK(plugin_setting_default(row.env) == given.at(env).first);
     auto c = read({{env, given.at(env).second}});
     REQUIRE(c.ok());
-    CHECK(c->provider == (env == "HA_NCCL_PROVIDER" ? "efa" : "tcp;ofi_rxm"));
+    CHECK(c->provider == (env == "HA_NCCL_PROVIDER" ? "efa" : "auto"));
     CHECK(c->rail_groups == (env == "HA_NCCL_RAIL_GROUPS" ? 16u : 1u));
     CHECK(c->rails_per_group == (env == "HA_NCCL_RAILS_PER_GROUP" ? 1u : 2u));
     CHECK(c->speed_mbps == (env == "HA_NCCL_SPEED_MBPS" ? 25000u : 0u));
@@ -263,7 +306,7 @@ TEST_CASE("each plugin setting's one line declares its field, its default and it
     CHECK(c->nic_preset == (env == "HA_NCCL_NIC_PRESET" ? "cx7-400g" : ""));
     CHECK(c->rail_addresses.size() == (env == "HA_NCCL_RAIL_ADDRS" ? 1u : 0u));
     CHECK(c->max_requests == (env == "HA_NCCL_MAX_REQUESTS" ? 8u : 32u));
-    CHECK(c->stage_bytes == (env == "HA_NCCL_STAGE_BYTES" ? 0u : 131072u));
+    CHECK(c->stage_bytes == (env == "HA_NCCL_STAGE_BYTES" ? 0u : 65536u));
     CHECK(c->rxm_eager_bytes == (env == "HA_NCCL_RXM_EAGER_BYTES" ? 65536u : 0u));
     CHECK(c->streams == (env == "HA_NCCL_STREAMS" ? 3u : 1u));
     CHECK(c->stripe_bytes == (env == "HA_NCCL_STRIPE_BYTES" ? 4096u : 65536u));

@@ -13,12 +13,14 @@
 #include <catch2/catch.hpp>
 
 #include "backends/hw/conform/child_process.hpp"
+#include "backends/hw/libfabric/provider_query.hpp"
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -399,6 +401,33 @@ TEST_CASE("init devices and getProperties report the configured rail groups", "[
     }
     CHECK(rc == kExitOk);
   }
+}
+
+TEST_CASE("with HA_NCCL_PROVIDER unset the plugin takes net where libfabric has it, both providers' variables set first",
+          "[nccl][harness][net]") {
+  const pid_t pid = spawn([] {
+    for (const char* var : {"HA_NCCL_PROVIDER", "FI_NET_TX_SIZE", "FI_NET_MAX_SAVED", "FI_OFI_RXM_MSG_RX_SIZE"})
+      ::unsetenv(var);
+    ::setenv("HA_NCCL_RAIL_ADDRS", "127.0.0.1", 1);
+    Plugin p(RAILCHECK_NCCL_PLUGIN_PATH, 11);
+    if (p.init() != 0) return log_has("not available here") ? kExitProviderMissing : kExitCallFailed;
+    // Both candidates' variables were in place before libfabric started (it reads them once).
+    const char* net_depth = std::getenv("FI_NET_TX_SIZE");
+    const char* rxm_buffers = std::getenv("FI_OFI_RXM_MSG_RX_SIZE");
+    if (net_depth == nullptr || std::string_view{net_depth} != "4096") return kExitMismatch;
+    if (rxm_buffers == nullptr || std::string_view{rxm_buffers} != "32") return kExitMismatch;
+    // Asked after init: libfabric is started, so this changes nothing the plugin saw.
+    const bool net_here = railcheck::fabric::query_provider("net", "127.0.0.1").ok();
+    return log_has(net_here ? "provider net (auto: this libfabric has net" : "provider tcp;ofi_rxm (auto: this libfabric has no net")
+               ? kExitOk
+               : kExitLogMissing;
+  });
+  const int rc = wait_exit(pid);
+  if (rc == kExitProviderMissing) {
+    WARN("neither net nor tcp;ofi_rxm is available here");
+    return;
+  }
+  CHECK(rc == kExitOk);
 }
 
 TEST_CASE("a bad HA_NCCL_* variable makes init fail with the reason in NCCL's log", "[nccl][harness]") {
