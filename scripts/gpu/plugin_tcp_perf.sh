@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Issue 42 on a GPU host: the plugin on TCP (its default provider, TCP_PROVIDER to choose) against NCCL's Socket transport on the same
-# loopback TCP, like for like, in one sitting:
+# Issue 42 on a GPU host: the plugin on TCP (its default provider; TCP_PROVIDER chooses) against
+# NCCL's Socket transport on the same loopback TCP, like for like, in one sitting:
 #   1. the CPU harness (bench/nccl_plugin_overhead: a 64 B / 4 KiB message through the plugin vs
 #      the bare connection), CPU_RUNS times;
 #   2. nccl-tests (scripts/gpu/nccl_tests_suite.sh, one process driving every GPU): OPS (the

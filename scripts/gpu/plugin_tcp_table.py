@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Issue 42's like-for-like table: the plugin on TCP (net or tcp;ofi_rxm) against NCCL's Socket transport on the
-same TCP fabric, per nccl-tests op and size, from scripts/gpu/nccl_tests_suite.sh's nccl_tests.json.
+"""Issue 42's like-for-like table: the plugin on TCP (net or tcp;ofi_rxm) against NCCL's Socket
+transport on the same TCP fabric, per nccl-tests op and size, from scripts/gpu/nccl_tests_suite.sh's nccl_tests.json.
 
   plugin_tcp_table.py --json OUT.json [--before BEFORE.json] [--extra NAME=CONFIG:FILE ...] AFTER.json [AFTER2.json ...]
 
