@@ -215,7 +215,7 @@ TEST_CASE("HA_NCCL_RXM_EAGER_BYTES sets ofi_rxm's eager size and SAR limit and c
   CHECK(s.staged_bytes == 1048576);
 }
 
-TEST_CASE("HA_NCCL_PROVIDER=auto takes net where libfabric has it, else tcp;ofi_rxm; a named provider is kept",
+TEST_CASE("HA_NCCL_PROVIDER=auto takes net where libfabric has it, else tcp over ofi_rxm, and a named provider is kept",
           "[nccl][config]") {
   const auto has = [](std::vector<std::string> names) {
     return [names](const std::string& p) { return std::find(names.begin(), names.end(), p) != names.end(); };
