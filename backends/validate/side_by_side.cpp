@@ -92,7 +92,12 @@ SideBySide compare(const std::string& scenario, const std::vector<sim::RunSummar
       const auto a = s(sims[i]);
       const auto b = h(lab[i]);
       if (!a || !b) continue;
-      excess.push_back(*b - *a);
+      double e = *b - *a;
+      // A lab time after the fault is known only to within the call that made the fault (the
+      // parent's nft or kill: fault_window_ns): the lab's figure may be that much longer. A lab
+      // early by less than that window is not early; a late one gets no allowance.
+      if (kind == Kind::Time && e < 0) e = std::min(0.0, e + static_cast<double>(lab[i].fault_window_ns()) / 1e6);
+      excess.push_back(e);
       scale.push_back(std::max(std::abs(*a), std::abs(*b)));
     }
     if (row.sim && row.hardware) {
@@ -214,6 +219,11 @@ SideBySide compare(const std::string& scenario, const std::vector<sim::RunSummar
     out.lab_notes.push_back(
         fmt::format("run {}: calls of 1 ms or more within 100 ms of the fault: sender {}; receiver {}", i + 1,
                     near_fault(r.sender), near_fault(r.receiver)));
+    if (r.fault_window_ns() > 0)
+      out.lab_notes.push_back(fmt::format(
+          "run {}: the fault took effect within the {:.2f} ms the parent's call to make it took (its end is the "
+          "fault's instant): a lab time after it up to that much shorter than the sim's is not judged early",
+          i + 1, static_cast<double>(r.fault_window_ns()) / 1e6));
     std::string curve;
     const double per_bin = static_cast<double>(message_bytes) * 8.0 / static_cast<double>(conform::kLandedBin.count());
     const long long bins_before = (r.fault_ns - r.start_ns) / conform::kLandedBin.count();

@@ -418,6 +418,7 @@ Result<LabFailoverResult> run_lab_failover(const NetnsLab& lab, const LabFailove
   PeerChannel mark(p.mark[0]), tx_report(p.tx_report[0]), rx_report(p.rx_report[0]);
   LabFailoverResult r;
   r.action_ns.assign(plan.fault.actions.size(), -1);
+  r.action_begun_ns.assign(plan.fault.actions.size(), -1);
   // The parent's actions, each at its time after side b's first delivery, until the sender is done
   // (an action due after the stream ended is not made: a loss "until 10 s" outlives a short run).
   const auto mine = parent_actions(plan.fault);
@@ -441,6 +442,7 @@ Result<LabFailoverResult> run_lab_failover(const NetnsLab& lab, const LabFailove
         if (wait.count() > 0 && (tx_line = tx_report.read_line(wait))) break;  // the sender finished first
         if (tx_report.closed()) break;
         std::this_thread::sleep_until(due);  // the rest of the millisecond read_line rounds off
+        r.action_begun_ns[i] = stamp(Clock::now());
         if (auto made = make_action(lab, a, rx, imp); !made) {
           failed = made.error();
           break;

@@ -101,6 +101,11 @@ struct LabFailoverResult {
   // When each action took effect (CLOCK_MONOTONIC ns; -1 = not made), in the plan's order: side b's
   // link changes as it made them, the parent's once tc or kill returned.
   std::vector<long long> action_ns;
+  // When the parent began making each of its actions (-1: not the parent's). A parent-made
+  // impairment (an nft rule, a signal) takes effect somewhere inside that call, which can take
+  // milliseconds on a loaded machine; action_ns is its end, so times after the fault are known only
+  // to within the call's length (fault_window_ns).
+  std::vector<long long> action_begun_ns;
   LabSideReport sender;
   LabSideReport receiver;
   // Derived, CLOCK_MONOTONIC nanoseconds (-1 = did not happen).
@@ -133,6 +138,9 @@ struct LabFailoverResult {
   // a side reported none.
   double shared_core(long long from_ns, long long to_ns) const;
   bool failed_cleanly() const { return connection_failed && receiver_exit == 0; }
+  // How much earlier than fault_ns the fault may have taken effect: the length of the parent's call
+  // that made it, 0 where side b made it (a link set down in its own loop) or nothing was made.
+  long long fault_window_ns() const;
   std::uint64_t measured() const { return verified > warmup ? verified - warmup : 0; }  // after the warm-up
 };
 

@@ -22,6 +22,14 @@ double before_fault_gbps(const LabFailoverResult& r, std::size_t bytes) {
   return payload_gbps(r.verified_at_fault, bytes, r.start_ns, r.fault_ns);
 }
 
+long long LabFailoverResult::fault_window_ns() const {
+  if (fault_ns < 0) return 0;
+  for (std::size_t i = 0; i < action_ns.size() && i < action_begun_ns.size(); ++i)
+    if (action_ns[i] == fault_ns && action_begun_ns[i] >= 0 && action_begun_ns[i] <= fault_ns)
+      return fault_ns - action_begun_ns[i];
+  return 0;
+}
+
 double LabFailoverResult::shared_core(long long from_ns, long long to_ns) const {
   if (to_ns <= from_ns || sender.cpus.empty() || receiver.cpus.empty()) return -1;
   // The core each side was on at `t`: its last move at or before t (its first before it moved).

@@ -1,6 +1,7 @@
 // backends/validate without the lab (issue 41): how a scenario becomes the lab's plan and the
 // sim's lab-link scenario (lab_scenario.cpp), and how the two drivers' figures are judged
 // (side_by_side.cpp). The lab runs themselves are tests/cli/cmd_validate_test.cpp.
+#include <algorithm>
 #include <fmt/format.h>
 #include <catch2/catch.hpp>
 #include <string>
@@ -236,6 +237,37 @@ TEST_CASE("validate model: each column is the median of its runs, judged by the 
     CHECK(row(s, "failovers").hardware_runs.size() == 2);
     CHECK(s.hardware_outcome.find("failed") != std::string::npos);
     CHECK_FALSE(s.agree());
+  }
+}
+
+TEST_CASE("validate model: a lab time after a fault the parent made is judged over the call that made it",
+          "[validate]") {
+  // The parent's nft or kill takes effect somewhere inside its call; the fault's instant is the
+  // call's end, so a lab time after it may really be up to the call's length longer.
+  const std::vector<sim::RunSummary> sims = {predicted(20.0, 2.0), predicted(20.0, 2.0), predicted(20.0, 2.0)};
+  auto made_by_parent = [](double detection_ms, double call_ms) {
+    conform::LabFailoverResult r = measured(detection_ms, 2.0);
+    r.action_ns = {r.fault_ns};
+    r.action_begun_ns = {r.fault_ns - static_cast<long long>(call_ms * 1e6)};
+    return r;
+  };
+  SECTION("2.5 ms early after a 1 ms call: within 2 ms once the call is counted") {
+    const auto s = compare("t", sims, 16384, {made_by_parent(17.5, 1), made_by_parent(17.5, 1), made_by_parent(17.5, 1)}, {});
+    CHECK(row(s, "detection_ms").hardware == Approx(17.5));  // the figure itself is not moved
+    CHECK(row(s, "detection_ms").agree);
+    CHECK(std::any_of(s.lab_notes.begin(), s.lab_notes.end(), [](const std::string& n) {
+      return n.find("run 1: the fault took effect within the 1.00 ms") != std::string::npos;
+    }));
+  }
+  SECTION("the same early lab with an instant call, or side b's own link change, is early") {
+    auto s = compare("t", sims, 16384, {made_by_parent(17.5, 0), made_by_parent(17.5, 0), made_by_parent(17.5, 0)}, {});
+    CHECK_FALSE(row(s, "detection_ms").agree);
+    s = compare("t", sims, 16384, {measured(17.5, 2.0), measured(17.5, 2.0), measured(17.5, 2.0)}, {});
+    CHECK_FALSE(row(s, "detection_ms").agree);
+  }
+  SECTION("a late lab gets no allowance from the call") {
+    const auto s = compare("t", sims, 16384, {made_by_parent(22.5, 1), made_by_parent(22.5, 1), made_by_parent(22.5, 1)}, {});
+    CHECK_FALSE(row(s, "detection_ms").agree);
   }
 }
 
