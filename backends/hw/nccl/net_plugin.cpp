@@ -52,17 +52,14 @@ nccl_abi::Result NetPlugin::init(nccl_abi::Logger logger) {
       auto fault = parse_fault_plan(fault_text != nullptr ? fault_text : "");
       if (!fault) return fault.error();
       fault_ = fault.value();
-      // What the environment sets, read before the plugin sets its own: the log then says whose
-      // each value is.
-      std::vector<std::pair<std::string, std::string>> before;
-      const EnvLookup environment = [&before](const char* n) -> const char* {
-        for (const auto& [var, value] : before)
-          if (var == n) return nullptr;  // set by the plugin below, not by the environment
+      const auto ours = provider_variables(config_, [](const char* n) { return std::getenv(n); });
+      set_provider_variables(ours);
+      // getenv now sees the plugin's own values too; the log must still say whose each one is.
+      const EnvLookup environment = [&ours](const char* n) -> const char* {
+        for (const auto& [var, value] : ours)
+          if (var == n) return nullptr;
         return std::getenv(n);
       };
-      const auto vars = provider_variables(config_, environment);
-      set_provider_variables(vars);
-      before = vars;
       const auto addresses = rail_addresses_of(config_, 0);
       const std::string address = addresses.empty() ? std::string{} : addresses[0];
       const ProviderChoice choice = resolve_provider(
