@@ -158,7 +158,8 @@ SideBySide compare(const std::string& scenario, const std::vector<sim::RunSummar
       [](const Lab& r) { return static_cast<double>(r.failovers); });
   add("false_failovers", Kind::Count, [](const sim::RunSummary& x) { return std::optional<double>(x.false_failovers); },
       [benign](const Lab& r) {
-    const bool early = r.detected_ns >= 0 && r.fault_ns >= 0 && r.detected_ns < r.fault_ns;
+    // Before the fault could have taken effect: the start of the parent's call that made it.
+    const bool early = r.detected_ns >= 0 && r.fault_ns >= 0 && r.detected_ns < r.fault_ns - r.fault_window_ns();
     return static_cast<double>(benign ? r.failovers : (early ? 1 : 0));
   });
   if (ended)
