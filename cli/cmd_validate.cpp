@@ -39,6 +39,7 @@ int cmd_validate(const ValidateOptions& o) {
   validation::ValidateRequest request;
   request.provider = o.provider;
   request.runs = o.runs;
+  if (o.lab_gbps) request.lab_gbps = *o.lab_gbps;
   request.seed = o.seed;
   request.progress = [](const std::string& line) { fmt::print(stderr, "railcheck validate: {}\n", line); };
   if (o.calibrate) {

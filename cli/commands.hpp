@@ -198,6 +198,7 @@ struct ValidateOptions {
   std::string scenario;
   std::string provider = "tcp;ofi_rxm";
   std::uint32_t runs = 3;             // lab runs; the hardware column is their median
+  std::optional<double> lab_gbps;     // each lab rail's rate (tc tbf); 0 unshaped; default validation's
   std::optional<std::uint64_t> seed;  // the sim's; default the scenario's
   std::string json_path;              // '-' for stdout
   bool calibrate = false;             // only measure the lab link; print it as [topology] keys

@@ -403,6 +403,11 @@ int dispatch(int argc, char** argv) {
   validate_cmd->add_option("--runs", validate.runs, "Lab runs; the hardware column is their median (default 3)")
       ->check(CLI::Range(1, 50));
   validate_cmd->add_option("--provider", validate.provider, "libfabric provider for the lab (default tcp;ofi_rxm)");
+  validate_cmd
+      ->add_option("--lab-gbps", validate.lab_gbps,
+                   "Shape each lab rail to this rate each way with tc tbf, so the stream is link-bound as a NIC's is "
+                   "(default 1; 0 leaves the veth pairs unshaped: the stream then runs at this machine's CPU speed)")
+      ->check(CLI::Range(0.0, 400.0));
   validate_cmd->add_option("--seed", validate.seed, "The sim's seed (default: the scenario's)");
   validate_cmd->add_option("--json", validate.json_path, "Also write the comparison as JSON ('-' for stdout)");
   validate_cmd->add_flag("--calibrate", validate.calibrate,

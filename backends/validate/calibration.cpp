@@ -38,6 +38,7 @@ Result<conform::LabFailoverResult> clean_run(const conform::NetnsLab& lab, const
 Result<LabLink> calibrate(const conform::NetnsLab& lab, const std::string& provider, std::size_t bytes,
                           std::uint32_t window, const HaTunables& tunables) {
   LabLink link;
+  link.shaped_gbps = lab.rate_limit_gbps();
   link.message_bytes = bytes;
   link.window = window;
   // The rate: long enough (a few thousand messages) that the first delivery's set-up is noise.
@@ -123,7 +124,7 @@ std::string topology_keys(const LabLink& link, const std::string& provider) {
                 conform::kLandedBin.count() / 1'000'000, shared_text, curve);
   return shape +
          fmt::format(
-             "# The netns lab's link as railcheck validate --calibrate measured it: {} over veth, {} B messages,\n"
+             "# The netns lab's link as railcheck validate --calibrate measured it: {} over veth{}, {} B messages,\n"
              "# window {}; a stream of {:.3f} Gb/s and a {:.1f} us round trip (docs/validation.md).\n"
              "[topology]\n"
              "host_gbps = {:.4f}\n"
@@ -132,7 +133,9 @@ std::string topology_keys(const LabLink& link, const std::string& provider) {
              "mtu = {}\n"
              "idle_rail_poll_ms = {:.3f}\n"
              "transport_rto_ms = {:.1f}\n",
-             provider, link.message_bytes, link.window, link.gbps, static_cast<double>(link.round_trip.count()) / 1e3,
+             provider,
+             link.shaped_gbps > 0 ? fmt::format(" shaped to {:g} Gb/s (tc tbf)", link.shaped_gbps) : std::string(),
+             link.message_bytes, link.window, link.gbps, static_cast<double>(link.round_trip.count()) / 1e3,
              nic.host_gbps, nic.link_gbps, static_cast<double>(nic.link_latency.count()) / 1e3, nic.mtu,
              to_millis(nic.idle_rail_poll), to_millis(nic.transport_rto));
 }

@@ -27,6 +27,7 @@ namespace railcheck::validation {
 // What calibration measured of the lab's link, with the provider in between (calibration.hpp).
 struct LabLink {
   double gbps = 0;     // payload rate of one stream of the lab's message size and window
+  double shaped_gbps = 0;  // the rails' rate limit (NetnsLab::limit_rate), 0 when unshaped
   Nanos round_trip{};  // one message and its completion, window 1, 64 B
   std::size_t message_bytes = 0;
   std::uint32_t window = 0;

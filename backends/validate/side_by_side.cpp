@@ -94,7 +94,8 @@ SideBySide compare(const std::string& scenario, const std::vector<sim::RunSummar
       if (!a || !b) continue;
       double e = *b - *a;
       // A lab time after the fault is known only to within the call that made the fault (the
-      // parent's nft or kill: fault_window_ns): the lab's figure may be that much longer. A lab
+      // parent's nft or kill, side b's link ioctl: fault_window_ns): the lab's figure may be that
+      // much longer. A lab
       // early by less than that window is not early; a late one gets no allowance.
       if (kind == Kind::Time && e < 0) e = std::min(0.0, e + static_cast<double>(lab[i].fault_window_ns()) / 1e6);
       excess.push_back(e);
@@ -158,7 +159,7 @@ SideBySide compare(const std::string& scenario, const std::vector<sim::RunSummar
       [](const Lab& r) { return static_cast<double>(r.failovers); });
   add("false_failovers", Kind::Count, [](const sim::RunSummary& x) { return std::optional<double>(x.false_failovers); },
       [benign](const Lab& r) {
-    // Before the fault could have taken effect: the start of the parent's call that made it.
+    // Before the fault could have taken effect: the start of the call that made it.
     const bool early = r.detected_ns >= 0 && r.fault_ns >= 0 && r.detected_ns < r.fault_ns - r.fault_window_ns();
     return static_cast<double>(benign ? r.failovers : (early ? 1 : 0));
   });
@@ -220,10 +221,23 @@ SideBySide compare(const std::string& scenario, const std::vector<sim::RunSummar
     out.lab_notes.push_back(
         fmt::format("run {}: calls of 1 ms or more within 100 ms of the fault: sender {}; receiver {}", i + 1,
                     near_fault(r.sender), near_fault(r.receiver)));
+    // Long calls after that: a side blocked inside the provider for tens of ms halts the stream
+    // (a rail's return shows one, docs/validation.md), which the rate after the switch shows.
+    auto later = [&](const conform::LabSideReport& side) {
+      std::string text;
+      for (const auto& [at, d] : side.stalls)
+        if (d >= 10'000'000 && at >= r.fault_ns + 100'000'000)
+          text += fmt::format("{}{:.1f} ms at {:+.1f} ms", text.empty() ? "" : ", ", static_cast<double>(d) / 1e6,
+                              static_cast<double>(at - r.fault_ns) / 1e6);
+      return text;
+    };
+    if (const std::string s = later(r.sender), rcv = later(r.receiver); !s.empty() || !rcv.empty())
+      out.lab_notes.push_back(fmt::format("run {}: calls of 10 ms or more later: sender {}; receiver {}", i + 1,
+                                          s.empty() ? "none" : s, rcv.empty() ? "none" : rcv));
     if (r.fault_window_ns() > 0)
       out.lab_notes.push_back(fmt::format(
-          "run {}: the fault took effect within the {:.2f} ms the parent's call to make it took (its end is the "
-          "fault's instant): a lab time after it up to that much shorter than the sim's is not judged early",
+          "run {}: the fault took effect within the {:.2f} ms the call to make it took (its end is the fault's "
+          "instant): a lab time after it up to that much shorter than the sim's is not judged early",
           i + 1, static_cast<double>(r.fault_window_ns()) / 1e6));
     std::string curve;
     const double per_bin = static_cast<double>(message_bytes) * 8.0 / static_cast<double>(conform::kLandedBin.count());
@@ -236,6 +250,18 @@ SideBySide compare(const std::string& scenario, const std::vector<sim::RunSummar
     out.lab_notes.push_back(
         fmt::format("run {}: Gb/s per {} ms from the stream's start to the fault (*: both sides on one core):{}", i + 1,
                     conform::kLandedBin.count() / 1'000'000, curve.empty() ? " -" : curve));
+    // And after the switch, the span goodput_after covers (its first 400 ms): where a rate after a
+    // failover differs, this shows whether it is a level or the dips of something recurring.
+    if (r.first_replayed_ns > r.start_ns && r.start_ns >= 0) {
+      std::string after;
+      const auto first = static_cast<std::size_t>((r.first_replayed_ns - r.start_ns) / conform::kLandedBin.count() + 1);
+      constexpr std::size_t kAfterBins = 80;
+      for (std::size_t b = first; b < r.landed_per_bin.size() && b < first + kAfterBins; ++b)
+        after += fmt::format(" {:.2f}", r.landed_per_bin[b] * per_bin);
+      if (!after.empty())
+        out.lab_notes.push_back(fmt::format("run {}: Gb/s per {} ms after the first replayed delivery:{}", i + 1,
+                                            conform::kLandedBin.count() / 1'000'000, after));
+    }
   }
   // Rows the sim has no figure for where there was no fault (a clean run has no detection).
   for (auto& row : out.rows)

@@ -46,6 +46,14 @@ MadeLab make_lab(const Scenario& sc, const ValidateRequest& r) {
     return out;
   }
   out.lab = std::move(made).value();
+  if (r.lab_gbps > 0) {
+    if (auto shaped = out.lab->limit_rate(r.lab_gbps); !shaped) {
+      out.status = Status::Skipped;
+      out.why = shaped.error().message() + " (--lab-gbps 0 runs the lab unshaped)";
+      out.lab.reset();
+      return out;
+    }
+  }
   if (auto usable = conform::provider_usable_in_lab(*out.lab, r.provider); !usable) {
     out.status = Status::Skipped;
     out.why = usable.error().message();
@@ -102,7 +110,17 @@ Validation validate_scenario(const Scenario& sc, const ValidateRequest& request)
     if (!before) return stopped(Status::Failed, before.error().message());
     auto both = lab_version(sc, before.value());
     if (!both) return stopped(Status::BadInput, both.error().message());
-    if (i == 0) changes = both->changes;
+    if (i == 0) {
+      changes = both->changes;
+      if (request.lab_gbps > 0)
+        changes.insert(changes.begin() + (changes.empty() ? 0 : 1),
+                       fmt::format("each rail shaped to {:g} Gb/s each way (tc tbf on both veth ends): the lab stream is "
+                                   "bound by its link, as a NIC's is, not by this machine's CPU",
+                                   request.lab_gbps));
+      else
+        changes.insert(changes.begin() + (changes.empty() ? 0 : 1),
+                       "rails unshaped (--lab-gbps 0): the lab stream runs at its receiving side's CPU rate");
+    }
     say(request, fmt::format("run {} of {}: the lab, a calibration after it, the sim", i + 1, request.runs));
     auto r = conform::run_lab_failover(lab, both->lab);
     if (!r) return stopped(Status::Failed, r.error().message());

@@ -14,9 +14,17 @@
 
 namespace railcheck::validation {
 
+// Below the slowest rate an unshaped lab stream was seen to run on a 2-core VM (1.3 Gb/s, and
+// 1.0 with both sides on one core), so the rail, not a core, sets the pace.
+inline constexpr double kDefaultLabGbps = 1.0;
+
 struct ValidateRequest {
   std::string provider = "tcp;ofi_rxm";
   std::uint32_t runs = 3;             // lab runs; each column is the median of its runs
+  // Each rail of the lab shaped to this rate each way (conform::NetnsLab::limit_rate), so that the
+  // lab stream is bound by its link as a NIC's is, not by this machine's CPU speed; 0 leaves the
+  // veth pairs unshaped (the stream then runs at its receiver's CPU rate: docs/validation.md).
+  double lab_gbps = kDefaultLabGbps;
   std::optional<std::uint64_t> seed;  // the sim's first seed; default the scenario's
   // One line per step ("run 2 of 3: calibrating the lab link ..."), for a progress display.
   std::function<void(const std::string&)> progress;

@@ -56,16 +56,21 @@ void nap_if_realtime(bool realtime) {
 }
 
 // Calls into the engine and provider that took at least kStallFloor (a steady-state step takes
-// microseconds): when they began and how long they took, the first kMaxStalls of them. The
-// provider's own stalls around a fault are what the sim must model (docs/validation.md).
+// microseconds): when they began and how long they took, the first kMaxStalls of them, and past
+// those any of kLongStall or more (a sender on a dead rail makes a 1 ms call every loop, which would
+// fill the list before a long stall later in the run). The provider's own stalls around a fault
+// are what the sim must model (docs/validation.md).
 constexpr long long kStallFloor = 1'000'000;
+constexpr long long kLongStall = 10'000'000;
 constexpr std::size_t kMaxStalls = 32;
+constexpr std::size_t kMaxLongStalls = 64;
 
 struct Stalls {
   std::vector<std::pair<long long, long long>> seen;  // (start ns, duration ns)
   void note(Clock::time_point before, Clock::time_point after) {
     const long long d = stamp(after) - stamp(before);
-    if (d >= kStallFloor && seen.size() < kMaxStalls) seen.emplace_back(stamp(before), d);
+    if (d >= kStallFloor && (seen.size() < kMaxStalls || (d >= kLongStall && seen.size() < kMaxStalls + kMaxLongStalls)))
+      seen.emplace_back(stamp(before), d);
   }
   std::string text() const {  // "start:duration,start:duration" (ns), "-" when none
     std::string out;
@@ -151,6 +156,7 @@ int receive_side(const NetnsSide& b, const LabFailoverPlan& plan, const Pipes& p
   const std::vector<std::size_t> links = side_b_actions(plan.fault);
   std::size_t next_link = 0;
   std::vector<std::pair<std::size_t, long long>> links_done;
+  std::vector<std::pair<std::size_t, long long>> links_begun;  // when each SIOCSIFFLAGS was called
   std::vector<long long> deliveries;  // when each verified message landed: the count at the fault, once known
   deliveries.reserve(plan.spec.messages);
   long long start_ns = -1, first_replayed_ns = -1, end_ns = -1, longest_step_ns = 0;
@@ -204,6 +210,7 @@ int receive_side(const NetnsSide& b, const LabFailoverPlan& plan, const Pipes& p
            stamp(now) - start_ns >= plan.fault.actions[links[next_link]].at.count()) {
       const LabAction& a = plan.fault.actions[links[next_link]];
       const auto& rail = b.rails.at(static_cast<std::size_t>(a.rail));
+      links_begun.emplace_back(links[next_link], stamp(Clock::now()));
       if (auto set = set_link_up(rail.if_name, a.kind == LabAction::Kind::LinkUp); !set)
         return fail_with(15, set.error().message());
       links_done.emplace_back(links[next_link], stamp(Clock::now()));
@@ -250,7 +257,8 @@ int receive_side(const NetnsSide& b, const LabFailoverPlan& plan, const Pipes& p
        << " verified " << seen << " due_ns " << due_ns << " at_due " << at_due << " at_fault " << at_fault
        << " at_switch " << at_switch << " failovers " << st.failovers << " active " << st.active_rail
        << " longest_step_ns " << longest_step_ns << " realtime " << realtime << " stalls " << stalls.text() << " cpus "
-       << cpus.text() << " actions " << action_times_text(links_done);
+       << cpus.text() << " actions " << action_times_text(links_done) << " actions_begun "
+       << action_times_text(links_begun);
   return PeerChannel(p.rx_report[1]).send_line(line.str()) ? 0 : fail_with(16, "writing the report");
 }
 
@@ -343,10 +351,13 @@ LabSideReport parse_report(const std::string& line) {
       }
       continue;
     }
-    if (key == "stalls" || key == "actions" || key == "cpus") {
+    if (key == "stalls" || key == "actions" || key == "actions_begun" || key == "cpus") {
       std::string list;
       in >> list;
-      (key == "stalls" ? r.stalls : key == "actions" ? r.actions : r.cpus) = parse_pairs(list);
+      (key == "stalls"          ? r.stalls
+       : key == "actions"       ? r.actions
+       : key == "actions_begun" ? r.actions_begun
+                                : r.cpus) = parse_pairs(list);
       continue;
     }
     long long v = 0;
@@ -482,6 +493,9 @@ Result<LabFailoverResult> run_lab_failover(const NetnsLab& lab, const LabFailove
   r.receiver = parse_report(rx_line);
   for (const auto& [i, at] : r.receiver.actions)
     if (i >= 0 && static_cast<std::size_t>(i) < r.action_ns.size()) r.action_ns[static_cast<std::size_t>(i)] = at;
+  for (const auto& [i, at] : r.receiver.actions_begun)
+    if (i >= 0 && static_cast<std::size_t>(i) < r.action_begun_ns.size())
+      r.action_begun_ns[static_cast<std::size_t>(i)] = at;
   r.realtime = r.sender.get("realtime") == 1 && r.receiver.get("realtime") == 1;
   r.start_ns = r.receiver.get("start_ns");
   r.fault_ns = r.receiver.get("fault_ns");

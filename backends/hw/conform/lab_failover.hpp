@@ -80,8 +80,10 @@ struct LabSideReport {
   std::string why;
   // Calls into the engine and provider of 1 ms or more: (start, duration), CLOCK_MONOTONIC ns.
   std::vector<std::pair<long long, long long>> stalls;
-  // Side b: the link changes it made, (plan index, when), CLOCK_MONOTONIC ns.
+  // Side b: the link changes it made, (plan index, when the ioctl returned), CLOCK_MONOTONIC ns,
+  // and (plan index, when it was called): the carrier drops somewhere between the two.
   std::vector<std::pair<long long, long long>> actions;
+  std::vector<std::pair<long long, long long>> actions_begun;
   // Side b: messages landed per kLandedBin from the stream's start (LabFailoverResult::landed_per_bin).
   std::vector<long long> landed;
   // The core the side ran on from each instant it moved: (CLOCK_MONOTONIC ns, cpu), the first 256.
@@ -101,10 +103,10 @@ struct LabFailoverResult {
   // When each action took effect (CLOCK_MONOTONIC ns; -1 = not made), in the plan's order: side b's
   // link changes as it made them, the parent's once tc or kill returned.
   std::vector<long long> action_ns;
-  // When the parent began making each of its actions (-1: not the parent's). A parent-made
-  // impairment (an nft rule, a signal) takes effect somewhere inside that call, which can take
-  // milliseconds on a loaded machine; action_ns is its end, so times after the fault are known only
-  // to within the call's length (fault_window_ns).
+  // When each action's call began (-1: not made). An impairment takes effect somewhere inside the
+  // call that makes it (the parent's nft rule or signal; side b's SIOCSIFFLAGS, which waits for the
+  // kernel's rtnl lock), and that call can take milliseconds on a loaded machine; action_ns is its
+  // end, so times after the fault are known only to within the call's length (fault_window_ns).
   std::vector<long long> action_begun_ns;
   LabSideReport sender;
   LabSideReport receiver;

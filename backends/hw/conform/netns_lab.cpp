@@ -213,6 +213,27 @@ Result<bool> NetnsLab::build(const std::string& prefix, std::size_t rails) {
   return true;
 }
 
+Result<bool> NetnsLab::limit_rate(double gbps) {
+  if (!(gbps > 0) || gbps > 400)
+    return Error{fmt::format("a lab rail of {} Gb/s; shape it to more than 0 and at most 400 Gb/s", gbps), ""};
+  const auto kbit = static_cast<long long>(gbps * 1e6 + 0.5);
+  for (const NetnsSide& side : sides_) {
+    for (const NetnsRail& rail : side.rails) {
+      // latency bounds the queue (rate x latency + burst): a second of the rate holds any window
+      // the lab streams, so the bucket only ever delays.
+      auto shaped = run_tc({"-n", side.netns, "qdisc", "replace", "dev", rail.if_name, "root", "tbf", "rate",
+                            fmt::format("{}kbit", kbit), "burst", std::to_string(kShapeBurstBytes), "latency", "1s"});
+      if (!shaped) {
+        return Error{fmt::format("cannot shape the lab's rail {} to {} Gb/s: {}", rail.if_name, gbps,
+                                 shaped.error().message()),
+                     "the kernel needs the tbf qdisc (CONFIG_NET_SCH_TBF) and iproute2's tc"};
+      }
+    }
+  }
+  rate_limit_gbps_ = gbps;
+  return true;
+}
+
 NetnsLab::~NetnsLab() {
   try {
     // Deleting one end of a veth pair deletes its peer, so the second delete may find nothing

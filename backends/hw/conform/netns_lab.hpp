@@ -8,6 +8,7 @@
 // Addresses are link-local (169.254.0.0/16, RFC 3927) so the lab can never shadow a route to a
 // real network on the host it runs on.
 #include <array>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -50,6 +51,17 @@ class NetnsLab {
 
   const NetnsSide& side(int i) const { return sides_.at(static_cast<std::size_t>(i)); }  // 0 = a, 1 = b
 
+  // Makes every rail a link of `gbps` each way: a token-bucket qdisc (`tc qdisc replace ... tbf`) on
+  // both ends' egress, a bucket of kShapeBurstBytes and a queue long enough that the lab's streams
+  // never overflow it (a shaped rail delays, it never drops). A veth pair copies in memory, so an
+  // unshaped lab stream runs as fast as its receiving side's CPU, and on a shared VM that speed
+  // moves by tens of percent from one stretch of a stream to the next (docs/validation.md); a
+  // shaped rail is bound by its rate, as a NIC's stream is by its wire. Needs sch_tbf in the kernel.
+  Result<bool> limit_rate(double gbps);
+  static constexpr std::uint32_t kShapeBurstBytes = 16 * 1024;
+  // What limit_rate set, 0 while the rails run unshaped.
+  double rate_limit_gbps() const { return rate_limit_gbps_; }
+
  private:
   NetnsLab() = default;
   Result<bool> build(const std::string& prefix, std::size_t rails);
@@ -57,6 +69,7 @@ class NetnsLab {
   std::array<NetnsSide, 2> sides_;
   std::vector<std::string> created_netns_;  // only what this lab added: a name clash is never deleted
   std::vector<std::string> unmoved_links_;  // veth ends still in the creating namespace
+  double rate_limit_gbps_ = 0;
 };
 
 // Moves the calling thread into the named namespace (setns on /run/netns/<name>). Sockets and

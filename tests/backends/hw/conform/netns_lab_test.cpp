@@ -16,10 +16,12 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <functional>
 #include <sstream>
+#include <vector>
 
 #include "netns_lab_fixture.hpp"
 
@@ -260,4 +262,114 @@ TEST_CASE("netns lab: setting a link that does not exist fails and names it", "[
   auto r = conform::set_link_up("rcnosuchlink0", false);
   REQUIRE_FALSE(r.ok());
   CHECK_THAT(r.error().message(), Catch::Contains("'rcnosuchlink0'") && Catch::Contains("No such device"));
+}
+
+namespace {
+
+// Side b of the shaped-rail case: accepts once on rail 0, reads to EOF, answers with the byte count.
+int count_side_b(const conform::NetnsSide& b, int port_fd) {
+  if (auto in = conform::enter_netns(b.netns); !in) return fail_with(30, in.error().message());
+  const int listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in at{};
+  at.sin_family = AF_INET;
+  inet_pton(AF_INET, b.rails[0].address.c_str(), &at.sin_addr);
+  socklen_t len = sizeof(at);
+  if (bind(listener, reinterpret_cast<const sockaddr*>(&at), sizeof(at)) != 0 || listen(listener, 1) != 0 ||
+      getsockname(listener, reinterpret_cast<sockaddr*>(&at), &len) != 0)
+    return fail_with(31, std::string("listening: ") + std::strerror(errno));
+  const uint16_t port = ntohs(at.sin_port);
+  if (write(port_fd, &port, sizeof(port)) != sizeof(port)) return fail_with(32, "writing the port");
+  const int conn = accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
+  if (conn < 0) return fail_with(33, std::string("accept: ") + std::strerror(errno));
+  std::uint64_t got = 0;
+  char chunk[65536];
+  for (ssize_t n = 0; (n = read(conn, chunk, sizeof(chunk))) > 0;) got += static_cast<std::uint64_t>(n);
+  if (write(conn, &got, sizeof(got)) != sizeof(got)) return fail_with(34, "answering the count");
+  close(conn);
+  return 0;
+}
+
+// Side a: `bytes` over rail 0 as fast as TCP takes them, timed from the first write to side b's
+// count; reports the payload rate on `report_fd`, exit 0 when side b counted every byte.
+int timed_side_a(const conform::NetnsSide& a, const conform::NetnsSide& b, uint16_t port, std::uint64_t bytes,
+                 int report_fd) {
+  if (auto in = conform::enter_netns(a.netns); !in) return fail_with(40, in.error().message());
+  const int fd = connect_within(b.rails[0].address, port, 2000);
+  if (fd < 0) return fail_with(41, "no connection over rail 0");
+  timeval wait{20, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof(wait));
+  std::vector<char> block(65536, 'x');
+  const auto t0 = std::chrono::steady_clock::now();
+  for (std::uint64_t sent = 0; sent < bytes;) {
+    const auto n = write(fd, block.data(), std::min<std::uint64_t>(block.size(), bytes - sent));
+    if (n <= 0) return fail_with(42, std::string("send: ") + std::strerror(errno));
+    sent += static_cast<std::uint64_t>(n);
+  }
+  shutdown(fd, SHUT_WR);
+  std::uint64_t counted = 0;
+  if (read(fd, &counted, sizeof(counted)) != sizeof(counted)) return fail_with(43, "no count from side b");
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  close(fd);
+  const double rate = static_cast<double>(bytes) * 8 / secs / 1e9;
+  if (write(report_fd, &rate, sizeof(rate)) != sizeof(rate)) return fail_with(44, "reporting the rate");
+  if (counted != bytes) return fail_with(45, "side b counted " + std::to_string(counted));
+  return 0;
+}
+
+}  // namespace
+
+TEST_CASE("netns lab: a rail shaped to a rate carries no faster than it, every byte, and bad rates are refused",
+          "[netns]") {
+  auto lab = lab_or_skip();
+  if (!lab) return;
+  CHECK(lab->rate_limit_gbps() == 0);
+  for (const double bad : {0.0, -1.0, 401.0}) {
+    auto refused = lab->limit_rate(bad);
+    REQUIRE_FALSE(refused.ok());
+    CHECK_THAT(refused.error().message(), Catch::Contains("Gb/s"));
+  }
+  constexpr double kGbps = 0.2;
+  auto shaped = lab->limit_rate(kGbps);
+  REQUIRE(shaped.ok());
+  CHECK(lab->rate_limit_gbps() == kGbps);
+  for (int s = 0; s < 2; ++s) {
+    for (const auto& rail : lab->side(s).rails) {
+      auto shown = conform::run_tc({"-n", lab->side(s).netns, "qdisc", "show", "dev", rail.if_name});
+      REQUIRE(shown.ok());
+      CHECK_THAT(shown.value(), Catch::Contains("tbf") && Catch::Contains("rate 200Mbit"));
+    }
+  }
+  // 5 MB at 0.2 Gb/s is 0.2 s; unshaped, a veth pair moves it in a few ms. TCP/IP headers and the
+  // one bucket's burst (16 KiB) make the payload slower than the rate, never faster.
+  constexpr std::uint64_t kBytes = 5'000'000;
+  int port_pipe[2], rate_pipe[2];
+  REQUIRE(pipe2(port_pipe, O_CLOEXEC) == 0);
+  REQUIRE(pipe2(rate_pipe, O_CLOEXEC) == 0);
+  const pid_t b = fork_child([&] {
+    close(port_pipe[0]);
+    return count_side_b(lab->side(1), port_pipe[1]);
+  });
+  close(port_pipe[1]);
+  uint16_t port = 0;
+  pollfd p{port_pipe[0], POLLIN, 0};
+  const bool listening = poll(&p, 1, 5000) == 1 && read(port_pipe[0], &port, sizeof(port)) == sizeof(port);
+  close(port_pipe[0]);
+  const int a_code = listening ? run_in_child([&] {
+    close(rate_pipe[0]);
+    return timed_side_a(lab->side(0), lab->side(1), port, kBytes, rate_pipe[1]);
+  })
+                               : -1;
+  close(rate_pipe[1]);
+  double rate = 0;
+  const bool reported = read(rate_pipe[0], &rate, sizeof(rate)) == sizeof(rate);
+  close(rate_pipe[0]);
+  if (a_code != 0) kill(b, SIGKILL);
+  const int b_code = wait_child(b);
+  INFO("side a exit " << a_code << ", side b exit " << b_code << ", payload " << rate << " Gb/s");
+  REQUIRE(listening);
+  REQUIRE(a_code == 0);
+  CHECK(b_code == 0);
+  REQUIRE(reported);
+  CHECK(rate <= kGbps);
+  CHECK(rate > kGbps / 4);  // and it does carry: a quarter of the rate even on a loaded runner
 }
