@@ -6,9 +6,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <memory>
 
 #include "backends/hw/conform/lab_failover.hpp"
+#include "backends/hw/libfabric/provider_query.hpp"
 #include "backends/hw/conform/netns_lab.hpp"
 #include "backends/sim/sim_run.hpp"
 #include "backends/validate/calibration.hpp"
@@ -62,6 +64,22 @@ MadeLab make_lab(const Scenario& sc, const ValidateRequest& r) {
   return out;
 }
 
+// The lab's ofi_rxm sized as the NCCL plugin sizes it (fabric::kRxmMsgRxSize), set before any
+// libfabric starts in this process or the sides forked from it, unless the environment names a
+// size; the line for `changes`, empty where the provider is not rxm.
+std::string size_rxm_like_the_plugin(const std::string& provider) {
+  if (provider.find("ofi_rxm") == std::string::npos) return {};
+  if (const char* user = std::getenv("FI_OFI_RXM_MSG_RX_SIZE"))
+    return fmt::format("ofi_rxm posts {} receive buffers per connection (FI_OFI_RXM_MSG_RX_SIZE from the environment)",
+                       user);
+  setenv("FI_OFI_RXM_MSG_RX_SIZE", std::to_string(fabric::kRxmMsgRxSize).c_str(), 1);
+  return fmt::format(
+      "ofi_rxm posts {} receive buffers per connection, as the NCCL plugin sets it (FI_OFI_RXM_MSG_RX_SIZE): at "
+      "rxm's default 128 a send that re-opens a returned rail's connection blocks 50-80 ms zeroing buffers, which "
+      "the sim does not model",
+      fabric::kRxmMsgRxSize);
+}
+
 std::size_t lab_message_bytes(const Scenario& sc) {
   return static_cast<std::size_t>(std::min<std::uint64_t>(sc.workload.message_bytes, kLabMaxMessageBytes));
 }
@@ -80,6 +98,7 @@ Validation stopped(Status status, std::string why) {
 }  // namespace
 
 Validation validate_scenario(const Scenario& sc, const ValidateRequest& request) {
+  const std::string rxm_line = size_rxm_like_the_plugin(request.provider);
   MadeLab made = make_lab(sc, request);
   if (!made.lab) return stopped(made.status, made.why);
   const conform::NetnsLab& lab = *made.lab;
@@ -120,6 +139,7 @@ Validation validate_scenario(const Scenario& sc, const ValidateRequest& request)
       else
         changes.insert(changes.begin() + (changes.empty() ? 0 : 1),
                        "rails unshaped (--lab-gbps 0): the lab stream runs at its receiving side's CPU rate");
+      if (!rxm_line.empty()) changes.insert(changes.begin() + (changes.size() < 2 ? changes.size() : 2), rxm_line);
     }
     say(request, fmt::format("run {} of {}: the lab, a calibration after it, the sim", i + 1, request.runs));
     auto r = conform::run_lab_failover(lab, both->lab);
@@ -165,6 +185,7 @@ Validation validate_scenario(const Scenario& sc, const ValidateRequest& request)
 
 LinkKeys calibrate_lab_link(const Scenario& sc, const ValidateRequest& request) {
   LinkKeys out;
+  (void)size_rxm_like_the_plugin(request.provider);  // the link calibrated is the one validate runs
   MadeLab made = make_lab(sc, request);
   if (!made.lab) {
     out.status = made.status;

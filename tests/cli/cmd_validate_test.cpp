@@ -126,4 +126,5 @@ TEST_CASE("validate: every lab-made scenario family on SimGrid and in the netns 
   CHECK(saw_detection == (family.outage && family.failovers > 0));
   CHECK(ran.out.find("replaced by the lab link") != std::string::npos);
   CHECK(ran.out.find("each rail shaped to 1 Gb/s each way") != std::string::npos);  // the default
+  CHECK(ran.out.find("ofi_rxm posts 32 receive buffers per connection") != std::string::npos);  // the plugin's
 }

@@ -62,4 +62,16 @@ bool local_send_completion_pays(const std::string& provider, bool delivery_acks)
 // docs/nccl-plugin.md "Delivery acks, coalesced").
 bool backend_acks_by_default(const std::string& provider);
 
+// FI_OFI_RXM_MSG_RX_SIZE as railcheck's own processes set it (the NCCL plugin at init, the netns
+// lab of `railcheck validate`) unless the environment does: the receive buffers ofi_rxm posts on
+// each of its connections. rxm's default (128) grows each endpoint's bounce-buffer pool to several
+// 17 MB chunks, and the plugin opens an rxm endpoint per rail of every comm (two per connection
+// with the standby): 9.0 GB peak for three ranks on threads with four channels each way, 3.7 GB at
+// 32, every harness case passing down to 16 (measured 2026-11-28). The same pools make a send that
+// re-opens a rail's rxm connection block its caller while they are zeroed: 52-80 ms in the lab at
+// 128, no call of 10 ms or more at 32 (2026-11-29, docs/validation.md). NCCL keeps at most
+// NCCL_NET_MAX_REQUESTS (32) requests in flight per comm; an unexpected message beyond the posted
+// buffers takes a fresh one from the pool (rxm replaces it), so fewer never blocks.
+inline constexpr std::uint32_t kRxmMsgRxSize = 32;
+
 }  // namespace railcheck::fabric

@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "backends/hw/libfabric/provider_query.hpp"
 #include "engine/core/result.hpp"
 #include "engine/failover/ha_tunables.hpp"
 
@@ -123,14 +124,9 @@ struct RxmSizes {
   std::string note;                                      // what is in force, for the log
 };
 constexpr std::uint32_t kRxmDefaultSarLimit = 131072;  // libfabric 1.17 prov/rxm: 8 x 16 KiB
-// FI_OFI_RXM_MSG_RX_SIZE as the plugin sets it unless the environment does: the receive buffers
-// rxm posts on each of its connections. rxm's default (128) grows each endpoint's bounce-buffer
-// pool to several 17 MB chunks, and the plugin opens an rxm endpoint per rail of every comm (two
-// per connection with the standby): 9.0 GB peak for three ranks on threads with four channels
-// each way, 3.7 GB at 32, every harness case passing down to 16 (measured 2026-11-28). NCCL keeps
-// at most NCCL_NET_MAX_REQUESTS (32) requests in flight per comm; an unexpected message beyond
-// the posted buffers takes a fresh one from the pool (rxm replaces it), so fewer never blocks.
-constexpr std::uint32_t kRxmMsgRxSize = 32;
+// FI_OFI_RXM_MSG_RX_SIZE as the plugin sets it unless the environment does (provider_query.hpp
+// says why 32).
+using fabric::kRxmMsgRxSize;
 // FI_NET_TX_SIZE and FI_NET_RX_SIZE as the plugin sets them for the "net" provider (libfabric
 // 1.17's tcp fork with RDM endpoints of its own) unless the environment does: its default of 256
 // entries is below one comm's deepest queue (HA_NCCL_WR_PER_CONN x HA_NCCL_MAX_RECVS = 512 at the
