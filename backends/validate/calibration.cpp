@@ -39,6 +39,7 @@ Result<LabLink> calibrate(const conform::NetnsLab& lab, const std::string& provi
                           std::uint32_t window, const HaTunables& tunables) {
   LabLink link;
   link.shaped_gbps = lab.rate_limit_gbps();
+  link.provider = provider;
   link.message_bytes = bytes;
   link.window = window;
   // The rate: long enough (a few thousand messages) that the first delivery's set-up is noise.

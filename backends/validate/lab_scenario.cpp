@@ -7,6 +7,8 @@
 #include <cmath>
 #include <map>
 
+#include "backends/hw/libfabric/provider_query.hpp"
+
 namespace railcheck::validation {
 namespace {
 
@@ -196,6 +198,16 @@ LabLink bracket(const LabLink& before, const LabLink& after) {
   return mid;
 }
 
+std::optional<std::string> not_runnable(const Scenario& sc, const std::string& provider) {
+  if (auto why = not_runnable(sc)) return why;
+  const FaultProfile& f = sc.faults;
+  if (fabric::is_shm(provider) && (!f.downs.empty() || !f.flaps.empty() || !f.jitters.empty() || !f.losses.empty()))
+    return std::string(
+        "over shm the bytes move through shared memory: a rail's link going down, a loss or a delay never reaches "
+        "them (a stalled process is the fault shm can show; --provider tcp;ofi_rxm runs this one)");
+  return std::nullopt;
+}
+
 Result<LabScenario> lab_version(const Scenario& sc, const LabLink& link) {
   if (auto why = not_runnable(sc)) return Error{fmt::format("{}: {}", sc.name, *why), ""};
   if (link.gbps <= 0 || link.round_trip <= Nanos{0})
@@ -205,12 +217,15 @@ Result<LabScenario> lab_version(const Scenario& sc, const LabLink& link) {
   // The NIC: the lab link as calibration measured it. Two hops per direction (NIC -> switch ->
   // NIC in the sim's platform), so a round trip is four link latencies.
   NicPreset& nic = out.sim.topology.nic;
+  // The lab runs over the provider that was calibrated (validate's --provider).
+  if (!link.provider.empty()) out.lab.provider = link.provider;
+  const std::string carrier = fabric::is_shm(out.lab.provider) ? "shm between the namespaces (shared memory, no veth)"
+                                                                : out.lab.provider + " over veth";
   out.changes.push_back(fmt::format(
-      "NIC {} ({} Gb/s) replaced by the lab link: tcp;ofi_rxm over veth, {:.2f} Gb/s per stream and a {:.1f} us round "
-      "trip as calibrated",
-      nic.name, nic.link_gbps, link.gbps, static_cast<double>(link.round_trip.count()) / 1e3));
+      "NIC {} ({} Gb/s) replaced by the lab link: {}, {:.2f} Gb/s per stream and a {:.1f} us round trip as calibrated",
+      nic.name, nic.link_gbps, carrier, link.gbps, static_cast<double>(link.round_trip.count()) / 1e3));
   apply_lab_link(nic, link);
-  if (link.transport_rto > Nanos{0})
+  if (link.transport_rto > Nanos{0} && !fabric::is_shm(out.lab.provider))
     out.changes.push_back(fmt::format(
         "lost packets are TCP's: sent again {:.0f} ms later (tcp_rto_min), then twice that, never an error; the "
         "engine's qp_timeout and qp_retry_cnt reach no QP in the lab",

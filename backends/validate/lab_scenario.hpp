@@ -28,6 +28,7 @@ namespace railcheck::validation {
 struct LabLink {
   double gbps = 0;     // payload rate of one stream of the lab's message size and window
   double shaped_gbps = 0;  // the rails' rate limit (NetnsLab::limit_rate), 0 when unshaped
+  std::string provider;    // the libfabric provider calibrated, which the lab's runs then use
   Nanos round_trip{};  // one message and its completion, window 1, 64 B
   std::size_t message_bytes = 0;
   std::uint32_t window = 0;
@@ -81,6 +82,9 @@ inline constexpr auto kLabRunPastFault = std::chrono::milliseconds(400);
 
 // Why the lab cannot run `sc` (a fault it cannot make, a topology it does not have), or nothing.
 std::optional<std::string> not_runnable(const Scenario& sc);
+// The same over `provider`: over shm the bytes move through shared memory, so a rail's link going
+// down, a loss or a delay never reaches them; only a stalled process runs there.
+std::optional<std::string> not_runnable(const Scenario& sc, const std::string& provider);
 
 struct LabScenario {
   Scenario sim;                      // the scenario as the SimGrid driver runs it beside the lab

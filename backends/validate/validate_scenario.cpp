@@ -31,7 +31,7 @@ struct MadeLab {
 // (`ip` runs as a child process), and taken down when the returned object goes.
 MadeLab make_lab(const Scenario& sc, const ValidateRequest& r) {
   MadeLab out;
-  if (auto why = not_runnable(sc)) {
+  if (auto why = not_runnable(sc, r.provider)) {
     out.status = Status::Skipped;
     out.why = fmt::format("{} cannot run in the lab: {}", sc.name, *why);
     return out;
@@ -48,7 +48,7 @@ MadeLab make_lab(const Scenario& sc, const ValidateRequest& r) {
     return out;
   }
   out.lab = std::move(made).value();
-  if (r.lab_gbps > 0) {
+  if (r.lab_gbps > 0 && fabric::runs_over_tcp_sockets(r.provider)) {
     if (auto shaped = out.lab->limit_rate(r.lab_gbps); !shaped) {
       out.status = Status::Skipped;
       out.why = shaped.error().message() + " (--lab-gbps 0 runs the lab unshaped)";
@@ -131,14 +131,16 @@ Validation validate_scenario(const Scenario& sc, const ValidateRequest& request)
     if (!both) return stopped(Status::BadInput, both.error().message());
     if (i == 0) {
       changes = both->changes;
-      if (request.lab_gbps > 0)
-        changes.insert(changes.begin() + (changes.empty() ? 0 : 1),
-                       fmt::format("each rail shaped to {:g} Gb/s each way (tc tbf on both veth ends): the lab stream is "
-                                   "bound by its link, as a NIC's is, not by this machine's CPU",
-                                   request.lab_gbps));
-      else
-        changes.insert(changes.begin() + (changes.empty() ? 0 : 1),
-                       "rails unshaped (--lab-gbps 0): the lab stream runs at its receiving side's CPU rate");
+      // What carries the lab's bytes between the namespaces, where a veth pair does (not shm's).
+      if (fabric::runs_over_tcp_sockets(request.provider)) {
+        const std::string rails =
+            request.lab_gbps > 0
+                ? fmt::format("each rail shaped to {:g} Gb/s each way (tc tbf on both veth ends): the lab stream is "
+                              "bound by its link, as a NIC's is, not by this machine's CPU",
+                              request.lab_gbps)
+                : std::string("rails unshaped (--lab-gbps 0): the lab stream runs at its receiving side's CPU rate");
+        changes.insert(changes.begin() + (changes.empty() ? 0 : 1), rails);
+      }
       if (!rxm_line.empty()) changes.insert(changes.begin() + (changes.size() < 2 ? changes.size() : 2), rxm_line);
     }
     say(request, fmt::format("run {} of {}: the lab, a calibration after it, the sim", i + 1, request.runs));

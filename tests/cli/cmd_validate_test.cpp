@@ -37,6 +37,11 @@ TEST_CASE("validate: a fault the lab cannot make is exit 77 with the reason, bad
   // One rail: no standby to fail over to, nothing the lab's failover can show.
   CHECK(exe::run_railcheck(dir, "validate " + scenario("swarm-2776-spike-latency-drop.toml")).code == 77);
   CHECK(exe::run_railcheck(dir, "validate no-such-file.toml").code != 0);
+  // A link fault over shm: shared memory never crosses the rails, so it cannot show one.
+  const auto shm = exe::run_railcheck(dir, "validate " + scenario("primary-dies.toml") + " --provider shm");
+  CHECK(shm.code == 77);
+  CHECK(shm.err.find("over shm") != std::string::npos);
+  CHECK(exe::run_railcheck(dir, "validate " + scenario("primary-dies.toml") + " --lab-gbps -1").code == 2);
   std::ofstream(dir / "bad.toml") << "name = \"bad\"\n[topology]\nranks = -1\n";
   CHECK(exe::run_railcheck(dir, "validate bad.toml").code == 2);
 }

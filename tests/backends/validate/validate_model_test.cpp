@@ -513,3 +513,25 @@ TEST_CASE("validate model: the lab's rate before the fault spans what the sim's 
   r.fault_ns = -1;
   CHECK(conform::before_fault_gbps(r, 16384) == 0);
 }
+
+TEST_CASE("validate model: the lab runs over the provider it calibrated, and shm only what reaches it", "[validate]") {
+  const Scenario stall = scenario_file("peer-stall.toml");
+  LabLink link = calibrated();
+  link.provider = "shm";
+  auto over_shm = lab_version(stall, link);
+  REQUIRE(over_shm.ok());
+  CHECK(over_shm->lab.provider == "shm");  // --provider reaches the lab's runs, not only its calibrations
+  CHECK_THAT(over_shm->changes.front(), Catch::Contains("shm between the namespaces"));
+  link.provider = "tcp;ofi_rxm";
+  auto over_tcp = lab_version(stall, link);
+  REQUIRE(over_tcp.ok());
+  CHECK(over_tcp->lab.provider == "tcp;ofi_rxm");
+  CHECK_THAT(over_tcp->changes.front(), Catch::Contains("tcp;ofi_rxm over veth"));
+  // A stalled process runs over shm; a link, a loss or a delay never reaches shared memory.
+  CHECK_FALSE(not_runnable(stall, "shm").has_value());
+  for (const char* network : {"primary-dies.toml", "link-flap.toml", "one-way-loss.toml", "delay-spike.toml"}) {
+    INFO(network);
+    CHECK_THAT(not_runnable(scenario_file(network), "shm").value_or(""), Catch::Contains("over shm"));
+    CHECK_FALSE(not_runnable(scenario_file(network), "tcp;ofi_rxm").has_value());
+  }
+}
