@@ -71,11 +71,7 @@ std::uint32_t EventWire::owner(const Packet& p) const { return w_.connections()[
 SimQp& EventWire::requester(const Packet& p) { return w_.connections()[p.conn].qps(p.from)[p.path]; }
 SimQp& EventWire::responder(const Packet& p) { return w_.connections()[p.conn].qps(other(p.from))[p.path]; }
 
-void EventWire::attach(std::uint32_t rank) {
-  RankWire& me = ranks_[rank];
-  me.home = sg4::this_actor::get_host();
-  me.bell = sg4::Semaphore::create(0);
-}
+void EventWire::attach(std::uint32_t rank) { ranks_[rank].bell = sg4::Semaphore::create(0); }
 
 void EventWire::detach(std::uint32_t rank) {
   RankWire& me = ranks_[rank];
@@ -121,10 +117,6 @@ void EventWire::poke(std::uint32_t rank) {
 }
 
 bool EventWire::take_poke(std::uint32_t rank) { return std::exchange(ranks_[rank].poked, false); }
-
-void EventWire::go_home(std::uint32_t rank) {
-  if (sg4::this_actor::get_host() != ranks_[rank].home) sg4::this_actor::set_host(ranks_[rank].home);
-}
 
 bool EventWire::has_due(std::uint32_t rank) const {
   const RankWire& me = ranks_[rank];

@@ -7,8 +7,9 @@
 //
 // Four SimGrid 3.32 facts shape it:
 //   - A put is routed from the putting actor's host. The rank actor moves to the source NIC
-//     host (`this_actor::set_host`) to start a put there, and goes back to its home host (its
-//     rail-0 NIC) before it waits.
+//     host (`this_actor::set_host`) to start a put there, and stays there: it waits on a
+//     semaphore, which a wait from any host serves, and each move walks every comm the actor
+//     holds (docs/benchmarks.md, 2026-11-28).
 //   - Waiting on all of a rank's puts at once (`Comm::wait_any_for`) costs, at every wake, a copy
 //     of the list and a registration on each comm: O(puts in flight) per landing, 22 % of a
 //     4096 x 8 run (docs/benchmarks.md, 2026-11-28). So a rank waits on one semaphore only, and
@@ -51,7 +52,7 @@ class EventWire {
   EventWire(const EventWire&) = delete;
   EventWire& operator=(const EventWire&) = delete;
 
-  // The calling actor becomes rank `rank`'s driver: its home host and its doorbell.
+  // The calling actor becomes rank `rank`'s driver: its doorbell.
   void attach(std::uint32_t rank);
   // Cancels the rank's puts in flight; the rank's actor is ending.
   void detach(std::uint32_t rank);
@@ -76,8 +77,6 @@ class EventWire {
   // Runs every packet event of `rank` due now: finished puts, expired timers, waiters to look at.
   void run_due(std::uint32_t rank);
   bool has_due(std::uint32_t rank) const;
-  // Moves the rank's actor back to its home host; call before the last look before park().
-  void go_home(std::uint32_t rank);
   // Waits until one of the rank's puts lands (or fails), its doorbell rings, or SimGrid's clock
   // reaches `until` or the rank's next packet timer, whichever is first. A put that landed while
   // the rank was running is taken at once, oldest first (as a wait on all of them would).
@@ -140,7 +139,6 @@ class EventWire {
     std::uint32_t prev = kNone, next = kNone;  // the rank's puts in flight, for detach()
   };
   struct RankWire {
-    simgrid::s4u::Host* home = nullptr;
     // The doorbell: a parked rank waits on it; ring() and the first landing while it is parked
     // release it, once per park.
     simgrid::s4u::SemaphorePtr bell;
