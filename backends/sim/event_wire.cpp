@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "backends/sim/qp_ops.hpp"
+#include "engine/core/engine_assert.hpp"
 #include "engine/core/rc_timeouts.hpp"
 
 namespace sg4 = simgrid::s4u;
@@ -30,42 +31,84 @@ std::uint32_t take_slot(Pool& pool, std::vector<std::uint32_t>& free) {
   return id;
 }
 
+// The one EventWire of the engine now running: SimGrid's signals are process-wide and outlive
+// an engine, so the callback, connected once, reaches the wire through this.
+EventWire* g_active = nullptr;
+
 }  // namespace
 
-EventWire::EventWire(SimWorld& w) : w_(w), ranks_(w.ranks().size()) {}
+EventWire::EventWire(SimWorld& w) : w_(w), ranks_(w.ranks().size()) {
+  static const bool connected = [] {
+    sg4::Link::on_communication_state_change_cb(&EventWire::on_network_action);
+    return true;
+  }();
+  (void)connected;
+  RAILCHECK_ASSERT(g_active == nullptr, "one event wire per SimGrid engine");
+  g_active = this;
+}
+
+EventWire::~EventWire() { g_active = nullptr; }
+
+void EventWire::on_network_action(simgrid::kernel::resource::NetworkAction& a,
+                                  simgrid::kernel::resource::Action::State /*previous*/) {
+  if (g_active == nullptr) return;
+  // NetworkAction is declared, not defined, in SimGrid's installed headers; it derives from
+  // Action alone (src/kernel/resource/NetworkModel.hpp), so it is one.
+  const auto& action = reinterpret_cast<const simgrid::kernel::resource::Action&>(a);
+  const auto state = action.get_state();
+  using State = simgrid::kernel::resource::Action::State;
+  if (state != State::FINISHED && state != State::FAILED) return;
+  const auto it = g_active->by_activity_.find(action.get_activity());
+  // Not one of ours in flight: another wire's transfer, or a put that failed as it started
+  // (its activity is set after that; put() catches it).
+  if (it == g_active->by_activity_.end()) return;
+  const std::uint32_t id = it->second;
+  g_active->by_activity_.erase(it);
+  g_active->arrive(id, state == State::FINISHED);
+}
 
 std::uint32_t EventWire::owner(const Packet& p) const { return w_.connections()[p.conn].rank(p.from); }
 SimQp& EventWire::requester(const Packet& p) { return w_.connections()[p.conn].qps(p.from)[p.path]; }
 SimQp& EventWire::responder(const Packet& p) { return w_.connections()[p.conn].qps(other(p.from))[p.path]; }
 
-void EventWire::attach(std::uint32_t rank) {
-  RankWire& me = ranks_[rank];
-  me.home = sg4::this_actor::get_host();
-  me.bell_box = sg4::Mailbox::by_name("bell-" + std::to_string(rank));
-  me.comms.push_back(me.bell_box->get_async<void>(&me.bell_payload));
-  me.flights.push_back(Flight{Cargo::Bell, 0});
-}
+void EventWire::attach(std::uint32_t rank) { ranks_[rank].bell = sg4::Semaphore::create(0); }
 
 void EventWire::detach(std::uint32_t rank) {
   RankWire& me = ranks_[rank];
   // SimGrid reports a comm freed while it runs; the run is over, so its puts are cancelled.
-  for (auto& c : me.comms) c->cancel();
-  me.comms.clear();
-  me.flights.clear();
+  while (me.puts != kNone) {
+    const std::uint32_t id = me.puts;
+    Put& p = puts_[id];
+    if (!p.landed) {
+      by_activity_.erase(p.comm->get_impl());
+      p.comm->cancel();
+    }
+    me.puts = p.next;
+    puts_[id] = Put{};
+    free_puts_.push_back(id);
+  }
+  me.arrived.clear();
 }
 
 void EventWire::ring(std::uint32_t rank) {
   RankWire& t = ranks_[rank];
-  if (!t.parked || t.rung) return;
-  if (sg4::this_actor::get_host() != t.home) {
-    sg4::this_actor::set_host(t.home);
-    // Other actors ran during that simcall: the rank may have woken up or been rung meanwhile.
-    if (!t.parked || t.rung) return;
-  }
-  // From here to the put's match there is no other simcall: a parked rank waits at its home host
-  // with its doorbell's get pending, so the put matches it at once and goes over the loopback.
-  t.rung = true;
-  t.bell_box->put_init(&t, 0)->detach();
+  if (!t.parked || t.woken) return;
+  t.woken = true;
+  t.waker = kNone;
+  t.bell->release();
+}
+
+void EventWire::arrive(std::uint32_t put, bool ok) {
+  Put& p = puts_[put];
+  RAILCHECK_ASSERT(!p.landed, "a put lands once");
+  p.landed = true;
+  p.ok = ok;
+  RankWire& me = ranks_[p.rank];
+  me.arrived.emplace(p.order, put);
+  if (!me.parked || me.woken) return;
+  me.woken = true;
+  me.waker = put;
+  me.bell->release();
 }
 
 void EventWire::poke(std::uint32_t rank) {
@@ -75,10 +118,6 @@ void EventWire::poke(std::uint32_t rank) {
 
 bool EventWire::take_poke(std::uint32_t rank) { return std::exchange(ranks_[rank].poked, false); }
 
-void EventWire::go_home(std::uint32_t rank) {
-  if (sg4::this_actor::get_host() != ranks_[rank].home) sg4::this_actor::set_host(ranks_[rank].home);
-}
-
 bool EventWire::has_due(std::uint32_t rank) const {
   const RankWire& me = ranks_[rank];
   return !me.landed.empty() || !me.rechecks.empty() ||
@@ -87,46 +126,57 @@ bool EventWire::has_due(std::uint32_t rank) const {
 
 void EventWire::park(std::uint32_t rank, double until) {
   RankWire& me = ranks_[rank];
+  if (!me.arrived.empty()) return take_arrived(rank, me.arrived.begin()->second);
   if (!me.timers.empty() && me.timers.top().at < until) until = me.timers.top().at;
   const double timeout = std::max(0.0, until - sim_clock());
   me.parked = true;
-  ssize_t done = -1;
-  bool failed = false;
-  try {
-    done = sg4::Comm::wait_any_for(me.comms, timeout);
-  } catch (const simgrid::NetworkFailureException&) {
-    failed = true;
+  me.woken = false;
+  me.waker = kNone;
+  bool timed_out = true;
+  if (timeout > 0) {
+    timed_out = me.bell->acquire_timeout(timeout);
+  } else {
+    // A semaphore's wait with no time left waits for ever: let the other actors of this instant
+    // run once instead, as a wait that times out at once does.
+    sg4::this_actor::yield();
   }
   me.parked = false;
-  absorb(rank, done, failed);
+  // Released after the wait ended (by its timeout, or there was none): the token is still there.
+  if (timed_out && me.woken) me.bell->acquire();
+  // A landing that came with the timeout waits for the next park, which takes the oldest.
+  if (!timed_out && me.waker != kNone) take_arrived(rank, me.waker);
 }
 
-void EventWire::absorb(std::uint32_t rank, ssize_t done, bool failed) {
+void EventWire::take_arrived(std::uint32_t rank, std::uint32_t first) {
   RankWire& me = ranks_[rank];
-  if (failed) {
-    // A link of a put's route went down (or was down when it started). Every put SimGrid marked
-    // failed is taken, oldest first.
-    std::size_t keep = 1;
-    for (std::size_t i = 1; i < me.comms.size(); ++i) {
-      if (me.comms[i]->get_state() == sg4::Activity::State::FAILED) {
-        me.landed.push_back(Landed{me.flights[i], false});
-      } else {
-        me.comms[keep] = std::move(me.comms[i]);
-        me.flights[keep] = me.flights[i];
-        ++keep;
-      }
-    }
-    me.comms.resize(keep);
-    me.flights.resize(keep);
-  } else if (done == 0) {
-    me.rung = false;
-    me.comms[0] = me.bell_box->get_async<void>(&me.bell_payload);
-  } else if (done > 0) {
-    const auto i = static_cast<std::size_t>(done);
-    me.landed.push_back(Landed{me.flights[i], true});
-    me.comms.erase(me.comms.begin() + static_cast<std::ptrdiff_t>(i));
-    me.flights.erase(me.flights.begin() + static_cast<std::ptrdiff_t>(i));
+  if (puts_[first].ok) return take(first);
+  // A link of a put's route went down (or was down when it started). Every put that failed is
+  // taken, oldest first.
+  std::vector<std::uint32_t> failed;
+  for (const auto& [order, id] : me.arrived)
+    if (!puts_[id].ok) failed.push_back(id);
+  for (const std::uint32_t id : failed) take(id);
+}
+
+void EventWire::take(std::uint32_t put) {
+  Put& p = puts_[put];
+  RankWire& me = ranks_[p.rank];
+  RAILCHECK_ASSERT(p.landed, "only a landed put is taken");
+  me.arrived.erase(p.order);
+  me.landed.push_back(Landed{p.flight, p.ok});
+  // Over already: this returns at once (or throws), and frees SimGrid's side of the put.
+  try {
+    p.comm->wait();
+  } catch (const simgrid::NetworkFailureException&) {
+    RAILCHECK_ASSERT(!p.ok, "a put SimGrid reported finished does not fail");
   }
+  if (p.prev != kNone)
+    puts_[p.prev].next = p.next;
+  else
+    me.puts = p.next;
+  if (p.next != kNone) puts_[p.next].prev = p.prev;
+  puts_[put] = Put{};
+  free_puts_.push_back(put);
 }
 
 void EventWire::run_due(std::uint32_t rank) {
@@ -247,9 +297,21 @@ void EventWire::put(std::uint32_t rank, Flight f, std::uint32_t src, std::uint32
   if (sg4::this_actor::get_host() != host) sg4::this_actor::set_host(host);
   // The payload is never read (put refuses nullptr): the simulated bytes are what matters.
   sg4::CommPtr comm = pf.nic_mailbox(dst, rail)->put_async(&w_, bytes);
+  const std::uint32_t id = take_slot(puts_, free_puts_);
+  Put& p = puts_[id];
+  p.comm = std::move(comm);
+  p.flight = f;
+  p.rank = rank;
+  p.order = put_order_++;
   RankWire& me = ranks_[rank];
-  me.comms.push_back(std::move(comm));
-  me.flights.push_back(f);
+  p.next = me.puts;
+  if (me.puts != kNone) puts_[me.puts].prev = id;
+  me.puts = id;
+  // A link of the route down fails the put as it starts, or did so during the put's simcall
+  // (the fault injector's turn_off ran first): either way before its activity could be looked
+  // up, so the failure is its landing now.
+  if (!pf.transfer_starts(src, dst, rail)) return arrive(id, false);
+  by_activity_.emplace(p.comm->get_impl(), id);
 }
 
 void EventWire::arm(std::uint32_t packet, double at) {

@@ -2,23 +2,30 @@
 // WireMode::Event: packets without actors. Each data packet's life (wire.hpp lists the RC rules:
 // jitter, transfer, PSN order at the responder, RNR and ACK-timeout retries, completion in PSN
 // order) is a small state machine, and each control message a put; both are driven by the actor
-// of the rank that sent them, which waits on its puts and its packet timers at once with
-// `Comm::wait_any_for` and runs the rank's engines in the same loop (RankDriver::run_event_loop).
+// of the rank that sent them, which waits for its puts' landings and its packet timers at once
+// and runs the rank's engines in the same loop (RankDriver::run_event_loop).
 //
-// Three SimGrid 3.32 facts shape it:
+// Four SimGrid 3.32 facts shape it:
 //   - A put is routed from the putting actor's host. The rank actor moves to the source NIC
-//     host (`this_actor::set_host`) to start a put there, and goes back to its home host (its
-//     rail-0 NIC) before it waits.
-//   - An actor cannot wait on a condition variable and comms at once, so a rank that waits is
-//     woken by a doorbell: a comm it always has pending (a get on its own bell mailbox), which any
-//     other rank completes at once with a 0-byte put from the waiter's home host over that host's
-//     zero-latency loopback. Only a parked rank is rung, at most once per park; a rank that is
-//     running looks at its inbox and its wire before it parks, with no simcall in between.
+//     host (`this_actor::set_host`) to start a put there, and stays there: it waits on a
+//     semaphore, which a wait from any host serves, and each move walks every comm the actor
+//     holds (docs/benchmarks.md, 2026-11-28).
+//   - Waiting on all of a rank's puts at once (`Comm::wait_any_for`) costs, at every wake, a copy
+//     of the list and a registration on each comm: O(puts in flight) per landing, 22 % of a
+//     4096 x 8 run (docs/benchmarks.md, 2026-11-28). So a rank waits on one semaphore only, and
+//     its landings are reported to it as they happen, O(1) each: `Link::on_communication_state_
+//     change` fires in SimGrid's kernel when a network action finishes or fails (a link of its
+//     route went down), and the put it belongs to is found by its kernel activity.
+//   - A put the rank never waits on stays in its actor's activity list, so each landed put is
+//     still waited on once (it is over: the wait returns at once, or throws if it failed).
 //   - The NIC mailboxes keep their permanent receivers (wire.hpp), which drain delivered comms.
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <queue>
+#include <simgrid/kernel/resource/Action.hpp>
 #include <simgrid/s4u.hpp>
+#include <unordered_map>
 #include <vector>
 
 #include "backends/sim/sim_world.hpp"
@@ -41,10 +48,13 @@ enum class PacketStage : std::uint8_t {
 class EventWire {
  public:
   explicit EventWire(SimWorld& w);
+  ~EventWire();
+  EventWire(const EventWire&) = delete;
+  EventWire& operator=(const EventWire&) = delete;
 
-  // The calling actor becomes rank `rank`'s driver: its home host and its doorbell.
+  // The calling actor becomes rank `rank`'s driver: its doorbell.
   void attach(std::uint32_t rank);
-  // Cancels the rank's puts in flight and its doorbell; the rank's actor is ending.
+  // Cancels the rank's puts in flight; the rank's actor is ending.
   void detach(std::uint32_t rank);
 
   // Called by the sender's rank actor (RankDriver::execute), like wire.hpp's launch_*.
@@ -67,10 +77,9 @@ class EventWire {
   // Runs every packet event of `rank` due now: finished puts, expired timers, waiters to look at.
   void run_due(std::uint32_t rank);
   bool has_due(std::uint32_t rank) const;
-  // Moves the rank's actor back to its home host; call before the last look before park().
-  void go_home(std::uint32_t rank);
-  // Waits until one of the rank's puts finishes, its doorbell rings, or SimGrid's clock reaches
-  // `until` or the rank's next packet timer, whichever is first.
+  // Waits until one of the rank's puts lands (or fails), its doorbell rings, or SimGrid's clock
+  // reaches `until` or the rank's next packet timer, whichever is first. A put that landed while
+  // the rank was running is taken at once, oldest first (as a wait on all of them would).
   void park(std::uint32_t rank, double until);
 
  private:
@@ -101,9 +110,9 @@ class EventWire {
     std::uint64_t nonce = 0;
   };
   // ProbeOut: on its way to the peer's NIC; ProbeBack: its answer on the way home.
-  enum class Cargo : std::uint8_t { Bell, Data, Control, ProbeOut, ProbeBack };
+  enum class Cargo : std::uint8_t { Data, Control, ProbeOut, ProbeBack };
   struct Flight {
-    Cargo cargo = Cargo::Bell;
+    Cargo cargo = Cargo::Data;
     std::uint32_t id = 0;  // index into packets_ or controls_
   };
   struct Landed {
@@ -118,21 +127,43 @@ class EventWire {
     Flight flight;
     bool operator>(const Timer& o) const { return at != o.at ? at > o.at : order > o.order; }
   };
+  static constexpr std::uint32_t kNone = UINT32_MAX;
+  // A put in flight, from its start until its rank has taken its landing.
+  struct Put {
+    simgrid::s4u::CommPtr comm;  // the sender's side: waited on once, after it landed
+    Flight flight;
+    std::uint32_t rank = 0;
+    std::uint64_t order = 0;                   // the rank's puts in the order they started
+    bool landed = false;                       // finished or failed; in its rank's `arrived`
+    bool ok = false;                           // finished (not failed)
+    std::uint32_t prev = kNone, next = kNone;  // the rank's puts in flight, for detach()
+  };
   struct RankWire {
-    simgrid::s4u::Host* home = nullptr;
-    simgrid::s4u::Mailbox* bell_box = nullptr;
-    void* bell_payload = nullptr;
-    bool parked = false;  // inside park()'s wait: only then may it be rung
-    bool rung = false;    // a doorbell put is on its way
-    bool poked = false;   // an inbox item was posted while it was parked
-    // comms[0] is the doorbell's pending get, the rest are puts in flight, oldest first;
-    // flights[i] says what comms[i] carries.
-    std::vector<simgrid::s4u::CommPtr> comms;
-    std::vector<Flight> flights;
-    std::deque<Landed> landed;  // finished puts not handled yet
+    // The doorbell: a parked rank waits on it; ring() and the first landing while it is parked
+    // release it, once per park.
+    simgrid::s4u::SemaphorePtr bell;
+    bool parked = false;                             // inside park()'s wait: only then is it released
+    bool woken = false;                              // released during this park
+    bool poked = false;                              // an inbox item was posted while it was parked
+    std::uint32_t waker = kNone;                     // the put whose landing released it (else a ring or the timeout)
+    std::uint32_t puts = kNone;                      // its puts in flight (a list through Put::prev/next)
+    std::map<std::uint64_t, std::uint32_t> arrived;  // landed puts not taken yet, by Put::order
+    std::deque<Landed> landed;                       // taken landings not handled yet
     std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers;
     std::deque<std::uint32_t> rechecks;  // packets whose QP changed
   };
+
+  // SimGrid's kernel reports that a network action finished or failed (maestro context).
+  static void on_network_action(simgrid::kernel::resource::NetworkAction& a,
+                                simgrid::kernel::resource::Action::State previous);
+  // Put `put` landed (ok) or failed: it waits in its rank's `arrived`, and wakes a parked rank.
+  void arrive(std::uint32_t put, bool ok);
+  // Takes landed put `put` off the rank's books into its `landed` queue, after the wait that
+  // frees SimGrid's side of it.
+  void take(std::uint32_t put);
+  // The rank's first landed put (the one that woke it, else the oldest) into `landed`; if it
+  // failed, every failed one with it, oldest first (a wait on all puts throws once for those).
+  void take_arrived(std::uint32_t rank, std::uint32_t first);
 
   std::uint32_t owner(const Packet& p) const;
   SimQp& requester(const Packet& p);
@@ -144,8 +175,6 @@ class EventWire {
   void send_control(std::uint32_t id, bool delayed);
   void send_probe(Flight f, bool delayed);
   void release(std::uint32_t packet);
-  // Records what a wait or test on the rank's comms returned.
-  void absorb(std::uint32_t rank, ssize_t done, bool failed);
   void handle_landed(const Landed& l);
   void probe_landed(const Landed& l);
   void handle_timer(Flight f);
@@ -169,6 +198,11 @@ class EventWire {
   std::vector<std::uint32_t> free_packets_;
   std::deque<ControlPacket> controls_;
   std::vector<std::uint32_t> free_controls_;
+  std::deque<Put> puts_;
+  std::vector<std::uint32_t> free_puts_;
+  // Puts in flight by their kernel activity (Comm::get_impl), for on_network_action.
+  std::unordered_map<const simgrid::kernel::activity::ActivityImpl*, std::uint32_t> by_activity_;
+  std::uint64_t put_order_ = 0;
   std::deque<ProbePacket> probes_;
   std::vector<std::uint32_t> free_probes_;
   std::uint64_t timer_order_ = 0;

@@ -65,7 +65,6 @@ void RankDriver::run_event_loop() {
       // The process is stopped; this actor also plays its NICs (the packets it sent), and those
       // keep running. Its inbox waits, as a CQ does, until the stall ends.
       wire.take_poke(rank_);
-      wire.go_home(rank_);
       if (!wire.has_due(rank_)) wire.park(rank_, w_.to_clock(*until));
       users_due = true;
       continue;
@@ -84,7 +83,6 @@ void RankDriver::run_event_loop() {
       w_.stop();
       break;
     }
-    wire.go_home(rank_);
     // From here to the wait there is no simcall, so no other actor runs: whatever another rank
     // posts after this look rings the doorbell (EventWire::ring).
     if (w_.stopping()) break;

@@ -12,10 +12,8 @@ namespace railcheck::sim {
 
 class SimPlatform {
  public:
-  // Builds into the current s4u::Engine. Call once, before any actor is created. With
-  // `loopbacks`, every NIC host also routes to itself over a zero-latency link that nothing
-  // else shares (WireMode::Event's doorbells); no route between two hosts changes.
-  explicit SimPlatform(const Topology& topo, bool loopbacks = false);
+  // Builds into the current s4u::Engine. Call once, before any actor is created.
+  explicit SimPlatform(const Topology& topo);
 
   simgrid::s4u::Host* nic_host(std::uint32_t rank, std::uint32_t rail) const { return hosts_[index(rank, rail)]; }
   simgrid::s4u::Link* nic_link(std::uint32_t rank, std::uint32_t rail) const { return links_[index(rank, rail)]; }
@@ -28,6 +26,13 @@ class SimPlatform {
   // Both NIC links of a rail route up; the ACK comes back over the same two links.
   bool route_up(std::uint32_t a, std::uint32_t b, std::uint32_t rail) const {
     return nic_link(a, rail)->is_on() && nic_link(b, rail)->is_on();
+  }
+  // Whether SimGrid starts a transfer from NIC a to NIC b on a rail now rather than failing it:
+  // a's link up and b's link down are both on. (A split-duplex link's own is_on() stays true when
+  // it is turned off, which turns off its two directions only; route_up reads that flag.)
+  bool transfer_starts(std::uint32_t a, std::uint32_t b, std::uint32_t rail) const {
+    return static_cast<simgrid::s4u::SplitDuplexLink*>(nic_link(a, rail))->get_link_up()->is_on() &&
+           static_cast<simgrid::s4u::SplitDuplexLink*>(nic_link(b, rail))->get_link_down()->is_on();
   }
   // One-way latency NIC a -> NIC b on a rail (two hops through the switch).
   double one_way_latency(std::uint32_t a, std::uint32_t b, std::uint32_t rail) const;

@@ -42,7 +42,7 @@ QpEndpoint make_endpoint(std::uint32_t conn, Side side, std::uint32_t path, std:
 
 SimWorld::SimWorld(const Scenario& sc, std::uint64_t seed, WireMode wire)
     : sc_(sc), wire_(wire), rng_(seed), epoch_(simgrid::s4u::Engine::get_clock()) {
-  platform_ = std::make_unique<SimPlatform>(sc.topology, wire == WireMode::Event);
+  platform_ = std::make_unique<SimPlatform>(sc.topology);
   ranks_.resize(sc.topology.ranks);
   for (std::uint32_t r = 0; r < ranks_.size(); ++r) ranks_[r].id = r;
 

@@ -150,12 +150,13 @@ TEST_CASE("wires agree on every shipped failover scenario", "[sim][wire]") {
 }
 
 namespace {
-// bench/sim_scale's world at 16 ranks x 4 rails: 128 connections, rank 0's rail-0 link dies.
-Scenario small_scale() {
+// bench/sim_scale's world (ranks x rails, one channel per rail each way, 4 messages of 4 MiB, a
+// window of 4): rank 0's rail-0 link dies at 200 us.
+Scenario small_scale(std::uint32_t ranks = 16, std::uint32_t rails = 4) {
   Scenario sc;
-  sc.name = "small-scale";
-  sc.topology.ranks = 16;
-  sc.topology.rails = 4;
+  sc.name = fmt::format("small-scale-{}x{}", ranks, rails);
+  sc.topology.ranks = ranks;
+  sc.topology.rails = rails;
   sc.topology.paths_per_conn = 2;
   sc.topology.nic = *find_nic_preset("cx7-400g");
   sc.workload.messages = 4;
@@ -174,6 +175,37 @@ TEST_CASE("wires agree on a small sim_scale ring with a dead rail", "[sim][wire]
 
 TEST_CASE("the event wire agrees with the mailbox wire on a small sim_scale ring", "[sim][wire]") {
   check_wires_agree(small_scale(), 1, WireMode::Mailbox, WireMode::Event);
+}
+
+// Issue 45: a parked rank is told of each landing (Link::on_communication_state_change) instead
+// of waiting on all its puts at once. Each rank has tens of puts in flight, several landing at
+// one instant, and the dead link fails some as they start and some in flight; the figures must
+// be those the wait on all puts gave (5cc99e3).
+TEST_CASE("the event wire simulates a 64 x 8 sim_scale world as before issue 45", "[sim][wire]") {
+  // Measured on 5cc99e3 (the wait on all puts).
+  constexpr std::uint32_t failovers = 4;
+  constexpr std::uint64_t replayed = 16, events = 23604, packets = 4112, retransmissions = 16, control = 4108,
+                          control_lost = 4, traces = 4148;
+  constexpr std::int64_t end_ns = 20739094;
+  const auto out = sim::run_scenario(small_scale(64, 8), 1, {}, WireMode::Event);
+  const auto& s = out.summary;
+  INFO(sim::to_text(s) << "end_time_ns=" << s.end_time.count() << " events=" << s.counters.events << " data_packets="
+                       << s.counters.data_packets << " retransmissions=" << s.counters.retransmissions
+                       << " control=" << s.counters.control_messages << " control_lost=" << s.counters.control_lost
+                       << " traces=" << out.traces.size());
+  CHECK(s.outcome == sim::RunOutcome::Delivered);
+  CHECK(s.messages_delivered == s.messages_expected);
+  CHECK(s.duplicates == 0);
+  CHECK(s.lost == 0);
+  CHECK(s.failovers == failovers);
+  CHECK(s.wrs_replayed == replayed);
+  CHECK(s.counters.events == events);
+  CHECK(s.counters.data_packets == packets);
+  CHECK(s.counters.retransmissions == retransmissions);
+  CHECK(s.counters.control_messages == control);
+  CHECK(s.counters.control_lost == control_lost);
+  CHECK(out.traces.size() == traces);
+  CHECK(std::abs(s.end_time.count() - end_ns) <= kEventTolerance.count());
 }
 
 TEST_CASE("the wire is chosen by RAILCHECK_SIM_WIRE and a bad value is an error", "[sim][wire]") {
