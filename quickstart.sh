@@ -151,7 +151,7 @@ if [ "${#tsan_tests[@]}" -gt 0 ]; then
     # One process runs every [threads] case: the in-process ones start libfabric before any plugin
     # init could bound rxm's receive buffers, and the forked ranks inherit it (3.7 GB peak for three
     # ranks at 32, 9 GB at rxm's 128: more than the machine under TSan). So the bound the plugin
-    # sets (kRxmMsgRxSize, plugin_config.hpp) is set here for the whole binary.
+    # sets (fabric::kRxmMsgRxSize, provider_query.hpp) is set here for the whole binary.
     FI_OFI_RXM_MSG_RX_SIZE=32 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 "build-tsan/tests/$t" ${tsan_filter[$t]:+"${tsan_filter[$t]}"}
   done
 fi

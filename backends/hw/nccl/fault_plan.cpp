@@ -65,10 +65,11 @@ std::string describe(const FaultPlan& plan) {
   return fmt::format("cut the primary rail {} ms after connect on {}", plan.threshold, scope);
 }
 
-bool FaultClock::due(std::uint64_t messages, std::uint64_t elapsed_ms) {
+bool FaultClock::due(std::uint64_t messages, std::uint64_t elapsed_ms, const std::function<bool()>& standbys_ready) {
   if (fired_) return false;
   const std::uint64_t seen = plan_.trigger == FaultTrigger::AfterMessages ? messages : elapsed_ms;
   if (seen < plan_.threshold) return false;
+  if (standbys_ready && !standbys_ready()) return false;
   fired_ = true;
   return true;
 }

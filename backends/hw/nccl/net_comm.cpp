@@ -108,9 +108,9 @@ void NetComm::inject_fault_if_due() {
   if (!fault_) return;
   const auto elapsed = std::chrono::steady_clock::now() - ready_at_;
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count();
-  if (!fault_->due(messages_, static_cast<std::uint64_t>(ms))) return;
-  plugin_log().info("send comm #{}: fault injected: cutting the primary rail after {} messages, {} ms", serial_,
-                    messages_, ms);
+  if (!fault_->due(messages_, static_cast<std::uint64_t>(ms), [this] { return conn_->standbys_ready(); })) return;
+  plugin_log().info("send comm #{}: fault injected: cutting the primary rail after {} messages, {} ms (every standby ready)",
+                    serial_, messages_, ms);
   conn_->cut_primary();
 }
 

@@ -417,6 +417,18 @@ void StripedConnection::cut_primary() {
   }
 }
 
+bool StripedConnection::standbys_ready() const {
+  auto all_ready = [](const ConnectionStats& s) {
+    return std::all_of(s.rails.begin(), s.rails.end(), [](const RailStats& r) { return r.ready; });
+  };
+  if (!all_ready(streams_[0]->stats())) return false;
+  for (std::size_t i = 1; i < streams_.size(); ++i) {
+    std::lock_guard lock(tails_[i]->mu);
+    if (!all_ready(streams_[i]->stats())) return false;
+  }
+  return true;
+}
+
 std::uint32_t StripedConnection::failovers() const {
   std::uint32_t n = streams_[0]->failovers();
   for (std::size_t i = 1; i < tails_.size(); ++i) n += tails_[i]->failovers.load(std::memory_order_acquire);

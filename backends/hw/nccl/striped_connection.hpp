@@ -96,6 +96,9 @@ class StripedConnection {
 
   // Fault injection: rail 0 of every stream dies (FabricConnection::cut_rail).
   void cut_primary();
+  // Whether every rail of every stream is Ready (a standby: its handshake's phase 2 done), so a cut
+  // has somewhere to fail over to.
+  bool standbys_ready() const;
   // Failovers completed, summed over the streams.
   std::uint32_t failovers() const;
   // Control messages refused on every stream (issue 46); stream 0's alone without a lock.

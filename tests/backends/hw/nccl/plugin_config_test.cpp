@@ -115,6 +115,25 @@ TEST_CASE("a fault clock fires once at its threshold", "[nccl][fault]") {
   CHECK(by_time.due(0, 50));
 }
 
+TEST_CASE("a fault clock past its threshold waits for every standby to be ready, then fires once", "[nccl][fault]") {
+  FaultClock clock(FaultPlan{FaultTrigger::AfterMessages, 3, 0});
+  bool ready = false;
+  int asked = 0;
+  auto standbys = [&] {
+    ++asked;
+    return ready;
+  };
+  CHECK_FALSE(clock.due(2, 0, standbys));
+  CHECK(asked == 0);  // asked only once the threshold is reached (it builds every rail's stats)
+  CHECK_FALSE(clock.due(3, 0, standbys));
+  CHECK_FALSE(clock.due(9, 0, standbys));
+  CHECK_FALSE(clock.fired());
+  ready = true;
+  CHECK(clock.due(10, 0, standbys));
+  CHECK(clock.fired());
+  CHECK_FALSE(clock.due(11, 0, standbys));
+}
+
 TEST_CASE("HA_NCCL_RAIL_ADDRS gives each group its rails' bind addresses", "[nccl][config]") {
   auto one = read({{"HA_NCCL_RAIL_ADDRS", "127.0.0.1"}});
   REQUIRE(one.ok());
