@@ -51,6 +51,12 @@ pkg_check_modules(LIBFABRIC QUIET IMPORTED_TARGET libfabric>=1.17)
 if(NOT LIBFABRIC_FOUND)
   railcheck_missing("libfabric >= 1.17" "libfabric-dev")
 endif()
+# libfabric's headers only: the library itself is loaded on first use
+# (backends/hw/libfabric/libfabric_loader.cpp says why), so no target links it.
+add_library(railcheck_libfabric_headers INTERFACE)
+target_include_directories(railcheck_libfabric_headers SYSTEM INTERFACE ${LIBFABRIC_INCLUDE_DIRS})
+target_compile_options(railcheck_libfabric_headers INTERFACE ${LIBFABRIC_CFLAGS_OTHER})
+target_link_libraries(railcheck_libfabric_headers INTERFACE ${CMAKE_DL_LIBS})
 pkg_check_modules(IBVERBS QUIET IMPORTED_TARGET libibverbs)
 if(NOT IBVERBS_FOUND)
   railcheck_missing("libibverbs (rdma-core)" "libibverbs-dev")

@@ -43,6 +43,24 @@ nccl_plugin_find() {
     echo "$nccl_plugin_who: the plugin's dependencies are not found: $missing (put them in $hwlibs)" >&2
     return 1
   fi
+  # libfabric is loaded by the plugin on first use (backends/hw/libfabric/libfabric_loader.cpp),
+  # so ldd does not list it: look for it where that dlopen will, and check its own dependencies.
+  local dir fabric=""
+  local -a search
+  IFS=: read -r -a search <<<"$LD_LIBRARY_PATH"
+  for dir in "${search[@]}"; do
+    if [[ -n "$dir" && -e "$dir/libfabric.so.1" ]]; then fabric="$dir/libfabric.so.1"; break; fi
+  done
+  [[ -z "$fabric" ]] && fabric="$(ldconfig -p 2>/dev/null | awk '$1 == "libfabric.so.1" {print $NF; exit}')"
+  if [[ -z "$fabric" ]]; then
+    echo "$nccl_plugin_who: libfabric.so.1 not found on LD_LIBRARY_PATH or in the system (put it in $hwlibs)" >&2
+    return 1
+  fi
+  missing="$(ldd "$fabric" 2>&1 | awk '/not found/ {print $1}')"
+  if [[ -n "$missing" ]]; then
+    echo "$nccl_plugin_who: libfabric's dependencies are not found: $missing (put them in $hwlibs)" >&2
+    return 1
+  fi
 }
 
 # nccl_plugin_segv_preload DIR: prints the LD_PRELOAD library that reports where a SIGSEGV

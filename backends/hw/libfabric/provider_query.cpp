@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "backends/hw/libfabric/fabric_error.hpp"
+#include "backends/hw/libfabric/libfabric_loader.hpp"
 
 namespace railcheck::fabric {
 namespace {
@@ -78,6 +79,9 @@ std::vector<std::string> available_providers() {
 }
 
 Result<InfoHandle> query_provider(const std::string& provider, const std::string& node) {
+  if (auto why = libfabric_unavailable())
+    return Error{fmt::format("provider '{}' not available here: {}", provider, *why),
+                 "install libfabric1 (Debian/Ubuntu) or put libfabric.so.1 on LD_LIBRARY_PATH"};
   InfoHandle hints = base_hints();
   if (!hints) return Error{"fi_allocinfo returned no memory", ""};
   hints->fabric_attr->prov_name = strdup(provider.c_str());

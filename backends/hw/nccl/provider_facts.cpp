@@ -14,6 +14,7 @@
 #include <limits>
 #include <memory>
 
+#include "backends/hw/libfabric/libfabric_loader.hpp"
 #include "backends/hw/libfabric/provider_query.hpp"
 
 namespace railcheck::nccl {
@@ -71,6 +72,9 @@ std::optional<std::string> sysfs_pci_path(const std::string& sys_root, const std
 }
 
 Result<ProviderFacts> query_provider(const std::string& provider, const std::string& rail_address) {
+  if (auto why = fabric::libfabric_unavailable())
+    return Error{fmt::format("provider '{}' not available here: {}", provider, *why),
+                 "install libfabric1 or put libfabric.so.1 on the plugin's LD_LIBRARY_PATH"};
   InfoPtr hints(fi_allocinfo());
   if (!hints) return Error{"fi_allocinfo failed", "out of memory"};
   hints->ep_attr->type = FI_EP_RDM;
