@@ -28,9 +28,19 @@ nlohmann::json read_json(const std::string& path) {
 }  // namespace
 
 TEST_CASE("railcheck check: the shipped zero-buffer models exhaust their bounds clean (exit 0)", "[cli][zerobuf]") {
-  for (const char* name : {"zerobuf_flags_2ranks", "zerobuf_flags_3ranks", "zerobuf_sma", "zerobuf_ll_2ranks",
-                           "zerobuf_ll_3ranks", "zerobuf_ll_epoch_wrap", "zerobuf_ll2_2ranks", "zerobuf_ll2_3ranks",
-                           "zerobuf_direct_2ranks", "zerobuf_direct_3ranks"}) {
+#ifdef RAILCHECK_SANITIZE
+  // The verdicts are the optimised tree's to assert; here the command's path (the file, the
+  // checker, the JSON) is what is checked, and the two large 3-rank LL bounds took 60 of this
+  // test's 85 s under ASan (issue 44). tests/verify/zerobuf exhausts 3-rank LL worlds under the
+  // sanitizer too (the two-shot's is zerobuf_ll2_3ranks itself).
+  const auto models = {"zerobuf_flags_2ranks", "zerobuf_flags_3ranks", "zerobuf_sma",          "zerobuf_ll_2ranks",
+                       "zerobuf_ll_epoch_wrap", "zerobuf_ll2_2ranks",  "zerobuf_direct_2ranks", "zerobuf_direct_3ranks"};
+#else
+  const auto models = {"zerobuf_flags_2ranks", "zerobuf_flags_3ranks",  "zerobuf_sma",        "zerobuf_ll_2ranks",
+                       "zerobuf_ll_3ranks",    "zerobuf_ll_epoch_wrap", "zerobuf_ll2_2ranks", "zerobuf_ll2_3ranks",
+                       "zerobuf_direct_2ranks", "zerobuf_direct_3ranks"};
+#endif
+  for (const char* name : models) {
     INFO(name);
     CheckOptions o;
     o.file = model_path(name);
