@@ -1,0 +1,230 @@
+#include "backends/sim/routing/bipartite_sharing.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+#include "engine/core/engine_assert.hpp"
+
+namespace railcheck::sim {
+namespace {
+
+// Eight lanes: one AVX-512 register, two AVX2 ones, four SSE2 ones; each clone below is compiled
+// for its instruction set and the loader picks the best the CPU has.
+using Doubles = double __attribute__((vector_size(64)));
+using Floats = float __attribute__((vector_size(32)));
+constexpr std::uint32_t kLanes = 8;
+
+// A link whose ratio is within this of the guess's level ties with it: taking either first changes
+// the levels by about as much, far under the 1e-9 the figures are held to. Without it, rounding
+// of level * open makes the guess its own violator half the time.
+constexpr double kTie = 1.0 - 1e-15;
+
+// The running least gap (remaining - level * open) and most open flows of a pass over lanes,
+// eight at a time; inlined into each clone below, so the vectors never cross a call.
+struct GapScan {
+  Doubles least = std::numeric_limits<double>::infinity() - Doubles{}, most = 0 - Doubles{};
+  [[gnu::always_inline]] void add(const Doubles& r, const Doubles& o, double level) {
+    const Doubles gap = r - level * o;
+    least = gap < least ? gap : least;
+    most = o > most ? o : most;
+  }
+  [[gnu::always_inline]] double result(double* most_open) const {
+    double l = least[0], m = most[0];
+    for (std::uint32_t k = 1; k < kLanes; ++k) l = std::min(l, least[k]), m = std::max(m, most[k]);
+    *most_open = m;
+    return l;
+  }
+};
+
+// The other side's share of a saturated link: each of its flows to lane j was open there, and is
+// now fixed at `level`. Lanes already closed go negative in `open` and stay closed. In the same
+// pass, what least_gap below gives for the shared lanes at `next` (the next guess's level).
+__attribute__((target_clones("avx512f", "avx2", "default"))) double take_share(double* remaining, double* open,
+                                                                               const float* row, double level,
+                                                                               double next, std::uint32_t stride,
+                                                                               double* most_open) {
+  GapScan scan;
+  for (std::uint32_t j = 0; j < stride; j += kLanes) {
+    Floats f;
+    Doubles r, o;
+    std::memcpy(&f, row + j, sizeof f);
+    std::memcpy(&r, remaining + j, sizeof r);
+    std::memcpy(&o, open + j, sizeof o);
+    const Doubles flows = __builtin_convertvector(f, Doubles);
+    r -= level * flows;
+    o -= flows;
+    std::memcpy(remaining + j, &r, sizeof r);
+    std::memcpy(open + j, &o, sizeof o);
+    scan.add(r, o, next);
+  }
+  return scan.result(most_open);
+}
+
+// The least of remaining - level * open over a side's lanes: under 0 where an open lane's ratio
+// is under `level` (a multiply and a min, no division); and the most open flows of a lane. A
+// closed lane never is under: a saturated one has its remaining at infinity, one whose flows the
+// other side fixed has open 0 (then negative) and its remaining left over (0 or more, but for
+// rounding: saturate() takes care of that).
+__attribute__((target_clones("avx512f", "avx2", "default"))) double least_gap(const double* remaining,
+                                                                              const double* open, double level,
+                                                                              std::uint32_t stride, double* most_open) {
+  GapScan scan;
+  for (std::uint32_t j = 0; j < stride; j += kLanes) {
+    Doubles r, o;
+    std::memcpy(&r, remaining + j, sizeof r);
+    std::memcpy(&o, open + j, sizeof o);
+    scan.add(r, o, level);
+  }
+  return scan.result(most_open);
+}
+
+// The open lane of least remaining / open, and that ratio (infinity if none is open). A lane
+// closed with a rounding below 0 left gets its remaining set to infinity on the way: it is never a
+// candidate, and least_gap no longer finds it under. (No `&` of two comparisons in these passes:
+// GCC 12 turns that into scalar code for AVX-512.)
+__attribute__((target_clones("avx512f", "avx2", "default"))) double least_ratio(double* remaining, const double* open,
+                                                                                std::uint32_t stride,
+                                                                                std::uint32_t* at) {
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  Doubles least = inf - Doubles{}, where = 0 - Doubles{}, lane{};
+  for (std::uint32_t k = 0; k < kLanes; ++k) lane[k] = k;
+  for (std::uint32_t j = 0; j < stride; j += kLanes, lane += kLanes) {
+    Doubles r, o;
+    std::memcpy(&r, remaining + j, sizeof r);
+    std::memcpy(&o, open + j, sizeof o);
+    r = r < 0 ? inf : r;  // an open lane's remaining is never under 0
+    std::memcpy(remaining + j, &r, sizeof r);
+    const Doubles ratio = o > 0.5 ? r / o : inf;
+    where = ratio < least ? lane : where;
+    least = ratio < least ? ratio : least;
+  }
+  double l = least[0], w = where[0];
+  for (std::uint32_t k = 1; k < kLanes; ++k)
+    if (least[k] < l || (least[k] == l && where[k] < w)) l = least[k], w = where[k];
+  *at = static_cast<std::uint32_t>(w);
+  return l;
+}
+
+}  // namespace
+
+BipartiteSharing::BipartiteSharing(std::uint32_t ups, std::uint32_t downs, double bound)
+    : size_{ups, downs}, bound_(bound) {
+  RAILCHECK_ASSERT(ups > 0 && downs > 0 && ups < (1u << 31) && downs < (1u << 31),
+                   "a bipartite sharing has 1 .. 2^31 - 1 links a side");
+  for (int s = 0; s < 2; ++s) stride_[s] = (size_[s] + kLanes - 1) / kLanes * kLanes;
+  for (int s = 0; s < 2; ++s) {
+    rows_[s].assign(static_cast<std::size_t>(size_[s]) * stride_[1 - s], 0.0f);
+    flows_[s].assign(stride_[s], 0.0);
+    remaining_[s].assign(stride_[s], 0.0);
+    open_[s].assign(stride_[s], 0.0);
+    level_[s].assign(size_[s], 0.0);
+    step_[s].assign(size_[s], kNever);
+    for (std::uint32_t i = 0; i < size_[s]; ++i) order_.push_back((static_cast<std::uint32_t>(s) << 31) | i);
+  }
+}
+
+void BipartiteSharing::add(std::uint32_t up, std::uint32_t down) {
+  RAILCHECK_ASSERT(up < size_[0] && down < size_[1], "a flow's links are in the sharing");
+  rows_[0][static_cast<std::size_t>(up) * stride_[1] + down] += 1.0f;
+  rows_[1][static_cast<std::size_t>(down) * stride_[0] + up] += 1.0f;
+  flows_[0][up] += 1.0;
+  flows_[1][down] += 1.0;
+}
+
+void BipartiteSharing::remove(std::uint32_t up, std::uint32_t down) {
+  RAILCHECK_ASSERT(up < size_[0] && down < size_[1] && rows_[0][static_cast<std::size_t>(up) * stride_[1] + down] > 0,
+                   "only a flow that joined leaves");
+  rows_[0][static_cast<std::size_t>(up) * stride_[1] + down] -= 1.0f;
+  rows_[1][static_cast<std::size_t>(down) * stride_[0] + up] -= 1.0f;
+  flows_[0][up] -= 1.0;
+  flows_[1][down] -= 1.0;
+}
+
+void BipartiteSharing::saturate() {
+  for (int s = 0; s < 2; ++s) {
+    std::fill(remaining_[s].begin(), remaining_[s].end(), bound_);
+    open_[s] = flows_[s];
+    std::fill(level_[s].begin(), level_[s].end(), 0.0);
+    std::fill(step_[s].begin(), step_[s].end(), kNever);
+  }
+  std::uint32_t step = 0;
+  std::size_t cursor = 0;
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  // Per side, a lower bound on its open links' remaining / open: a link's ratio only grows in
+  // this loop (taking a share at a level under its ratio raises it), so a bound stays true.
+  // `under`: the last pass over the side found a link under the guess.
+  double floor[2] = {-inf, -inf};
+  bool under[2] = {false, false};
+  // The guess: the first link of the last order still open, its values as `shared` (the side
+  // the saturating link's row is about to be taken from, or 2) will have them after the share.
+  // order_ holds every link, so when it runs out, no flow is left open.
+  const float* row = nullptr;
+  std::uint32_t shared = 2;
+  double share_level = 0;
+  const auto value = [&](std::uint32_t s, std::uint32_t i, double& r, double& o) {
+    r = remaining_[s][i];
+    o = open_[s][i];
+    if (s == shared) r -= share_level * static_cast<double>(row[i]), o -= static_cast<double>(row[i]);
+  };
+  const auto guess = [&](std::uint32_t& side, std::uint32_t& link, double& level) {
+    for (; cursor < order_.size(); ++cursor) {
+      side = order_[cursor] >> 31, link = order_[cursor] & 0x7fffffffu;
+      double r, o;
+      value(side, link, r, o);
+      if (o > 0.5) {
+        level = r / o;
+        return true;
+      }
+    }
+    return false;
+  };
+  std::uint32_t side = 0, link = 0;
+  double level = 0;
+  if (!guess(side, link, level)) return;
+  for (;;) {
+    const double tie = level * kTie;
+    for (std::uint32_t s = 0; s < 2; ++s) {
+      if (!under[s]) {
+        if (!(tie > floor[s])) continue;
+        double most_open = 0;
+        const double gap = least_gap(remaining_[s].data(), open_[s].data(), tie, stride_[s], &most_open);
+        if (gap >= 0) {
+          floor[s] = most_open > 0.5 ? tie + gap / most_open : inf;
+          continue;
+        }
+      }
+      // A link the change moved earlier: the least of this side's saturates first, if it is under
+      // the guess (and under the other side's, if that side has one under too).
+      std::uint32_t at = 0;
+      const double least = least_ratio(remaining_[s].data(), open_[s].data(), stride_[s], &at);
+      floor[s] = least;
+      under[s] = false;
+      if (least < level) side = s, link = at, level = least;
+    }
+    RAILCHECK_ASSERT(level > 0, "a saturating link has capacity left for its open flows");
+    level_[side][link] = level;
+    step_[side][link] = step++;
+    open_[side][link] = 0;
+    remaining_[side][link] = inf;
+    // The next guess, then the share with the other side's check against it in one pass.
+    shared = 1 - side;
+    share_level = level;
+    row = rows_[side].data() + static_cast<std::size_t>(link) * stride_[shared];
+    std::uint32_t next_side = 0, next_link = 0;
+    double next_level = inf;
+    const bool more = guess(next_side, next_link, next_level);
+    double most_open = 0;
+    const double gap = take_share(remaining_[shared].data(), open_[shared].data(), row, level, next_level * kTie,
+                                  stride_[shared], &most_open);
+    if (!more) return;
+    if (gap >= 0)
+      floor[shared] = most_open > 0.5 ? next_level * kTie + gap / most_open : inf;
+    else
+      under[shared] = true;
+    shared = 2;
+    side = next_side, link = next_link, level = next_level;
+  }
+}
+
+}  // namespace railcheck::sim
