@@ -120,21 +120,27 @@ BipartiteSharing::BipartiteSharing(std::uint32_t ups, std::uint32_t downs, doubl
     open_[s].assign(stride_[s], 0.0);
     level_[s].assign(size_[s], 0.0);
     step_[s].assign(size_[s], kNever);
-    for (std::uint32_t i = 0; i < size_[s]; ++i) order_.push_back((static_cast<std::uint32_t>(s) << 31) | i);
+    for (std::uint32_t i = 0; i < size_[s]; ++i) {
+      order_.push_back((static_cast<std::uint32_t>(s) << 31) | i);
+      lane_[s].push_back(i);
+      link_[s].push_back(i);
+    }
   }
 }
 
-void BipartiteSharing::add(std::uint32_t up, std::uint32_t down) {
-  RAILCHECK_ASSERT(up < size_[0] && down < size_[1], "a flow's links are in the sharing");
+void BipartiteSharing::add(std::uint32_t up_link, std::uint32_t down_link) {
+  RAILCHECK_ASSERT(up_link < size_[0] && down_link < size_[1], "a flow's links are in the sharing");
+  const std::uint32_t up = lane_[0][up_link], down = lane_[1][down_link];
   rows_[0][static_cast<std::size_t>(up) * stride_[1] + down] += 1.0f;
   rows_[1][static_cast<std::size_t>(down) * stride_[0] + up] += 1.0f;
   flows_[0][up] += 1.0;
   flows_[1][down] += 1.0;
 }
 
-void BipartiteSharing::remove(std::uint32_t up, std::uint32_t down) {
-  RAILCHECK_ASSERT(up < size_[0] && down < size_[1] && rows_[0][static_cast<std::size_t>(up) * stride_[1] + down] > 0,
-                   "only a flow that joined leaves");
+void BipartiteSharing::remove(std::uint32_t up_link, std::uint32_t down_link) {
+  RAILCHECK_ASSERT(up_link < size_[0] && down_link < size_[1], "a flow's links are in the sharing");
+  const std::uint32_t up = lane_[0][up_link], down = lane_[1][down_link];
+  RAILCHECK_ASSERT(rows_[0][static_cast<std::size_t>(up) * stride_[1] + down] > 0, "only a flow that joined leaves");
   rows_[0][static_cast<std::size_t>(up) * stride_[1] + down] -= 1.0f;
   rows_[1][static_cast<std::size_t>(down) * stride_[0] + up] -= 1.0f;
   flows_[0][up] -= 1.0;
@@ -156,6 +162,17 @@ void BipartiteSharing::saturate() {
   // `under`: the last pass over the side found a link under the guess.
   double floor[2] = {-inf, -inf};
   bool under[2] = {false, false};
+  // Per side, the first lane of the first block of kLanes that still has an open lane: the
+  // passes start there.
+  std::uint32_t begin[2] = {0, 0};
+  const auto skip_closed = [&](std::uint32_t s) {
+    const auto closed = [&](std::uint32_t b) {
+      for (std::uint32_t k = 0; k < kLanes; ++k)
+        if (open_[s][b + k] > 0.5) return false;
+      return true;
+    };
+    while (begin[s] < stride_[s] && closed(begin[s])) begin[s] += kLanes;
+  };
   // The guess: the first link of the last order still open, its values as `shared` (the side
   // the saturating link's row is about to be taken from, or 2) will have them after the share.
   // order_ holds every link, so when it runs out, no flow is left open.
@@ -188,7 +205,8 @@ void BipartiteSharing::saturate() {
       if (!under[s]) {
         if (!(tie > floor[s])) continue;
         double most_open = 0;
-        const double gap = least_gap(remaining_[s].data(), open_[s].data(), tie, stride_[s], &most_open);
+        const double gap = least_gap(remaining_[s].data() + begin[s], open_[s].data() + begin[s], tie,
+                                     stride_[s] - begin[s], &most_open);
         if (gap >= 0) {
           floor[s] = most_open > 0.5 ? tie + gap / most_open : inf;
           continue;
@@ -197,7 +215,9 @@ void BipartiteSharing::saturate() {
       // A link the change moved earlier: the least of this side's saturates first, if it is under
       // the guess (and under the other side's, if that side has one under too).
       std::uint32_t at = 0;
-      const double least = least_ratio(remaining_[s].data(), open_[s].data(), stride_[s], &at);
+      const double least =
+          least_ratio(remaining_[s].data() + begin[s], open_[s].data() + begin[s], stride_[s] - begin[s], &at);
+      at += begin[s];
       floor[s] = least;
       under[s] = false;
       if (least < level) side = s, link = at, level = least;
@@ -215,15 +235,50 @@ void BipartiteSharing::saturate() {
     double next_level = inf;
     const bool more = guess(next_side, next_link, next_level);
     double most_open = 0;
-    const double gap = take_share(remaining_[shared].data(), open_[shared].data(), row, level, next_level * kTie,
-                                  stride_[shared], &most_open);
+    const std::uint32_t b = begin[shared];
+    const double gap = take_share(remaining_[shared].data() + b, open_[shared].data() + b, row + b, level,
+                                  next_level * kTie, stride_[shared] - b, &most_open);
     if (!more) return;
+    skip_closed(0);
+    skip_closed(1);
     if (gap >= 0)
       floor[shared] = most_open > 0.5 ? next_level * kTie + gap / most_open : inf;
     else
       under[shared] = true;
     shared = 2;
     side = next_side, link = next_link, level = next_level;
+  }
+}
+
+void BipartiteSharing::renumber() {
+  std::vector<std::uint32_t> to[2];  // old lane -> new lane
+  for (int s = 0; s < 2; ++s) to[s].assign(size_[s], 0);
+  std::uint32_t next[2] = {0, 0};
+  for (std::uint32_t& entry : order_) {
+    const std::uint32_t s = entry >> 31;
+    to[s][entry & 0x7fffffffu] = next[s];
+    entry = (s << 31) | next[s]++;
+  }
+  for (std::uint32_t s = 0; s < 2; ++s) {
+    std::vector<float> rows(rows_[s].size(), 0.0f);
+    for (std::uint32_t i = 0; i < size_[s]; ++i)
+      for (std::uint32_t j = 0; j < size_[1 - s]; ++j)
+        rows[static_cast<std::size_t>(to[s][i]) * stride_[1 - s] + to[1 - s][j]] =
+            rows_[s][static_cast<std::size_t>(i) * stride_[1 - s] + j];
+    rows_[s].swap(rows);
+    std::vector<double> flows(flows_[s].size(), 0.0), level(size_[s]);
+    std::vector<std::uint32_t> step(size_[s]), link(size_[s]);
+    for (std::uint32_t i = 0; i < size_[s]; ++i) {
+      flows[to[s][i]] = flows_[s][i];
+      level[to[s][i]] = level_[s][i];
+      step[to[s][i]] = step_[s][i];
+      link[to[s][i]] = link_[s][i];
+    }
+    flows_[s].swap(flows);
+    level_[s].swap(level);
+    step_[s].swap(step);
+    link_[s].swap(link);
+    for (std::uint32_t i = 0; i < size_[s]; ++i) lane_[s][link_[s][i]] = i;
   }
 }
 

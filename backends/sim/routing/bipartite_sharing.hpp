@@ -43,16 +43,24 @@ class BipartiteSharing {
   void solve(OnFlip&& on_flip) {
     saturate();
     reorder(on_flip);
+    if (++solves_ % kRenumberEvery == 0) renumber();
   }
 
   // Getters, valid after solve(): the rate of each flow a link fixed (0 if it fixed none), and
   // whether a flow (up, down) has the up link as its bottleneck.
-  double level(bool up, std::uint32_t i) const { return level_[up ? 0 : 1][i]; }
-  bool fixed_by_up(std::uint32_t up, std::uint32_t down) const { return step_[0][up] < step_[1][down]; }
+  double level(bool up, std::uint32_t i) const { return level_[up ? 0 : 1][lane_[up ? 0 : 1][i]]; }
+  bool fixed_by_up(std::uint32_t up, std::uint32_t down) const {
+    return step_[0][lane_[0][up]] < step_[1][lane_[1][down]];
+  }
   std::uint32_t links(bool up) const { return size_[up ? 0 : 1]; }
 
  private:
+  // Links are kept in lanes numbered in the order they last saturated (renumbered every few
+  // solves: the order moves slowly), so the lanes a solve has closed are mostly a prefix that its
+  // vector passes skip.
+  static constexpr std::uint32_t kRenumberEvery = 64;
   void saturate();
+  void renumber();
   // The sort key of a link in order_: its step, or past every step (in a fixed order) if it
   // fixed no flow.
   std::uint64_t key(std::uint32_t entry) const {
@@ -72,7 +80,7 @@ class BipartiteSharing {
         if ((x >> 31) != (y >> 31)) {
           const std::uint32_t up = (x >> 31) ? (y & 0x7fffffffu) : (x & 0x7fffffffu);
           const std::uint32_t down = (x >> 31) ? (x & 0x7fffffffu) : (y & 0x7fffffffu);
-          if (rows_[0][static_cast<std::size_t>(up) * stride_[1] + down] > 0) on_flip(up, down);
+          if (rows_[0][static_cast<std::size_t>(up) * stride_[1] + down] > 0) on_flip(link_[0][up], link_[1][down]);
         }
         order_[b] = y;
       }
@@ -82,6 +90,9 @@ class BipartiteSharing {
 
   std::uint32_t size_[2], stride_[2];  // links per side (up, down); padded for vector passes
   double bound_;
+  std::uint64_t solves_ = 0;
+  // Per side: the lane of each link, and the link in each lane. Everything below is by lane.
+  std::vector<std::uint32_t> lane_[2], link_[2];
   // rows_[0][u * stride_[1] + d] = rows_[1][d * stride_[0] + u]: flows from up link u to down link d.
   std::vector<float> rows_[2];
   std::vector<double> flows_[2];  // per link: flows sharing it
@@ -90,7 +101,7 @@ class BipartiteSharing {
   std::vector<double> remaining_[2], open_[2];
   std::vector<double> level_[2];
   std::vector<std::uint32_t> step_[2];  // the step it saturated at, or kNever
-  // Every link, (side << 31) | index, in the order the last solve saturated them (those that
+  // Every link, (side << 31) | lane, in the order the last solve saturated them (those that
   // saturated none last, in a fixed order): the guess for the next solve.
   std::vector<std::uint32_t> order_;
 };
