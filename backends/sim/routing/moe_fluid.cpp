@@ -25,11 +25,20 @@ struct FluidFlow {
   std::uint32_t to;
   std::uint8_t stage;
   FlowState state = FlowState::Waiting;
-  double penalty;                                      // the route's latency: what it pays first
-  double bytes = 0;                                    // left when it last joined a link's landings (Active), or in all
-  std::uint32_t bottleneck = kNone;                    // the link whose landings hold it (Active, once solved)
-  double landing = 0;                                  // the link's integral at which it lands
+  double penalty;  // the route's latency: what it pays first
+  // Bytes left when it last joined a link's landings (all of them before that).
+  double bytes = 0;
+  // Active and solved: the link whose landings hold it, and that link's integral at which it lands.
+  std::uint32_t bottleneck = kNone;
+  double landing = 0;
   std::uint32_t pair_next = kNone, pair_prev = kNone;  // the other flows of its (up, down) pair
+};
+
+// A message whose latency ends at `date`.
+struct LatencyEnd {
+  double date;
+  std::uint32_t flow;
+  bool operator>(const LatencyEnd& o) const { return date != o.date ? date > o.date : flow > o.flow; }
 };
 
 // A flow waiting to land on its bottleneck link, keyed by the link's integral at which it lands.
@@ -159,7 +168,7 @@ class FluidPhase {
   // A message leaves now: its latency first, outside the sharing.
   void start(std::uint32_t i) {
     flows_[i].state = FlowState::Latency;
-    latencies_.push_back({flows_[i].penalty + now_, i, 0});  // SimGrid: latency_ + get_last_update()
+    latencies_.push_back({flows_[i].penalty + now_, i});  // SimGrid: latency_ + get_last_update()
     std::push_heap(latencies_.begin(), latencies_.end(), std::greater<>());
   }
 
@@ -170,17 +179,17 @@ class FluidPhase {
   // The clock moves to the next date, as SimGrid's engine moves it; everything due within
   // surf/precision of it happens now (latencies end, messages land) and is handed back.
   void advance(std::vector<std::uint32_t>& due) {
-    double next = latencies_.empty() ? kInf : latencies_.front().integral;
+    double next = latencies_.empty() ? kInf : latencies_.front().date;
     double least[4] = {kInf, kInf, kInf, kInf};  // four chains: the scan is one per event
-    std::size_t k = 0;
-    for (; k + 4 <= dates_.size(); k += 4)
-      for (std::size_t j = 0; j < 4; ++j) least[j] = dates_[k + j] < least[j] ? dates_[k + j] : least[j];
-    for (; k < dates_.size(); ++k) next = std::min(next, dates_[k]);
+    std::size_t at = 0;
+    for (; at + 4 <= dates_.size(); at += 4)
+      for (std::size_t j = 0; j < 4; ++j) least[j] = dates_[at + j] < least[j] ? dates_[at + j] : least[j];
+    for (; at < dates_.size(); ++at) next = std::min(next, dates_[at]);
     for (const double d : least) next = std::min(next, d);
     RAILCHECK_ASSERT(next < kInf, "a phase with messages in flight has a next event");
     now_ = now_ + (next - now_);
     due.clear();
-    while (!latencies_.empty() && std::fabs(latencies_.front().integral - now_) < kSurfPrecision) {
+    while (!latencies_.empty() && std::fabs(latencies_.front().date - now_) < kSurfPrecision) {
       due.push_back(latencies_.front().flow);
       std::pop_heap(latencies_.begin(), latencies_.end(), std::greater<>());
       latencies_.pop_back();
@@ -189,6 +198,8 @@ class FluidPhase {
       if (!(std::fabs(dates_[k] - now_) < kSurfPrecision)) continue;
       LinkClock& l = links_[k];
       do {
+        RAILCHECK_ASSERT(version_[l.landings.front().flow] == l.landings.front().version,
+                         "a dated link's first landing is live");
         due.push_back(l.landings.front().flow);
         version_[l.landings.front().flow]++;
         std::pop_heap(l.landings.begin(), l.landings.end(), std::greater<>());
@@ -197,6 +208,7 @@ class FluidPhase {
         date(k);
       } while (std::fabs(dates_[k] - now_) < kSurfPrecision);
     }
+    RAILCHECK_ASSERT(!due.empty(), "the next event's date has something due");
   }
 
   // When the link's first live landing is due at its level (SimGrid: now + remains / value at the
@@ -222,6 +234,7 @@ class FluidPhase {
   // Its latency paid, a message joins the sharing; it gets its bottleneck at the next solve.
   void enable(std::uint32_t i) {
     FluidFlow& fl = flows_[i];
+    RAILCHECK_ASSERT(fl.state == FlowState::Latency, "only a message in its latency joins the sharing");
     fl.state = FlowState::Active;
     SharingGroup& g = groups_[fl.group];
     g.sharing->add(fl.up, fl.down);
@@ -235,6 +248,7 @@ class FluidPhase {
 
   void land(std::uint32_t i) {
     FluidFlow& fl = flows_[i];
+    RAILCHECK_ASSERT(fl.state == FlowState::Active && fl.bottleneck != kNone, "only a solved, sharing flow lands");
     fl.state = FlowState::Landed;
     SharingGroup& g = groups_[fl.group];
     g.sharing->remove(fl.up, fl.down);
@@ -255,6 +269,7 @@ class FluidPhase {
   // being up to date).
   void settle(std::uint32_t i, std::uint32_t b) {
     FluidFlow& fl = flows_[i];
+    RAILCHECK_ASSERT(fl.state == FlowState::Active && b != fl.bottleneck, "a sharing flow moves to another link");
     if (fl.bottleneck != kNone) {
       fl.bytes = links_[fl.bottleneck].left(fl.landing);
       links_[fl.bottleneck].recheck = true;
@@ -297,7 +312,7 @@ class FluidPhase {
   std::vector<double> dates_;  // per link: when its next landing is due (kInf: none)
   // Per flow, bumped when it leaves a link's landings (moved or landed): older entries are stale.
   std::vector<std::uint32_t> version_;
-  std::vector<Landing> latencies_;                       // min-heap of latency ends (`integral` holds the date)
+  std::vector<LatencyEnd> latencies_;                    // a min-heap
   std::vector<std::uint32_t> stage0_into_;               // stage-0 messages still due per rank
   std::vector<std::vector<std::uint32_t>> stage1_from_;  // per rank
   double now_ = 0;

@@ -47,7 +47,7 @@ std::vector<double> plain_levels(std::uint32_t size, double bound,
 
 TEST_CASE("bipartite sharing: the saturation loop's levels, and every changed bottleneck reported",
           "[sim][routing][moe]") {
-  for (std::uint64_t seed = 1; seed <= 40; ++seed) {
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
     SeededRng rng(seed);
     const std::uint32_t size = 1 + static_cast<std::uint32_t>(rng.below(19));
     const double bound = 1e9 * (1 + rng.unit());
