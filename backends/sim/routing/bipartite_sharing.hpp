@@ -13,8 +13,9 @@
 // A side needs no check while its lower bound on open links' ratios (kept from its last check:
 // in this loop a link's ratio only grows) is above the guess. Each step is then one pass over the
 // other side (its flows with the saturated link, a dense row of counts), in vector registers:
-// O(links) per step and O(links^2) per solve, whatever the flows in flight. The figures equal the saturation loop's
-// within rounding (the order of the floating operations differs: within 1e-9 relative, docs/routing.md).
+// O(links) per step and O(links^2) per solve, whatever the flows in flight. The figures equal the
+// saturation loop's within rounding (the order of the floating operations differs: within 1e-9
+// relative, docs/routing.md).
 //
 // A flow's rate is the level of whichever of its links saturated first: its bottleneck. solve()
 // reports every pair of links (up, down) whose bottleneck changed since the last solve, so the
@@ -93,7 +94,8 @@ class BipartiteSharing {
   std::uint64_t solves_ = 0;
   // Per side: the lane of each link, and the link in each lane. Everything below is by lane.
   std::vector<std::uint32_t> lane_[2], link_[2];
-  // rows_[0][u * stride_[1] + d] = rows_[1][d * stride_[0] + u]: flows from up link u to down link d.
+  // rows_[0][u * stride_[1] + d] = rows_[1][d * stride_[0] + u]: flows from up lane u to down
+  // lane d.
   std::vector<float> rows_[2];
   std::vector<double> flows_[2];  // per link: flows sharing it
   // The saturation loop's state per side: remaining bound, flows not fixed yet (0 once the link

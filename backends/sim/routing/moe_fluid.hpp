@@ -15,12 +15,12 @@
 //     integral reaches the key it was given when it joined the link;
 //   - events within surf/precision (1e-9 s) of the clock happen together, at the clock.
 // Its figures are those of the solver before issue 45 item 2 (which rounded each flow's bytes as
-// SimGrid does, to the bit) within 1e-9 relative, the tolerance the issue's owner set; 1.2e-15 at
+// SimGrid does, to the bit) within 1e-9 relative, the tolerance the issue's owner set; 1.5e-15 at
 // worst where measured (docs/benchmarks.md, 2026-11-29). It gives SimGrid's figures to 1e-13
-// wherever SimGrid's allocation keeps every link within its
-// bandwidth. Where it does not, the difference is a SimGrid defect: its lazy update marks a
-// flow's links as modified from the flow's first link only, so when that one is already marked,
-// the flow's other links are left out of the solve and over-filled (flat dispatch from EP 32 up;
+// wherever SimGrid's allocation keeps every link within its bandwidth. Where it does not, the
+// difference is a SimGrid defect: its lazy update marks a flow's links as modified from the
+// flow's first link only, so when that one is already marked, the flow's other links are left
+// out of the solve and over-filled (flat dispatch from EP 32 up;
 // simgrid_lazy_sharing_test.cpp shows it on five flows). Here every link of a changed flow is
 // re-solved, the links stay within bandwidth, and the figures differ (docs/routing.md); SimGrid
 // with network/optim:Full agrees with them to a few parts per million. This solver is `route
