@@ -9,10 +9,17 @@
 namespace railcheck::sim {
 namespace {
 
-// Eight lanes: one AVX-512 register, two AVX2 ones, four SSE2 ones; each clone below is compiled
-// for its instruction set and the loader picks the best the CPU has.
-using Doubles = double __attribute__((vector_size(64)));
-using Floats = float __attribute__((vector_size(32)));
+// The passes below are templates over a vector of doubles D (and F, floats of as many lanes),
+// written once and compiled three times, each at the register width of its instruction set:
+// AVX-512 (8 doubles), AVX2 (4), SSE2 (2, the x86-64 baseline); GCC's function multiversioning
+// picks the best the CPU has at load time. One width for all made GCC 12 spill the narrower
+// instruction sets' vectors to the stack: 10x slower there. Rows are padded to blocks of kLanes.
+using D2 = double __attribute__((vector_size(16)));
+using F2 = float __attribute__((vector_size(8)));
+using D4 = double __attribute__((vector_size(32)));
+using F4 = float __attribute__((vector_size(16)));
+using D8 = double __attribute__((vector_size(64)));
+using F8 = float __attribute__((vector_size(32)));
 constexpr std::uint32_t kLanes = 8;
 
 // A link whose ratio is within this of the guess's level ties with it: taking either first changes
@@ -20,18 +27,21 @@ constexpr std::uint32_t kLanes = 8;
 // of level * open makes the guess its own violator half the time.
 constexpr double kTie = 1.0 - 1e-15;
 
-// The running least gap (remaining - level * open) and most open flows of a pass over lanes,
-// eight at a time; inlined into each clone below, so the vectors never cross a call.
+template <class D>
+constexpr std::uint32_t kWidth = sizeof(D) / sizeof(double);
+
+// The running least gap (remaining - level * open) and most open flows of a pass over lanes.
+template <class D>
 struct GapScan {
-  Doubles least = std::numeric_limits<double>::infinity() - Doubles{}, most = 0 - Doubles{};
-  [[gnu::always_inline]] void add(const Doubles& r, const Doubles& o, double level) {
-    const Doubles gap = r - level * o;
+  D least = std::numeric_limits<double>::infinity() - D{}, most = 0 - D{};
+  [[gnu::always_inline]] void add(const D& r, const D& o, double level) {
+    const D gap = r - level * o;
     least = gap < least ? gap : least;
     most = o > most ? o : most;
   }
   [[gnu::always_inline]] double result(double* most_open) const {
     double l = least[0], m = most[0];
-    for (std::uint32_t k = 1; k < kLanes; ++k) l = std::min(l, least[k]), m = std::max(m, most[k]);
+    for (std::uint32_t k = 1; k < kWidth<D>; ++k) l = std::min(l, least[k]), m = std::max(m, most[k]);
     *most_open = m;
     return l;
   }
@@ -40,18 +50,17 @@ struct GapScan {
 // The other side's share of a saturated link: each of its flows to lane j was open there, and is
 // now fixed at `level`. Lanes already closed go negative in `open` and stay closed. In the same
 // pass, what least_gap below gives for the shared lanes at `next` (the next guess's level).
-__attribute__((target_clones("avx512f", "avx2", "default"))) double take_share(double* remaining, double* open,
-                                                                               const float* row, double level,
-                                                                               double next, std::uint32_t stride,
-                                                                               double* most_open) {
-  GapScan scan;
-  for (std::uint32_t j = 0; j < stride; j += kLanes) {
-    Floats f;
-    Doubles r, o;
+template <class D, class F>
+[[gnu::always_inline]] inline double take_share_in(double* remaining, double* open, const float* row, double level,
+                                                   double next, std::uint32_t stride, double* most_open) {
+  GapScan<D> scan;
+  for (std::uint32_t j = 0; j < stride; j += kWidth<D>) {
+    F f;
+    D r, o;
     std::memcpy(&f, row + j, sizeof f);
     std::memcpy(&r, remaining + j, sizeof r);
     std::memcpy(&o, open + j, sizeof o);
-    const Doubles flows = __builtin_convertvector(f, Doubles);
+    const D flows = __builtin_convertvector(f, D);
     r -= level * flows;
     o -= flows;
     std::memcpy(remaining + j, &r, sizeof r);
@@ -66,12 +75,12 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) double take_share(d
 // closed lane never is under: a saturated one has its remaining at infinity, one whose flows the
 // other side fixed has open 0 (then negative) and its remaining left over (0 or more, but for
 // rounding: saturate() takes care of that).
-__attribute__((target_clones("avx512f", "avx2", "default"))) double least_gap(const double* remaining,
-                                                                              const double* open, double level,
-                                                                              std::uint32_t stride, double* most_open) {
-  GapScan scan;
-  for (std::uint32_t j = 0; j < stride; j += kLanes) {
-    Doubles r, o;
+template <class D>
+[[gnu::always_inline]] inline double least_gap_in(const double* remaining, const double* open, double level,
+                                                  std::uint32_t stride, double* most_open) {
+  GapScan<D> scan;
+  for (std::uint32_t j = 0; j < stride; j += kWidth<D>) {
+    D r, o;
     std::memcpy(&r, remaining + j, sizeof r);
     std::memcpy(&o, open + j, sizeof o);
     scan.add(r, o, level);
@@ -83,27 +92,62 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) double least_gap(co
 // closed with a rounding below 0 left gets its remaining set to infinity on the way: it is never a
 // candidate, and least_gap no longer finds it under. (No `&` of two comparisons in these passes:
 // GCC 12 turns that into scalar code for AVX-512.)
-__attribute__((target_clones("avx512f", "avx2", "default"))) double least_ratio(double* remaining, const double* open,
-                                                                                std::uint32_t stride,
-                                                                                std::uint32_t* at) {
+template <class D>
+[[gnu::always_inline]] inline double least_ratio_in(double* remaining, const double* open, std::uint32_t stride,
+                                                    std::uint32_t* at) {
   constexpr double inf = std::numeric_limits<double>::infinity();
-  Doubles least = inf - Doubles{}, where = 0 - Doubles{}, lane{};
-  for (std::uint32_t k = 0; k < kLanes; ++k) lane[k] = k;
-  for (std::uint32_t j = 0; j < stride; j += kLanes, lane += kLanes) {
-    Doubles r, o;
+  D least = inf - D{}, where = 0 - D{}, lane{};
+  for (std::uint32_t k = 0; k < kWidth<D>; ++k) lane[k] = k;
+  for (std::uint32_t j = 0; j < stride; j += kWidth<D>, lane += kWidth<D>) {
+    D r, o;
     std::memcpy(&r, remaining + j, sizeof r);
     std::memcpy(&o, open + j, sizeof o);
     r = r < 0 ? inf : r;  // an open lane's remaining is never under 0
     std::memcpy(remaining + j, &r, sizeof r);
-    const Doubles ratio = o > 0.5 ? r / o : inf;
+    const D ratio = o > 0.5 ? r / o : inf;
     where = ratio < least ? lane : where;
     least = ratio < least ? ratio : least;
   }
   double l = least[0], w = where[0];
-  for (std::uint32_t k = 1; k < kLanes; ++k)
+  for (std::uint32_t k = 1; k < kWidth<D>; ++k)
     if (least[k] < l || (least[k] == l && where[k] < w)) l = least[k], w = where[k];
   *at = static_cast<std::uint32_t>(w);
   return l;
+}
+
+// Each pass at each width, compiled for its instruction set; passes() holds those the CPU can
+// run best. (GCC's function multiversioning would pick them too, but clang 14 then warns that the
+// versions are unused, and -Werror stops the build.)
+struct Passes {
+  double (*take_share)(double*, double*, const float*, double, double, std::uint32_t, double*);
+  double (*least_gap)(const double*, const double*, double, std::uint32_t, double*);
+  double (*least_ratio)(double*, const double*, std::uint32_t, std::uint32_t*);
+};
+#define RAILCHECK_PASSES(NAME, TARGET, D, F)                                                                         \
+  __attribute__((target(TARGET))) double take_share_##NAME(double* remaining, double* open, const float* row,        \
+                                                           double level, double next, std::uint32_t stride,          \
+                                                           double* most_open) {                                      \
+    return take_share_in<D, F>(remaining, open, row, level, next, stride, most_open);                                \
+  }                                                                                                                  \
+  __attribute__((target(TARGET))) double least_gap_##NAME(const double* remaining, const double* open, double level, \
+                                                          std::uint32_t stride, double* most_open) {                 \
+    return least_gap_in<D>(remaining, open, level, stride, most_open);                                               \
+  }                                                                                                                  \
+  __attribute__((target(TARGET))) double least_ratio_##NAME(double* remaining, const double* open,                   \
+                                                            std::uint32_t stride, std::uint32_t* at) {               \
+    return least_ratio_in<D>(remaining, open, stride, at);                                                           \
+  }                                                                                                                  \
+  constexpr Passes k##NAME##Passes{take_share_##NAME, least_gap_##NAME, least_ratio_##NAME};
+RAILCHECK_PASSES(Sse2, "sse2", D2, F2)
+RAILCHECK_PASSES(Avx2, "avx2", D4, F4)
+RAILCHECK_PASSES(Avx512, "avx512f", D8, F8)
+#undef RAILCHECK_PASSES
+
+const Passes& passes() {
+  static const Passes best = __builtin_cpu_supports("avx512f") ? kAvx512Passes
+                             : __builtin_cpu_supports("avx2")  ? kAvx2Passes
+                                                               : kSse2Passes;
+  return best;
 }
 
 }  // namespace
@@ -205,8 +249,8 @@ void BipartiteSharing::saturate() {
       if (!under[s]) {
         if (!(tie > floor[s])) continue;
         double most_open = 0;
-        const double gap = least_gap(remaining_[s].data() + begin[s], open_[s].data() + begin[s], tie,
-                                     stride_[s] - begin[s], &most_open);
+        const double gap = passes().least_gap(remaining_[s].data() + begin[s], open_[s].data() + begin[s], tie,
+                                              stride_[s] - begin[s], &most_open);
         if (gap >= 0) {
           floor[s] = most_open > 0.5 ? tie + gap / most_open : inf;
           continue;
@@ -216,7 +260,7 @@ void BipartiteSharing::saturate() {
       // the guess (and under the other side's, if that side has one under too).
       std::uint32_t at = 0;
       const double least =
-          least_ratio(remaining_[s].data() + begin[s], open_[s].data() + begin[s], stride_[s] - begin[s], &at);
+          passes().least_ratio(remaining_[s].data() + begin[s], open_[s].data() + begin[s], stride_[s] - begin[s], &at);
       at += begin[s];
       floor[s] = least;
       under[s] = false;
@@ -236,8 +280,8 @@ void BipartiteSharing::saturate() {
     const bool more = guess(next_side, next_link, next_level);
     double most_open = 0;
     const std::uint32_t b = begin[shared];
-    const double gap = take_share(remaining_[shared].data() + b, open_[shared].data() + b, row + b, level,
-                                  next_level * kTie, stride_[shared] - b, &most_open);
+    const double gap = passes().take_share(remaining_[shared].data() + b, open_[shared].data() + b, row + b, level,
+                                           next_level * kTie, stride_[shared] - b, &most_open);
     if (!more) return;
     skip_closed(0);
     skip_closed(1);
