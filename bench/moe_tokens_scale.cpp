@@ -2,7 +2,8 @@
 // size (issue 45: DeepSeek-V3 at EP 256 with DeepEP's 128-token decode batch). The shipped decode
 // spec's fabric, seed 1, the fluid solver (`route moe`'s default): messages per phase, simulated
 // times, and the wall and CPU time of the simulation, flat and hierarchical. A phase's cost is
-// about (events) x (flows in flight), and both grow with the tokens (docs/routing.md).
+// about (events) x (links of its connected set)^2, in vector passes; the events grow with the
+// tokens (docs/routing.md).
 // Usage, from the repository root: moe_tokens_scale [--ep N] [tokens ...] (default: EP 256; 16 32 64 128)
 #include <chrono>
 #include <cstdio>

@@ -1,9 +1,12 @@
-// The fluid MoE solver (backends/sim/routing/moe_fluid.hpp) gives, to the bit, the figures it gave
-// before issue 45 made it faster, on DeepSeek-V3 decode worlds the other MoE tests do not pin:
-// EP 16, 32 and 64 with 32, 64 and 128 tokens per rank, seed 1, on the shipped decode spec's
-// fabric. Issue 45's work changes how a solve is computed (a link's usage looked up from its flow
-// count, the connected set's search cut short, the hot state in arrays), never what it computes,
-// so any difference at all, even in the last bit, is a change of the model and fails here.
+// The fluid MoE solver (backends/sim/routing/moe_fluid.hpp) gives, within 1e-9 relative, the
+// figures it gave before issue 45 made it faster, on DeepSeek-V3 decode worlds the other MoE tests
+// do not pin: EP 16, 32 and 64 with 32, 64 and 128 tokens per rank, seed 1, on the shipped decode
+// spec's fabric. Issue 45's work changes how a solve is computed (first a link's usage looked up
+// from its flow count and the hot state in arrays, to the bit; then max-min on dense pair counts
+// guessed from the last solve's order, with each link's rate integrated instead of each flow's
+// bytes, which changes the order of the floating operations: within 1.2e-15 on these worlds),
+// never what it computes. The owner of issue 45 accepts 1e-9 relative (docs/routing.md); more
+// than that is a change of the model and fails here.
 #include <catch2/catch.hpp>
 #include <iomanip>
 
@@ -48,7 +51,7 @@ constexpr GoldenMoeWorld kGolden[] = {
 
 }  // namespace
 
-TEST_CASE("the fluid MoE solver gives the figures it gave before issue 45, bit for bit", "[sim][routing][moe]") {
+TEST_CASE("the fluid MoE solver gives the figures it gave before issue 45, within 1e-9", "[sim][routing][moe]") {
   auto spec = sim::load_moe_spec(std::string(RAILCHECK_SOURCE_DIR) + "/scenarios/routing/deepseek-v3-moe-decode.toml");
   REQUIRE(spec.ok());
   const sim::MoeSpec& s = spec.value();
@@ -62,7 +65,7 @@ TEST_CASE("the fluid MoE solver gives the figures it gave before issue 45, bit f
     INFO(std::setprecision(17) << "EP " << w.ranks << ", " << w.tokens_per_rank << " tokens, "
                                << routing::to_string(w.scheme) << ": dispatch " << t.dispatch_s << " s, combine "
                                << t.combine_s << " s");
-    CHECK(t.dispatch_s == w.dispatch_s);
-    CHECK(t.combine_s == w.combine_s);
+    CHECK(t.dispatch_s == Approx(w.dispatch_s).epsilon(1e-9).margin(0));
+    CHECK(t.combine_s == Approx(w.combine_s).epsilon(1e-9).margin(0));
   }
 }
