@@ -64,20 +64,15 @@ MadeLab make_lab(const Scenario& sc, const ValidateRequest& r) {
   return out;
 }
 
-// The lab's ofi_rxm sized as the NCCL plugin sizes it (fabric::kRxmMsgRxSize), set before any
-// libfabric starts in this process or the sides forked from it, unless the environment names a
-// size; the line for `changes`, empty where the provider is not rxm.
+// The lab's ofi_rxm sized as the NCCL plugin sizes it (fabric::size_rxm_like_the_plugin), with
+// why it matters here: at rxm's default 128 a send that re-opens a returned rail's connection
+// blocks 50-80 ms zeroing buffers, a cost the sim does not model.
 std::string size_rxm_like_the_plugin(const std::string& provider) {
-  if (provider.find("ofi_rxm") == std::string::npos) return {};
-  if (const char* user = std::getenv("FI_OFI_RXM_MSG_RX_SIZE"))
-    return fmt::format("ofi_rxm posts {} receive buffers per connection (FI_OFI_RXM_MSG_RX_SIZE from the environment)",
-                       user);
-  setenv("FI_OFI_RXM_MSG_RX_SIZE", std::to_string(fabric::kRxmMsgRxSize).c_str(), 1);
-  return fmt::format(
-      "ofi_rxm posts {} receive buffers per connection, as the NCCL plugin sets it (FI_OFI_RXM_MSG_RX_SIZE): at "
-      "rxm's default 128 a send that re-opens a returned rail's connection blocks 50-80 ms zeroing buffers, which "
-      "the sim does not model",
-      fabric::kRxmMsgRxSize);
+  std::string line = fabric::size_rxm_like_the_plugin(provider);
+  if (!line.empty() && line.find("from the environment") == std::string::npos)
+    line += ": at rxm's default a send that re-opens a returned rail's connection blocks 50-80 ms zeroing buffers, "
+            "which the sim does not model";
+  return line;
 }
 
 std::size_t lab_message_bytes(const Scenario& sc) {

@@ -62,6 +62,17 @@ bool local_send_completion_pays(const std::string& provider, bool delivery_acks)
   return delivery_acks && provider == "net";
 }
 
+std::string size_rxm_like_the_plugin(const std::string& provider) {
+  if (provider.find("ofi_rxm") == std::string::npos) return {};
+  if (const char* user = std::getenv("FI_OFI_RXM_MSG_RX_SIZE"))
+    return fmt::format("ofi_rxm posts {} receive buffers per connection (FI_OFI_RXM_MSG_RX_SIZE from the environment)",
+                       user);
+  setenv("FI_OFI_RXM_MSG_RX_SIZE", std::to_string(kRxmMsgRxSize).c_str(), 1);
+  return fmt::format("ofi_rxm posts {} receive buffers per connection, as the NCCL plugin sets it "
+                     "(FI_OFI_RXM_MSG_RX_SIZE; rxm's default is 128)",
+                     kRxmMsgRxSize);
+}
+
 std::vector<std::string> available_providers() {
   std::vector<std::string> names;
   InfoHandle hints(fi_allocinfo());

@@ -74,4 +74,10 @@ bool backend_acks_by_default(const std::string& provider);
 // buffers takes a fresh one from the pool (rxm replaces it), so fewer never blocks.
 inline constexpr std::uint32_t kRxmMsgRxSize = 32;
 
+// Sets FI_OFI_RXM_MSG_RX_SIZE to kRxmMsgRxSize for this process and the processes it starts,
+// unless the environment names a size or the provider is not ofi_rxm; call it before anything
+// starts libfabric. Returns what ofi_rxm will post, for the command's output ("" where not rxm):
+// `railcheck validate` and `railcheck conform` run rxm as the NCCL plugin does.
+std::string size_rxm_like_the_plugin(const std::string& provider);
+
 }  // namespace railcheck::fabric
