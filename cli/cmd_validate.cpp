@@ -36,6 +36,10 @@ int cmd_validate(const ValidateOptions& o) {
     return kExitBadInput;
   }
   const Scenario sc = std::move(loaded).value();
+  if (o.lab_gbps && *o.lab_gbps > 0 && *o.lab_gbps < validation::kMinLabGbps)
+    return bad_input("validate", fmt::format("--lab-gbps {}: shape the lab's rails to at least {} Gb/s, or 0 to leave "
+                                             "them unshaped",
+                                             *o.lab_gbps, validation::kMinLabGbps));
   validation::ValidateRequest request;
   request.provider = o.provider;
   request.runs = o.runs;

@@ -12,6 +12,7 @@
 #include <new>
 #include <vector>
 
+#include "backends/validate/validate_scenario.hpp"
 #include "cli/allocator.hpp"
 #include "cli/commands.hpp"
 #include "swarm/swarm_pool.hpp"
@@ -405,8 +406,10 @@ int dispatch(int argc, char** argv) {
   validate_cmd->add_option("--provider", validate.provider, "libfabric provider for the lab (default tcp;ofi_rxm)");
   validate_cmd
       ->add_option("--lab-gbps", validate.lab_gbps,
-                   "Shape each lab rail to this rate each way with tc tbf, so the stream is link-bound as a NIC's is "
-                   "(default 1; 0 leaves the veth pairs unshaped: the stream then runs at this machine's CPU speed)")
+                   fmt::format("Shape each lab rail to this rate each way with tc tbf, so the stream is link-bound "
+                               "as a NIC's is (default {}, at least {}; 0 leaves the veth pairs unshaped: the stream "
+                               "then runs at this machine's CPU speed)",
+                               railcheck::validation::kDefaultLabGbps, railcheck::validation::kMinLabGbps))
       ->check(CLI::Range(0.0, 400.0));
   validate_cmd->add_option("--seed", validate.seed, "The sim's seed (default: the scenario's)");
   validate_cmd->add_option("--json", validate.json_path, "Also write the comparison as JSON ('-' for stdout)");

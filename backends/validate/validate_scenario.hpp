@@ -17,6 +17,9 @@ namespace railcheck::validation {
 // Below the slowest rate an unshaped lab stream was seen to run on a 2-core VM (1.3 Gb/s, and
 // 1.0 with both sides on one core), so the rail, not a core, sets the pace.
 inline constexpr double kDefaultLabGbps = 1.0;
+// tc's rate is in kbit/s: a lab rail below 1 Mb/s would round to a few kbit or none, and no lab
+// stream finishes at that rate anyway. 0 (unshaped) stays allowed.
+inline constexpr double kMinLabGbps = 0.001;
 
 struct ValidateRequest {
   std::string provider = "tcp;ofi_rxm";

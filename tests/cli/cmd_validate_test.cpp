@@ -42,6 +42,9 @@ TEST_CASE("validate: a fault the lab cannot make is exit 77 with the reason, bad
   CHECK(shm.code == 77);
   CHECK(shm.err.find("over shm") != std::string::npos);
   CHECK(exe::run_railcheck(dir, "validate " + scenario("primary-dies.toml") + " --lab-gbps -1").code == 2);
+  const auto tiny = exe::run_railcheck(dir, "validate " + scenario("primary-dies.toml") + " --lab-gbps 0.0004");
+  CHECK(tiny.code == 2);
+  CHECK(tiny.err.find("at least 0.001") != std::string::npos);
   std::ofstream(dir / "bad.toml") << "name = \"bad\"\n[topology]\nranks = -1\n";
   CHECK(exe::run_railcheck(dir, "validate bad.toml").code == 2);
 }

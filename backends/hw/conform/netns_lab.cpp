@@ -214,8 +214,8 @@ Result<bool> NetnsLab::build(const std::string& prefix, std::size_t rails) {
 }
 
 Result<bool> NetnsLab::limit_rate(double gbps) {
-  if (!(gbps > 0) || gbps > 400)
-    return Error{fmt::format("a lab rail of {} Gb/s; shape it to more than 0 and at most 400 Gb/s", gbps), ""};
+  if (!(gbps >= 0.001) || gbps > 400)  // tc's unit is the kbit/s: below 1 Mb/s it rounds away
+    return Error{fmt::format("a lab rail of {} Gb/s; shape it to at least 0.001 and at most 400 Gb/s", gbps), ""};
   const auto kbit = static_cast<long long>(gbps * 1e6 + 0.5);
   for (const NetnsSide& side : sides_) {
     for (const NetnsRail& rail : side.rails) {
