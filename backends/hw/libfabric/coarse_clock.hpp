@@ -6,8 +6,8 @@
 // profile) on every call was the largest single cost the engine path added to a WRITE_IMM
 // (issue 32). The kernel's CLOCK_MONOTONIC_COARSE is the same time base as CLOCK_MONOTONIC (which
 // steady_clock reads on Linux) as of the last tick: it costs a load from the vDSO page (~6 ns),
-// is never ahead of the precise clock, and is behind it by less than one tick (clock_getres: 1-4
-// ms, by CONFIG_HZ). So "no timer is due before `deadline`" can be answered from it alone while
+// is never ahead of the precise clock, and is behind it by about one tick (clock_getres: 1-4
+// ms, by CONFIG_HZ; tick() pads that, resolution()). So "no timer is due before `deadline`" can be answered from it alone while
 // coarse + tick < deadline; only near a deadline is the precise clock read.
 #include <time.h>
 
@@ -36,8 +36,10 @@ class CoarseClock {
   static Nanos resolution() {
     timespec r{};
     if (clock_getres(CLOCK_MONOTONIC_COARSE, &r) != 0) return std::chrono::milliseconds(10);
-    // Padded: the tick's update and our read are not atomic with each other.
-    return Nanos{static_cast<std::int64_t>(r.tv_sec) * 1'000'000'000 + r.tv_nsec} * 2;
+    // Padded to three periods: the tick's update and our read are not atomic with each other, and
+    // a vCPU that misses a timer tick leaves the coarse time a whole period older (8.022 ms behind
+    // at a 4 ms resolution on the 2-core VM under load, 2026-11-29, when this was two periods).
+    return Nanos{static_cast<std::int64_t>(r.tv_sec) * 1'000'000'000 + r.tv_nsec} * 3;
   }
 
   std::int64_t epoch_ns_;
