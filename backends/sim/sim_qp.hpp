@@ -8,6 +8,7 @@
 #include <simgrid/s4u.hpp>
 #include <vector>
 
+#include "engine/core/engine_assert.hpp"
 #include "engine/core/work_request.hpp"
 
 namespace railcheck::sim {
@@ -31,12 +32,17 @@ struct SimQp {
   // WireMode::Event: the packets (EventWire ids) waiting for this QP to change, oldest first.
   std::vector<std::uint32_t> waiters;
 
-  // Wakes wire actors waiting for PSN order, an RNR retry, or a state change (the actor wires).
-  simgrid::s4u::ConditionVariablePtr changed = simgrid::s4u::ConditionVariable::create();
-  simgrid::s4u::MutexPtr mutex = simgrid::s4u::Mutex::create();
+  // Wakes wire actors waiting for PSN order, an RNR retry, or a state change. The actor wires
+  // only: SimWorld creates them there and leaves them null on the event wire (4 QPs per
+  // connection; two SimGrid objects each are memory no event-wire run touches).
+  simgrid::s4u::ConditionVariablePtr changed;
+  simgrid::s4u::MutexPtr mutex;
 
   bool accepts_packets() const { return state == QpState::Rtr || state == QpState::Rts; }
-  void notify() { changed->notify_all(); }
+  void notify() {
+    RAILCHECK_ASSERT(changed != nullptr, "a QP's condition variable exists on the actor wires only");
+    changed->notify_all();
+  }
 };
 
 }  // namespace railcheck::sim
