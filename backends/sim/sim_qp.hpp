@@ -2,8 +2,8 @@
 // What the simulated HCA knows about one end of an RC QP: its state, PSNs, the receive queue,
 // and the sends that have not completed. Wire actors (wire.cpp) move packets between two ends;
 // this file holds no timing.
+#include <boost/container/deque.hpp>
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <simgrid/s4u.hpp>
 #include <vector>
@@ -26,8 +26,11 @@ struct SimQp {
   double host_free_at = 0;  // simulated seconds: the host has prepared every send before this (NicPreset::host_gbps)
 
   // Responder side.
-  std::uint32_t expected_psn = 0;      // next PSN that may land
-  std::deque<WorkRequest> recv_queue;  // posted receives, in order
+  std::uint32_t expected_psn = 0;  // next PSN that may land
+  // Posted receives, in order. Boost's deque allocates nothing until the first push (std::deque
+  // allocates its map and a 512-byte node at construction): a requester QP never holds one, and
+  // there are 4 QPs per connection.
+  boost::container::deque<WorkRequest> recv_queue;
 
   // WireMode::Event: the packets (EventWire ids) waiting for this QP to change, oldest first.
   std::vector<std::uint32_t> waiters;
