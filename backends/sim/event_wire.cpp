@@ -310,7 +310,7 @@ void EventWire::put(std::uint32_t rank, Flight f, std::uint32_t src, std::uint32
   // A link of the route down fails the put as it starts, or did so during the put's simcall
   // (the fault injector's turn_off ran first): either way before its activity could be looked
   // up, so the failure is its landing now.
-  if (!pf.transfer_starts(src, dst, rail)) return arrive(id, false);
+  if (!pf.route_up(src, dst, rail)) return arrive(id, false);
   by_activity_.emplace(p.comm->get_impl(), id);
 }
 
@@ -454,9 +454,10 @@ void EventWire::land(std::uint32_t packet) {
 void EventWire::ack_back(std::uint32_t packet) {
   Packet& p = packets_[packet];
   const SimConnection& c = w_.connections()[p.conn];
+  const std::uint32_t responder_rank = c.rank(other(p.from));
+  const std::uint32_t rail = c.path_rail[p.path];
   PacketOutcome out = p.outcome;
-  if (!w_.platform().route_up(c.rank(p.from), c.rank(other(p.from)), c.path_rail[p.path]) ||
-      ack_lost(w_, c.rank(other(p.from)), c.path_rail[p.path]))
+  if (!w_.platform().route_up(responder_rank, c.rank(p.from), rail) || ack_lost(w_, responder_rank, rail))
     out = PacketOutcome::Lost;
   if (requester(p).generation != p.generation) return release(packet);
   settle(packet, out);

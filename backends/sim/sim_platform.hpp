@@ -23,14 +23,12 @@ class SimPlatform {
   }
   std::uint32_t ranks() const { return static_cast<std::uint32_t>(hosts_.size() / rails_); }
   std::uint32_t rails() const { return rails_; }
-  // Both NIC links of a rail route up; the ACK comes back over the same two links.
+  // Whether the route from NIC a to NIC b on a rail is up: a's link up and b's link down, the
+  // two directions it uses, are both on. SimGrid starts a transfer on it rather than failing it,
+  // and an ACK from a to b arrives, only then. (SimGrid 3.32 turns a split-duplex link off by
+  // turning off its two directions only, SplitDuplexLinkImpl::turn_off: the link's own is_on()
+  // stays true, so it says nothing.)
   bool route_up(std::uint32_t a, std::uint32_t b, std::uint32_t rail) const {
-    return nic_link(a, rail)->is_on() && nic_link(b, rail)->is_on();
-  }
-  // Whether SimGrid starts a transfer from NIC a to NIC b on a rail now rather than failing it:
-  // a's link up and b's link down are both on. (A split-duplex link's own is_on() stays true when
-  // it is turned off, which turns off its two directions only; route_up reads that flag.)
-  bool transfer_starts(std::uint32_t a, std::uint32_t b, std::uint32_t rail) const {
     return static_cast<simgrid::s4u::SplitDuplexLink*>(nic_link(a, rail))->get_link_up()->is_on() &&
            static_cast<simgrid::s4u::SplitDuplexLink*>(nic_link(b, rail))->get_link_down()->is_on();
   }

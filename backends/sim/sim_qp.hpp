@@ -2,12 +2,13 @@
 // What the simulated HCA knows about one end of an RC QP: its state, PSNs, the receive queue,
 // and the sends that have not completed. Wire actors (wire.cpp) move packets between two ends;
 // this file holds no timing.
+#include <boost/container/deque.hpp>
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <simgrid/s4u.hpp>
 #include <vector>
 
+#include "engine/core/engine_assert.hpp"
 #include "engine/core/work_request.hpp"
 
 namespace railcheck::sim {
@@ -25,18 +26,26 @@ struct SimQp {
   double host_free_at = 0;  // simulated seconds: the host has prepared every send before this (NicPreset::host_gbps)
 
   // Responder side.
-  std::uint32_t expected_psn = 0;      // next PSN that may land
-  std::deque<WorkRequest> recv_queue;  // posted receives, in order
+  std::uint32_t expected_psn = 0;  // next PSN that may land
+  // Posted receives, in order. Boost's deque allocates nothing until the first push (std::deque
+  // allocates its map and a 512-byte node at construction): a requester QP never holds one, and
+  // there are 4 QPs per connection.
+  boost::container::deque<WorkRequest> recv_queue;
 
   // WireMode::Event: the packets (EventWire ids) waiting for this QP to change, oldest first.
   std::vector<std::uint32_t> waiters;
 
-  // Wakes wire actors waiting for PSN order, an RNR retry, or a state change (the actor wires).
-  simgrid::s4u::ConditionVariablePtr changed = simgrid::s4u::ConditionVariable::create();
-  simgrid::s4u::MutexPtr mutex = simgrid::s4u::Mutex::create();
+  // Wakes wire actors waiting for PSN order, an RNR retry, or a state change. The actor wires
+  // only: SimWorld creates them there and leaves them null on the event wire (4 QPs per
+  // connection; two SimGrid objects each are memory no event-wire run touches).
+  simgrid::s4u::ConditionVariablePtr changed;
+  simgrid::s4u::MutexPtr mutex;
 
   bool accepts_packets() const { return state == QpState::Rtr || state == QpState::Rts; }
-  void notify() { changed->notify_all(); }
+  void notify() {
+    RAILCHECK_ASSERT(changed != nullptr, "a QP's condition variable exists on the actor wires only");
+    changed->notify_all();
+  }
 };
 
 }  // namespace railcheck::sim

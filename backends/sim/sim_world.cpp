@@ -44,7 +44,13 @@ SimWorld::SimWorld(const Scenario& sc, std::uint64_t seed, WireMode wire)
     : sc_(sc), wire_(wire), rng_(seed), epoch_(simgrid::s4u::Engine::get_clock()) {
   platform_ = std::make_unique<SimPlatform>(sc.topology);
   ranks_.resize(sc.topology.ranks);
-  for (std::uint32_t r = 0; r < ranks_.size(); ++r) ranks_[r].id = r;
+  for (std::uint32_t r = 0; r < ranks_.size(); ++r) {
+    ranks_[r].id = r;
+    if (wire != WireMode::Event) {
+      ranks_[r].wake = simgrid::s4u::ConditionVariable::create();
+      ranks_[r].mutex = simgrid::s4u::Mutex::create();
+    }
+  }
 
   const auto pairs = stream_pairs(sc);
   const std::uint32_t rails = sc.topology.rails;
@@ -72,6 +78,13 @@ SimWorld::SimWorld(const Scenario& sc, std::uint64_t seed, WireMode wire)
       c.receiver = std::make_unique<HaConnection>(recv_cfg);
       c.sender_qps.resize(npaths);
       c.receiver_qps.resize(npaths);
+      if (wire != WireMode::Event) {
+        for (auto* qps : {&c.sender_qps, &c.receiver_qps})
+          for (SimQp& q : *qps) {
+            q.changed = simgrid::s4u::ConditionVariable::create();
+            q.mutex = simgrid::s4u::Mutex::create();
+          }
+      }
       const bool slow =
           std::find(sc.workload.slow_ranks.begin(), sc.workload.slow_ranks.end(), r) != sc.workload.slow_ranks.end();
       c.workload = std::make_unique<StreamWorkload>(c.id, sc.workload, slow);

@@ -80,8 +80,10 @@ struct SimRank {
   std::map<TimerKey, Nanos> timers;  // armed timers
   std::multimap<Nanos, TimerKey> deadlines;
   std::vector<std::pair<std::uint32_t, Side>> sides;  // the connection ends this rank drives
-  simgrid::s4u::ConditionVariablePtr wake = simgrid::s4u::ConditionVariable::create();
-  simgrid::s4u::MutexPtr mutex = simgrid::s4u::Mutex::create();
+  // The actor wires' rank actor waits on these; the event wire's on its doorbell (event_wire.hpp),
+  // so SimWorld creates them on the actor wires only.
+  simgrid::s4u::ConditionVariablePtr wake;
+  simgrid::s4u::MutexPtr mutex;
 };
 
 struct TraceRecord {

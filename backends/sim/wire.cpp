@@ -79,7 +79,7 @@ void carry_data(SimWorld* wp, std::uint32_t conn, Side from, std::uint32_t path,
       // The ACK (or RNR NAK) travels back over the same two links.
       sg4::this_actor::sleep_for(w.platform().one_way_latency(dst, src, rail) +
                                  to_seconds(spike_delay(w, dst, src, rail)));
-      if (!w.platform().route_up(src, dst, rail) || ack_lost(w, dst, rail)) out = PacketOutcome::Lost;
+      if (!w.platform().route_up(dst, src, rail) || ack_lost(w, dst, rail)) out = PacketOutcome::Lost;
     }
     if (S.generation != gen) return;
 
