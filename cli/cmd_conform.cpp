@@ -67,9 +67,9 @@ int cmd_conform(const ConformOptions& o) {
     lab = std::move(made).value();
     so.netns = lab.get();
   }
-  // Before the suite starts libfabric here and in the peer it starts: rxm as the plugin runs it
-  // (at rxm's default the tcp;ofi_rxm suite spent half its time zeroing receive buffers, 42.7 ->
-  // 21.4 s under ASan, 2026-11-29).
+  // rxm as the plugin runs it (run_suite sets it too; set here first, so the line printed says
+  // whether the size is the plugin's or the environment's): at rxm's default the tcp;ofi_rxm suite
+  // spent half its time zeroing receive buffers (42.7 -> 21.4 s under ASan, 2026-11-29).
   const std::string rxm_line = fabric::size_rxm_like_the_plugin(o.provider);
   const auto t0 = std::chrono::steady_clock::now();
   auto results = conform::run_suite(so);

@@ -279,6 +279,10 @@ Result<std::vector<CaseResult>> run_suite(const SuiteOptions& o) {
   }
   const auto host_rails = rail_addresses(o.provider, lab, 0);
   const auto peer_rails = rail_addresses(o.provider, lab, 1);
+  // rxm as the NCCL plugin runs it, here and in the peer started below (`railcheck conform` has
+  // set and printed it already; a caller of this function gets the same): at rxm's default the
+  // tcp;ofi_rxm suite spent half its time zeroing receive buffers.
+  (void)fabric::size_rxm_like_the_plugin(o.provider);
   // Fail early and clearly when the provider is not here, before starting a peer.
   if (auto q = fabric::query_provider(o.provider, host_rails.empty() ? "" : host_rails[0]); !q) return q.error();
   ensure_job_key();  // before the fork: the peer inherits it
