@@ -33,16 +33,7 @@ nccl_plugin_find() {
     export RAILCHECK_JOB_KEY_FILE
   fi
   # Every shared library the plugin needs must resolve, or NCCL silently falls back to Socket.
-  local deps missing
-  if ! deps="$(ldd "$so" 2>&1)"; then
-    echo "$nccl_plugin_who: ldd cannot read $so: $deps" >&2
-    return 1
-  fi
-  missing="$(awk '/not found/ {print $1}' <<<"$deps")"
-  if [[ -n "$missing" ]]; then
-    echo "$nccl_plugin_who: the plugin's dependencies are not found: $missing (put them in $hwlibs)" >&2
-    return 1
-  fi
+  nccl_plugin_deps_resolve "$so" "the plugin's" "$hwlibs" || return 1
   # libfabric is loaded by the plugin on first use (backends/hw/libfabric/libfabric_loader.cpp),
   # so ldd does not list it: look for it where that dlopen will, and check its own dependencies.
   local dir fabric=""
@@ -56,9 +47,20 @@ nccl_plugin_find() {
     echo "$nccl_plugin_who: libfabric.so.1 not found on LD_LIBRARY_PATH or in the system (put it in $hwlibs)" >&2
     return 1
   fi
-  missing="$(ldd "$fabric" 2>&1 | awk '/not found/ {print $1}')"
+  nccl_plugin_deps_resolve "$fabric" "libfabric's" "$hwlibs"
+}
+
+# nccl_plugin_deps_resolve LIB WHOSE HWLIBS: every shared library LIB needs is found (ldd), or
+# says which are not and returns 1.
+nccl_plugin_deps_resolve() {
+  local lib="$1" whose="$2" hwlibs="$3" deps missing
+  if ! deps="$(ldd "$lib" 2>&1)"; then
+    echo "$nccl_plugin_who: ldd cannot read $lib: $deps" >&2
+    return 1
+  fi
+  missing="$(awk '/not found/ {print $1}' <<<"$deps")"
   if [[ -n "$missing" ]]; then
-    echo "$nccl_plugin_who: libfabric's dependencies are not found: $missing (put them in $hwlibs)" >&2
+    echo "$nccl_plugin_who: $whose dependencies are not found: $missing (put them in $hwlibs)" >&2
     return 1
   fi
 }
