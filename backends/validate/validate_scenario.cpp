@@ -68,8 +68,9 @@ MadeLab make_lab(const Scenario& sc, const ValidateRequest& r) {
 // why it matters here: at rxm's default 128 a send that re-opens a returned rail's connection
 // blocks 50-80 ms zeroing buffers, a cost the sim does not model.
 std::string size_rxm_like_the_plugin(const std::string& provider) {
+  const bool sized_by_user = std::getenv("FI_OFI_RXM_MSG_RX_SIZE") != nullptr;
   std::string line = fabric::size_rxm_like_the_plugin(provider);
-  if (!line.empty() && line.find("from the environment") == std::string::npos)
+  if (!line.empty() && !sized_by_user)
     line += ": at rxm's default a send that re-opens a returned rail's connection blocks 50-80 ms zeroing buffers, "
             "which the sim does not model";
   return line;

@@ -97,7 +97,8 @@ int fi_getinfo(uint32_t version, const char* node, const char* service, uint64_t
 
 void fi_freeinfo(fi_info* info) {
   // Only a loaded library hands out an fi_info, so none exists to free without one.
-  if (info != nullptr) libfabric_api().freeinfo(info);
+  const LibfabricApi& f = libfabric_api();
+  if (info != nullptr && f.freeinfo != nullptr) f.freeinfo(info);
 }
 
 fi_info* fi_dupinfo(const fi_info* info) {
