@@ -21,6 +21,8 @@
 #   MAX_BYTES    largest message (default: 268435456 = 256 MiB)
 #   BUILD_ONLY   1: build and stop (checks the build on a machine without a GPU)
 #   JOBS         compilers run at once (default: every core)
+#   OBJ_DIR      keep the objects here between runs (default: a fresh temporary folder): a source is
+#                compiled again only when it, a header it includes, or the compile line changed
 #   LIB_OUT      also copy the built library here (zerobuf_bench.sh builds through this script)
 # Exit: 0 all correct and the dead peer turned into an error, 1 a check failed, 2 the build
 # failed, 77 no GPU.
@@ -35,6 +37,8 @@ nvcc="${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}"
 mkdir -p "$out"
 build="$(mktemp -d)"
 trap 'rm -rf "$build"' EXIT
+objs="${OBJ_DIR:-$build}"
+mkdir -p "$objs"
 
 die() { echo "zerobuf_gpu: $*" >&2; exit "${2:-1}"; }
 [[ -x "$nvcc" ]] || die "nvcc not found (set NVCC)" 2
@@ -53,19 +57,45 @@ srcs=(engine/core/time.cpp engine/zerobuf/collective_program.cpp engine/zerobuf/
       backends/hw/cuda/zerobuf/peer_fd.cpp backends/hw/cuda/zerobuf/vmm_window.cpp
       backends/hw/cuda/zerobuf/communicator.cpp backends/hw/cuda/zerobuf/zerobuf_abi.cpp
       backends/hw/cuda/zerobuf/flag_kernels.cu backends/hw/cuda/zerobuf/fast_kernels.cu)
-compile() {
-  "$nvcc" -std=c++20 -O2 -g -I"$root/backends/hw/cuda/standalone" -I"$root" \
-    -gencode "arch=compute_${arch},code=[sm_${arch},compute_${arch}]" \
-    -Xcompiler -fPIC,-fvisibility=hidden,-pthread -c "$root/$1" -o "$build/$(basename "$1").o" \
-    >"$build/$(basename "$1").log" 2>&1 || { cat "$build/$(basename "$1").log"; echo "compiling $1 failed"; return 1; }
+compile_flags() {  # nvcc's compile line, a word per line
+  printf '%s\n' -std=c++20 -O2 -g "-I$root/backends/hw/cuda/standalone" "-I$root" \
+    -gencode "arch=compute_${arch},code=[sm_${arch},compute_${arch}]" -Xcompiler -fPIC,-fvisibility=hidden,-pthread
 }
-export -f compile; export nvcc root build arch
+# Kept objects are reused only with the same compiler and compile line: the CTest build check
+# (tests/CMakeLists.txt) then recompiles what an edit touched, as make would, not all 27 sources
+# (a minute and a half of nvcc on one core, every warm test run).
+line="$("$nvcc" --version | tail -n1) $(compile_flags | tr '\n' ' ')"
+if [[ "$(cat "$objs/compile-line" 2>/dev/null)" != "$line" ]]; then
+  rm -f "$objs"/*.o "$objs"/*.d
+  printf '%s\n' "$line" >"$objs/compile-line"
+fi
+# up_to_date OBJ DEP: the object exists and nothing nvcc -MD listed for it (the source and every
+# header it read) is newer, or gone.
+up_to_date() {
+  [[ -f "$1" && -f "$2" ]] || return 1
+  local f
+  for f in $(sed -e 's/^[^:]*://' -e 's/\\$//' "$2"); do
+    [[ -e "$f" && ! "$f" -nt "$1" ]] || return 1
+  done
+}
+compile() {
+  local name obj flags
+  mapfile -t flags < <(compile_flags)
+  name="$(basename "$1")"
+  obj="$objs/$name.o"
+  up_to_date "$obj" "$objs/$name.d" && return 0
+  "$nvcc" "${flags[@]}" -MD -MF "$objs/$name.d" -c "$root/$1" -o "$obj" >"$build/$name.log" 2>&1 \
+    || { cat "$build/$name.log"; rm -f "$obj"; echo "compiling $1 failed"; return 1; }
+}
+export -f compile compile_flags up_to_date; export nvcc root build objs arch
 printf '%s\n' "${srcs[@]}" | xargs -P "${JOBS:-$(nproc)}" -I{} bash -c 'compile {}' >"$out/build.log" 2>&1 \
   || { cat "$out/build.log"; die "build failed" 2; }
 lib="$build/libzerobuf-railcheck.so"
 # libcrypto (OpenSSL 3): the bootstrap's HMAC-SHA-256 (docs/security.md); by its soname, so only
 # the runtime library (Ubuntu's libssl3) is needed to link, the headers (libssl-dev) to compile.
-"$nvcc" -shared -o "$lib" "$build"/*.o -lcuda -l:libcrypto.so.3 -Xlinker --no-undefined \
+objects=()
+for src in "${srcs[@]}"; do objects+=("$objs/$(basename "$src").o"); done
+"$nvcc" -shared -o "$lib" "${objects[@]}" -lcuda -l:libcrypto.so.3 -Xlinker --no-undefined \
   -Xlinker "--version-script=$root/backends/hw/cuda/zerobuf/exports.map" >>"$out/build.log" 2>&1 \
   || { cat "$out/build.log"; die "linking libzerobuf-railcheck.so failed" 2; }
 echo "built: $(basename "$lib") (sm_${arch} + compute_${arch} PTX)"
