@@ -125,7 +125,15 @@ build_tsan() {
 
 phase "tests (the ASan+UBSan build beside them)"
 background asan-build build_asan
-ctest --test-dir build --output-on-failure -j "$jobs"
+# The optimised tests allocate on transparent huge pages, glibc's malloc and railcheck's jemalloc
+# alike (the sanitizer trees have allocators of their own). libfabric's ofi_rxm zeroes two ~17 MB
+# buffer pools (1024 eager buffers each way) as each rxm endpoint is enabled, and the plugin,
+# conform and lab tests open hundreds of endpoints: one plugin failover case zeroes 3.3 GB of fresh
+# memory, and a 4 KiB page fault costs this kind of 2-core VM about 10 us of CPU. On 2 MiB pages the
+# same tests take half the CPU (back to back, 2026-11-29, docs/ci.md: the libfabric cases 32.6 ->
+# 14.1 s, the plugin's 354 -> 172 s, one `railcheck validate` lab run 8.0 -> 4.7 s). The code
+# under test is the same; only how the kernel backs its memory differs.
+GLIBC_TUNABLES=glibc.malloc.hugetlb=1 MALLOC_CONF=thp:always ctest --test-dir build --output-on-failure -j "$jobs"
 phase "ASan+UBSan build (what is left of it)"
 await asan-build
 
