@@ -5,6 +5,7 @@
 #include <boost/container/deque.hpp>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <simgrid/s4u.hpp>
 #include <vector>
 
@@ -12,6 +13,24 @@
 #include "engine/core/work_request.hpp"
 
 namespace railcheck::sim {
+
+// What the simulated HCA keeps of a posted WR: what landing, completing and flushing it read.
+// Not the engine's WorkRequest (104 bytes of SGE and tag lists): the send queue, the receive
+// queue and each packet in flight hold one, and in a large run every message is in flight at
+// once (docs/benchmarks.md, 2026-11-29: ~24 MB of 415 at 1024 x 8 were these copies).
+struct PostedWr {
+  WrId id{};
+  std::uint64_t bytes = 0;       // WorkRequest::total_bytes()
+  std::uint64_t first_addr = 0;  // the first SGE's address, where there is one (has_sge)
+  std::optional<std::uint32_t> imm;
+  WrOpcode opcode = WrOpcode::Send;
+  bool has_sge = false;
+
+  static PostedWr of(const WorkRequest& wr) {
+    return PostedWr{wr.id, wr.total_bytes(), wr.sges.empty() ? 0 : wr.sges.front().addr, wr.imm, wr.opcode,
+                    !wr.sges.empty()};
+  }
+};
 
 struct SimQp {
   QpState state = QpState::Reset;
@@ -22,7 +41,7 @@ struct SimQp {
   // Requester side.
   std::uint32_t next_psn = 0;                        // PSN for the next posted send
   std::uint32_t next_completion_psn = 0;             // completions are reported in PSN order
-  std::map<std::uint32_t, WorkRequest> outstanding;  // psn -> send not yet completed
+  std::map<std::uint32_t, PostedWr> outstanding;  // psn -> send not yet completed
   double host_free_at = 0;  // simulated seconds: the host has prepared every send before this (NicPreset::host_gbps)
 
   // Responder side.
@@ -30,7 +49,7 @@ struct SimQp {
   // Posted receives, in order. Boost's deque allocates nothing until the first push (std::deque
   // allocates its map and a 512-byte node at construction): a requester QP never holds one, and
   // there are 4 QPs per connection.
-  boost::container::deque<WorkRequest> recv_queue;
+  boost::container::deque<PostedWr> recv_queue;
 
   // WireMode::Event: the packets (EventWire ids) waiting for this QP to change, oldest first.
   std::vector<std::uint32_t> waiters;
