@@ -3,6 +3,7 @@
 // and the sends that have not completed. Wire actors (wire.cpp) move packets between two ends;
 // this file holds no timing.
 #include <boost/container/deque.hpp>
+#include <boost/container/options.hpp>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -48,8 +49,10 @@ struct SimQp {
   std::uint32_t expected_psn = 0;  // next PSN that may land
   // Posted receives, in order. Boost's deque allocates nothing until the first push (std::deque
   // allocates its map and a 512-byte node at construction): a requester QP never holds one, and
-  // there are 4 QPs per connection.
-  boost::container::deque<PostedWr> recv_queue;
+  // there are 4 QPs per connection. Its blocks are 256 bytes, not its default 512: a receiver
+  // posts a window of receives (4 in sim_scale), and every receiving QP of a run holds a block.
+  boost::container::deque<PostedWr, void, boost::container::deque_options_t<boost::container::block_bytes<256>>>
+      recv_queue;
 
   // WireMode::Event: the packets (EventWire ids) waiting for this QP to change, oldest first.
   std::vector<std::uint32_t> waiters;
