@@ -511,8 +511,7 @@ void EventWire::await_order(std::uint32_t packet) {
   ++s.next_completion_psn;
   w_.qp_changed(s);
   const CompletionEvent done{
-      PathIndex{p.path}, p.wr.id, p.wr.opcode, WcStatus::Success, static_cast<std::uint32_t>(p.wr.bytes),
-      std::nullopt};
+      PathIndex{p.path}, p.wr.id, p.wr.opcode, WcStatus::Success, static_cast<std::uint32_t>(p.wr.bytes), std::nullopt};
   const std::uint32_t conn = p.conn;
   const Side from = p.from;
   release(packet);

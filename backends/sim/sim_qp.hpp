@@ -17,8 +17,9 @@ namespace railcheck::sim {
 
 // What the simulated HCA keeps of a posted WR: what landing, completing and flushing it read.
 // Not the engine's WorkRequest (104 bytes of SGE and tag lists): the send queue, the receive
-// queue and each packet in flight hold one, and in a large run every message is in flight at
-// once (docs/benchmarks.md, 2026-11-29: ~24 MB of 415 at 1024 x 8 were these copies).
+// queue and each packet in flight hold one, and in sim_scale every message is in flight at once
+// (docs/benchmarks.md, 2026-11-29, "what is live at the memory peak": those copies were 35 MB
+// of the 1024 x 8 peak; with PostedWr its RSS went from 415 to 398 MiB).
 struct PostedWr {
   WrId id{};
   std::uint64_t bytes = 0;       // WorkRequest::total_bytes()
@@ -28,8 +29,9 @@ struct PostedWr {
   bool has_sge = false;
 
   static PostedWr of(const WorkRequest& wr) {
-    return PostedWr{wr.id, wr.total_bytes(), wr.sges.empty() ? 0 : wr.sges.front().addr, wr.imm, wr.opcode,
-                    !wr.sges.empty()};
+    PostedWr p{.id = wr.id, .bytes = wr.total_bytes(), .imm = wr.imm, .opcode = wr.opcode, .has_sge = !wr.sges.empty()};
+    if (p.has_sge) p.first_addr = wr.sges.front().addr;
+    return p;
   }
 };
 
@@ -40,8 +42,8 @@ struct SimQp {
   std::uint32_t generation = 0;
 
   // Requester side.
-  std::uint32_t next_psn = 0;                        // PSN for the next posted send
-  std::uint32_t next_completion_psn = 0;             // completions are reported in PSN order
+  std::uint32_t next_psn = 0;                     // PSN for the next posted send
+  std::uint32_t next_completion_psn = 0;          // completions are reported in PSN order
   std::map<std::uint32_t, PostedWr> outstanding;  // psn -> send not yet completed
   double host_free_at = 0;  // simulated seconds: the host has prepared every send before this (NicPreset::host_gbps)
 
