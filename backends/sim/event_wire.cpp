@@ -214,7 +214,7 @@ void EventWire::qp_changed(SimQp& q) {
 }
 
 void EventWire::launch_data(std::uint32_t conn, Side from, std::uint32_t path, std::uint32_t psn,
-                            std::uint32_t generation, const WorkRequest& wr) {
+                            std::uint32_t generation, const PostedWr& wr) {
   const std::uint32_t id = take_slot(packets_, free_packets_);
   Packet& p = packets_[id];
   p.conn = conn;
@@ -318,10 +318,7 @@ void EventWire::arm(std::uint32_t packet, double at) {
   ranks_[owner(packets_[packet])].timers.push(Timer{at, timer_order_++, Flight{Cargo::Data, packet}});
 }
 
-void EventWire::release(std::uint32_t packet) {
-  packets_[packet].wr = WorkRequest{};
-  free_packets_.push_back(packet);
-}
+void EventWire::release(std::uint32_t packet) { free_packets_.push_back(packet); }
 
 void EventWire::handle_landed(const Landed& l) {
   if (l.flight.cargo == Cargo::Data) return transfer_done(l.flight.id, l.ok);
@@ -375,7 +372,7 @@ void EventWire::start_attempt(std::uint32_t packet) {
   if (requester(p).generation != p.generation) return release(packet);
   p.attempt = sim_clock();
   ++w_.counters().data_packets;
-  const double ready = host_ready_at(w_, requester(p), p.wr.total_bytes(), p.attempt);
+  const double ready = host_ready_at(w_, requester(p), p.wr.bytes, p.attempt);
   if (ready > p.attempt) {
     p.stage = PacketStage::HostQueue;
     return arm(packet, ready);
@@ -402,7 +399,7 @@ void EventWire::start_transfer(std::uint32_t packet) {
   Packet& p = packets_[packet];
   p.stage = PacketStage::Transfer;
   const SimConnection& c = w_.connections()[p.conn];
-  const std::uint64_t bytes = p.wr.total_bytes();
+  const std::uint64_t bytes = p.wr.bytes;
   put(c.rank(p.from), Flight{Cargo::Data, packet}, c.rank(p.from), c.rank(other(p.from)), c.path_rail[p.path],
       bytes > 0 ? bytes : 1);
 }
@@ -413,7 +410,7 @@ void EventWire::transfer_done(std::uint32_t packet, bool arrived) {
   const SimConnection& c = w_.connections()[p.conn];
   if (!arrived) return settle(packet, PacketOutcome::Lost);  // nothing comes back: no ACK flight
   const std::uint32_t src = c.rank(p.from), dst = c.rank(other(p.from)), rail = c.path_rail[p.path];
-  switch (message_fate(w_, src, rail, p.wr.total_bytes())) {
+  switch (message_fate(w_, src, rail, p.wr.bytes)) {
     case LossFate::Through: break;
     case LossFate::Repaired:
       ++w_.counters().retransmissions;
@@ -514,8 +511,7 @@ void EventWire::await_order(std::uint32_t packet) {
   ++s.next_completion_psn;
   w_.qp_changed(s);
   const CompletionEvent done{
-      PathIndex{p.path}, p.wr.id, p.wr.opcode, WcStatus::Success, static_cast<std::uint32_t>(p.wr.total_bytes()),
-      std::nullopt};
+      PathIndex{p.path}, p.wr.id, p.wr.opcode, WcStatus::Success, static_cast<std::uint32_t>(p.wr.bytes), std::nullopt};
   const std::uint32_t conn = p.conn;
   const Side from = p.from;
   release(packet);

@@ -59,7 +59,7 @@ class EventWire {
 
   // Called by the sender's rank actor (RankDriver::execute), like wire.hpp's launch_*.
   void launch_data(std::uint32_t conn, Side from, std::uint32_t path, std::uint32_t psn, std::uint32_t generation,
-                   const WorkRequest& wr);
+                   const PostedWr& wr);
   void launch_control(std::uint32_t conn, Side from, std::uint32_t path, const ControlMessage& m);
   // wire.hpp's launch_probe: two puts, out and back, both driven by the prober's actor.
   void launch_probe(std::uint32_t conn, Side from, std::uint32_t path, std::uint64_t nonce);
@@ -89,7 +89,7 @@ class EventWire {
     std::uint32_t path = 0;
     std::uint32_t psn = 0;
     std::uint32_t generation = 0;
-    WorkRequest wr;
+    PostedWr wr;
     std::uint32_t retries = 0;
     std::uint32_t rnr = 0;
     double attempt = 0;  // SimGrid clock at the start of the current attempt

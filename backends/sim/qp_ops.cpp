@@ -10,7 +10,7 @@ void sim_complete(SimWorld& w, std::uint32_t conn, Side side, const CompletionEv
 }
 
 namespace {
-CompletionEvent flush_of(std::uint32_t path, const WorkRequest& wr, WcStatus status = WcStatus::WrFlushErr) {
+CompletionEvent flush_of(std::uint32_t path, const PostedWr& wr, WcStatus status = WcStatus::WrFlushErr) {
   return CompletionEvent{PathIndex{path}, wr.id, wr.opcode, status, 0, std::nullopt};
 }
 
@@ -25,18 +25,21 @@ void flush_all(SimWorld& w, std::uint32_t conn, Side side, std::uint32_t path) {
 
 void sim_post_send(SimWorld& w, std::uint32_t conn, Side side, std::uint32_t path, const WorkRequest& wr) {
   SimQp& q = w.connections()[conn].qps(side)[path];
-  if (q.state == QpState::Err) return sim_complete(w, conn, side, flush_of(path, wr));
-  if (q.state != QpState::Rts) return sim_complete(w, conn, side, flush_of(path, wr, WcStatus::LocQpOpErr));
+  if (q.state == QpState::Err) return sim_complete(w, conn, side, flush_of(path, PostedWr::of(wr)));
+  if (q.state != QpState::Rts)
+    return sim_complete(w, conn, side, flush_of(path, PostedWr::of(wr), WcStatus::LocQpOpErr));
   const std::uint32_t psn = q.next_psn++;
-  q.outstanding.emplace(psn, wr);
-  launch_data_packet(w, conn, side, path, psn, q.generation, wr);
+  const PostedWr posted = PostedWr::of(wr);
+  q.outstanding.emplace(psn, posted);
+  launch_data_packet(w, conn, side, path, psn, q.generation, posted);
 }
 
 void sim_post_recv(SimWorld& w, std::uint32_t conn, Side side, std::uint32_t path, const WorkRequest& wr) {
   SimQp& q = w.connections()[conn].qps(side)[path];
-  if (q.state == QpState::Err) return sim_complete(w, conn, side, flush_of(path, wr));
-  if (q.state == QpState::Reset) return sim_complete(w, conn, side, flush_of(path, wr, WcStatus::LocQpOpErr));
-  q.recv_queue.push_back(wr);
+  if (q.state == QpState::Err) return sim_complete(w, conn, side, flush_of(path, PostedWr::of(wr)));
+  if (q.state == QpState::Reset)
+    return sim_complete(w, conn, side, flush_of(path, PostedWr::of(wr), WcStatus::LocQpOpErr));
+  q.recv_queue.push_back(PostedWr::of(wr));
   w.qp_changed(q);  // a sender may be waiting out an RNR NAK
 }
 

@@ -34,7 +34,7 @@ bool wait_on(SimQp& q, SimQp& requester, std::uint32_t gen, Pred pred) {
 }
 
 void carry_data(SimWorld* wp, std::uint32_t conn, Side from, std::uint32_t path, std::uint32_t psn, std::uint32_t gen,
-                WorkRequest wr) {
+                PostedWr wr) {
   SimWorld& w = *wp;
   SimConnection& c = w.connections()[conn];
   const Side to = other(from);
@@ -44,7 +44,7 @@ void carry_data(SimWorld* wp, std::uint32_t conn, Side from, std::uint32_t path,
   SimQp& S = c.qps(from)[path];
   SimQp& R = c.qps(to)[path];
   const QpReliability rel = w.scenario().engine.qp;
-  const std::uint64_t bytes = wr.total_bytes();
+  const std::uint64_t bytes = wr.bytes;
   std::uint32_t retries = 0;
   std::uint32_t rnr = 0;
 
@@ -262,20 +262,20 @@ void start_incast_flows(SimWorld& w) {
 }
 
 PacketOutcome land_packet(SimWorld& w, std::uint32_t conn, Side from, std::uint32_t path, std::uint32_t psn,
-                          const WorkRequest& wr) {
+                          const PostedWr& wr) {
   const Side to = other(from);
   SimQp& r = w.connections()[conn].qps(to)[path];
   if (!r.accepts_packets()) return PacketOutcome::Lost;   // a QP in ERR or RESET drops it silently
   if (psn < r.expected_psn) return PacketOutcome::Acked;  // a retransmission of one that landed: ACK again
   if (r.recv_queue.empty()) return PacketOutcome::Rnr;
-  WorkRequest recv = std::move(r.recv_queue.front());
+  const PostedWr recv = r.recv_queue.front();
   r.recv_queue.pop_front();
-  if (!recv.sges.empty() && !wr.sges.empty()) w.memory()[recv.sges[0].addr] = wr.sges[0].addr;
+  if (recv.has_sge && wr.has_sge) w.memory()[recv.first_addr] = wr.first_addr;
   ++r.expected_psn;
   w.qp_changed(r);
   sim_complete(w, conn, to,
                CompletionEvent{PathIndex{path}, recv.id, WrOpcode::Recv, WcStatus::Success,
-                               static_cast<std::uint32_t>(wr.total_bytes()), wr.imm});
+                               static_cast<std::uint32_t>(wr.bytes), wr.imm});
   return PacketOutcome::Acked;
 }
 
@@ -333,7 +333,7 @@ void start_nic_receivers(SimWorld& w) {
 }
 
 void launch_data_packet(SimWorld& w, std::uint32_t conn, Side from, std::uint32_t path, std::uint32_t psn,
-                        std::uint32_t generation, const WorkRequest& wr) {
+                        std::uint32_t generation, const PostedWr& wr) {
   if (w.wire() == WireMode::Event) return w.event_wire().launch_data(conn, from, path, psn, generation, wr);
   SimConnection& c = w.connections()[conn];
   auto* host = w.platform().nic_host(c.rank(from), c.path_rail[path]);

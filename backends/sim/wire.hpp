@@ -25,7 +25,7 @@ enum class PacketOutcome : std::uint8_t { Acked, Lost, Rnr };
 // want of a posted receive (RNR NAK), or delivered into the oldest posted receive, whose
 // completion is queued. Returns what the requester will hear.
 PacketOutcome land_packet(SimWorld& w, std::uint32_t conn, Side from, std::uint32_t path, std::uint32_t psn,
-                          const WorkRequest& wr);
+                          const PostedWr& wr);
 
 // Per-packet random extra delay from jitter profiles active on either end of the path at `at`
 // (now by default; draws from the run's generator when a spread is active). Only data packets
@@ -61,7 +61,7 @@ void start_permanent_receiver(simgrid::s4u::Host* host, simgrid::s4u::Mailbox* m
 void start_nic_receivers(SimWorld& w);
 // A send WR just posted on `path` of connection `conn` by `from` with PSN `psn`.
 void launch_data_packet(SimWorld& w, std::uint32_t conn, Side from, std::uint32_t path, std::uint32_t psn,
-                        std::uint32_t generation, const WorkRequest& wr);
+                        std::uint32_t generation, const PostedWr& wr);
 // A rail-liveness probe (engine ProbeRail) from `from`'s NIC to its peer's on `path`'s rail: a
 // one-sided op the peer's NIC answers whatever its process is doing. The answer comes back as
 // ProbeAnswered; a probe or answer lost on the way (link down, one-way loss) brings nothing.
