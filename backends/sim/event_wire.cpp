@@ -287,7 +287,7 @@ void EventWire::probe_landed(const Landed& l) {
   free_probes_.push_back(l.flight.id);
   if (!ok) return;
   ++w_.counters().probes_answered;
-  w_.post(home, InboxItem{w_.now(), 0, pp.conn, pp.from, Event{ProbeAnswered{PathIndex{pp.path}, pp.nonce}}});
+  w_.post(home, InboxItem::of_event(w_.now(), pp.conn, pp.from, ProbeAnswered{PathIndex{pp.path}, pp.nonce}));
 }
 
 void EventWire::put(std::uint32_t rank, Flight f, std::uint32_t src, std::uint32_t dst, std::uint32_t rail,
@@ -337,8 +337,8 @@ void EventWire::handle_landed(const Landed& l) {
   // On TCP a control message hit by a partial loss is sent again a round trip later, not lost.
   const Nanos late =
       fate == LossFate::Repaired ? from_seconds(round_trip(w_, c.rank(cp.from), c.rank(to), rail)) : Nanos{0};
-  w_.post(c.rank(to), InboxItem{w_.now() + late, 0, cp.conn, to,
-                                Event{ControlReceived{ControlChannel::on(PathIndex{cp.path}), std::move(cp.message)}}});
+  w_.post(c.rank(to), InboxItem::of_event(w_.now() + late, cp.conn, to,
+                                          ControlReceived{ControlChannel::on(PathIndex{cp.path}), std::move(cp.message)}));
 }
 
 void EventWire::handle_timer(Flight f) {
