@@ -16,7 +16,7 @@ namespace {
 constexpr double kUnbounded = 1e15;
 
 #ifdef RAILCHECK_SANITIZE
-constexpr int kActorStackKiB = 1024;  // ASan's instrumented frames are several times larger
+constexpr int kActorStackKiB = 256;  // ASan's instrumented frames are several times larger
 #else
 constexpr int kActorStackKiB = 64;
 #endif
@@ -48,16 +48,8 @@ void set_network_optim(NetworkOptim optim) {
 
 std::unique_ptr<sg4::Engine> make_routing_engine(NetworkOptim optim) {
   char name[] = "railcheck-route";
-#ifdef RAILCHECK_SANITIZE
-  // ASan cannot follow SimGrid's own stack switching; system threads it understands. The
-  // factory is chosen when the engine starts, so it goes on the command line.
-  char factory[] = "--cfg=contexts/factory:thread";
-  char* argv[] = {name, factory, nullptr};
-  int argc = 2;
-#else
   char* argv[] = {name, nullptr};
   int argc = 1;
-#endif
   auto engine = std::make_unique<sg4::Engine>(&argc, argv);
   xbt_log_control_set("root.thresh:critical");
   // SimGrid's configuration is process-global and models cannot change once an engine has run,
