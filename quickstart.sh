@@ -123,7 +123,11 @@ build_tsan() {
   cmake --build build-tsan -j "$jobs" --target "${tsan_tests[@]}"
 }
 
-phase "tests (the ASan+UBSan build beside them)"
+# Every test runs in the ASan+UBSan tree below; this optimised tree runs the ones only it can
+# run (CTest label "optimised", tests/CMakeLists.txt says which and docs/ci.md why): the full-size
+# case of every test that is lighter under the sanitizers, the lab's timings, the release
+# allocator, the nvcc build and the scripts. `ctest --test-dir build` alone still runs them all.
+phase "optimised-only tests (the ASan+UBSan build beside them)"
 background asan-build build_asan
 # The optimised tests allocate on transparent huge pages, glibc's malloc and railcheck's jemalloc
 # alike (the sanitizer trees have allocators of their own). libfabric's ofi_rxm zeroes two ~17 MB
@@ -133,7 +137,8 @@ background asan-build build_asan
 # same tests take half the CPU (back to back, 2026-11-29, docs/ci.md: the libfabric cases 32.6 ->
 # 14.1 s, the plugin's 354 -> 172 s, one `railcheck validate` lab run 8.0 -> 4.7 s). The code
 # under test is the same; only how the kernel backs its memory differs.
-GLIBC_TUNABLES=glibc.malloc.hugetlb=1 MALLOC_CONF=thp:always ctest --test-dir build --output-on-failure -j "$jobs"
+GLIBC_TUNABLES=glibc.malloc.hugetlb=1 MALLOC_CONF=thp:always \
+  ctest --test-dir build --output-on-failure -j "$jobs" -L optimised
 phase "ASan+UBSan build (what is left of it)"
 await asan-build
 
