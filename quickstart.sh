@@ -91,8 +91,9 @@ await() {  # name: wait for a background job, print its output, fail if it faile
 }
 
 # Sanitizer build of the same tests (ASan + UBSan), which also builds the libFuzzer targets.
-# SimGrid switches actor stacks, which ASan cannot follow on its own, so this tree runs SimGrid
-# actors on threads (see sim_run.cpp). clang, for two reasons: it leaves UBSan's checks out of
+# SimGrid switches its actors' stacks here as in the optimised tree (docs/ci.md says why ASan's
+# reports stay sound; on threads, as until 2026-11-29, the SimGrid tests took 3-14x the CPU).
+# clang, for two reasons: it leaves UBSan's checks out of
 # third-party headers (cmake/ubsan-third-party.ignore), about a quarter less CPU time, while our
 # code keeps every check and ASan's stay everywhere (two canary tests prove both); and libFuzzer's
 # coverage hooks in every library (RAILCHECK_FUZZ) cost the tests about a tenth more CPU time,

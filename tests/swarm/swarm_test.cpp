@@ -16,7 +16,8 @@
 namespace railcheck::swarm {
 namespace {
 
-// The sanitizer tree runs SimGrid actors on threads, several times slower: fewer fixed seeds,
+// SimGrid runs several times slower under ASan and UBSan (on threads, as it ran until 2026-11-29,
+// 12x the optimised CPU; on its own contexts now, 5x): fewer fixed seeds there,
 // and the naive policy's search starts nearer its first finding (seed 132 as drawn today; the
 // search still goes on for 400 seeds). replay-forgets-recv is caught at seed 5 either way.
 #ifdef RAILCHECK_SANITIZE

@@ -102,9 +102,9 @@ TEST_CASE("lab link model: a delay spike that begins while a window is being sen
   sc.faults.jitters.at(0).extra = ms(12);
   sc.faults.jitters.at(0).spread = ms(3);
 #ifdef RAILCHECK_SANITIZE
-  // The same code paths at a sixth of the runs: each is a SimGrid run with actors on threads
-  // under the sanitizers, and the grid made this the sanitizer tree's third-longest test (56 s of
-  // CI's 2-core time, issue 44). The optimised tree runs the whole grid.
+  // The same code paths at a sixth of the runs: each is a SimGrid run under the sanitizers, and
+  // the grid made this the sanitizer tree's third-longest test (56 s of CI's 2-core time with
+  // SimGrid on threads, issue 44). The optimised tree runs the whole grid.
   const std::vector<double> rates = {2.0};
   constexpr std::uint64_t kSeeds = 1;
 #else

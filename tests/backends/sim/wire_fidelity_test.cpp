@@ -127,8 +127,8 @@ Scenario shipped(const std::string& name) {
 
 TEST_CASE("wires agree on every shipped failover scenario", "[sim][wire]") {
 #ifdef RAILCHECK_SANITIZE
-  // The sanitizer tree runs SimGrid's actors on threads: the four long scenarios below take
-  // 34-64 s each there (2026-11-25), 170 s of the tree's test time for a comparison of two wires'
+  // Under the sanitizers (SimGrid then on threads) the four long scenarios below took 34-64 s
+  // each (2026-11-25), 170 s of the tree's test time for a comparison of two wires'
   // figures, which the optimised tree makes on all six. Here two short failover scenarios keep
   // both wires' code under ASan and UBSan.
   const char* names[] = {"both-paths-die.toml", "standby-dies-during-failover.toml"};

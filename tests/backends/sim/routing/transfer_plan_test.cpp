@@ -36,9 +36,10 @@ struct PlanWorld {
   }
 };
 
-// Batches and cap of these worlds: a run of about a second here. The sanitizer tree runs
-// SimGrid's actors on threads, many times slower: there, eight times fewer tasks, under a cap
-// that still binds (each decision's check held at 512 MiB / 2 GiB, measured 2026-11-26).
+// Batches and cap of these worlds: a run of about a second here. SimGrid runs several times
+// slower under the sanitizers (many times, on the thread contexts that tree used until
+// 2026-11-29): there, eight times fewer tasks, under a cap that still binds (each decision's check
+// held at 512 MiB / 2 GiB, measured 2026-11-26).
 #ifdef RAILCHECK_SANITIZE
 constexpr std::uint64_t kBatchBytes = 512ull << 20, kCapBytes = 2048ull << 20;
 #else
@@ -180,7 +181,7 @@ TEST_CASE("route weights on the shipped Kimi-K2 spec lands within 5 % of the ide
           "[routing][weights][scenario]") {
   std::string text = shipped_spec("kimi-k2-256-to-128.toml");
 #ifdef RAILCHECK_SANITIZE
-  // The shipped run takes ~50 s optimised and many times that with SimGrid's actors on threads.
+  // The shipped run takes ~50 s optimised and several times that under the sanitizers.
   // Here Kimi-K2 goes from 128 trainers (FSDP 2 x PP 8 x EP 8: every parameter's H2D copy,
   // gather, fusion and quantization under the same 1 GiB cap) in 256 MiB batches to one FP8
   // replica of 16 rollout GPUs: an eighth of the bytes into an eighth of the NICs, so the same

@@ -150,7 +150,7 @@ TEST_CASE("both drivers give the same weight-transfer figures for a DeepSeek-V3 
   REQUIRE(plan.ok());
   PipelineParams p;
 #ifdef RAILCHECK_SANITIZE
-  // The sanitizer tree runs SimGrid's actors on threads, where the per-task driver at 64 MiB
+  // In the sanitizer tree (SimGrid's actors then on threads) the per-task driver at 64 MiB
   // batches took 213 s (2026-11-25) and 61 s at 256 MiB. Batches sixteen times larger keep every
   // stage and both mesh groups under ASan and UBSan; the optimised tree compares the drivers at 64 MiB.
   p.batch_bytes = 1024ull << 20;
