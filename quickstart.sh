@@ -151,30 +151,57 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:ha
   ctest --test-dir build-asan --output-on-failure -j "$jobs"
 
 # The libFuzzer targets (docs/fuzzing.md), built in the ASan tree above: each runs for a few
-# seconds over the shipped files and the bad-input reproducers, one per core, beside the TSan
-# tests. A finding fails the run and leaves its input in build-asan/fuzz-work/artifacts/.
-# RAILCHECK_FUZZ_SECONDS=0 skips them.
+# seconds over the shipped files and the bad-input reproducers. A finding fails the run and leaves
+# its input in build-asan/fuzz-work/artifacts/. RAILCHECK_FUZZ_SECONDS=0 skips them.
+#
+# Two lanes, one per core: the NCCL plugin's [threads] cases (one process, about two minutes on a
+# core: most of this phase) in one; the other TSan binaries and then the fuzz targets in the other
+# (one at a time on 2 cores). Run one after the other with the fuzz targets beside them at nice
+# 19, as until 2026-11-29, the phase took 183 s; the lanes finish together.
 phase "TSan tests and the short fuzz run"
-if [ "${RAILCHECK_FUZZ_SECONDS:-8}" != 0 ]; then
-  background fuzz env FUZZ_PARALLEL="$jobs" fuzz/run.sh build-asan "${RAILCHECK_FUZZ_SECONDS:-8}"
-fi
+tsan_run() {  # test binary: its cases (or those of its filter) under TSan
+  local t=$1
+  echo "== TSan: $t"
+  # One process runs every [threads] case: the in-process ones start libfabric before any plugin
+  # init could bound rxm's receive buffers, and the forked ranks inherit it (3.7 GB peak for three
+  # ranks at 32, 9 GB at rxm's 128: more than the machine under TSan). So the bound the plugin
+  # sets (fabric::kRxmMsgRxSize, provider_query.hpp) is set here for the whole binary.
+  # ofi_rxm zeroes its buffer pools as it grows them, and TSan's memset walks the shadow of
+  # every byte: that was two thirds of the tcp-rxm cases' time. 4 KiB eager buffers (rxm's
+  # default 16 KiB) make the pools a quarter of the size and send larger messages through rxm's
+  # rendezvous: the [threads] cases 307 -> 155 s, each tcp-rxm world 44-61 -> 14-27 s
+  # (2026-11-29, docs/ci.md). Another valid rxm setting, not a smaller test.
+  FI_OFI_RXM_MSG_RX_SIZE=32 FI_OFI_RXM_BUFFER_SIZE=4096 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+    "build-tsan/tests/$t" ${tsan_filter[$t]:+"${tsan_filter[$t]}"}
+}
+long_lane=""
 if [ "${#tsan_tests[@]}" -gt 0 ]; then
   await tsan-build
   for t in "${tsan_tests[@]}"; do
-    echo "== TSan: $t"
-    # One process runs every [threads] case: the in-process ones start libfabric before any plugin
-    # init could bound rxm's receive buffers, and the forked ranks inherit it (3.7 GB peak for three
-    # ranks at 32, 9 GB at rxm's 128: more than the machine under TSan). So the bound the plugin
-    # sets (fabric::kRxmMsgRxSize, provider_query.hpp) is set here for the whole binary.
-    # ofi_rxm zeroes its buffer pools as it grows them, and TSan's memset walks the shadow of
-    # every byte: that was two thirds of the tcp-rxm cases' time. 4 KiB eager buffers (rxm's
-    # default 16 KiB) make the pools a quarter of the size and send larger messages through rxm's
-    # rendezvous: the [threads] cases 307 -> 155 s, each tcp-rxm world 44-61 -> 14-27 s
-    # (2026-11-29, docs/ci.md). Another valid rxm setting, not a smaller test.
-    FI_OFI_RXM_MSG_RX_SIZE=32 FI_OFI_RXM_BUFFER_SIZE=4096 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 "build-tsan/tests/$t" ${tsan_filter[$t]:+"${tsan_filter[$t]}"}
+    if [ "$t" = railcheck_tests_backends_hw_nccl ]; then
+      long_lane=$t
+      tsan_run "$t" >"$logs/tsan-long.log" 2>&1 &
+      long_pid=$!
+    fi
+  done
+  for t in "${tsan_tests[@]}"; do
+    [ "$t" = "$long_lane" ] || tsan_run "$t"
   done
 fi
-[ "${RAILCHECK_FUZZ_SECONDS:-8}" != 0 ] && await fuzz
+if [ "${RAILCHECK_FUZZ_SECONDS:-8}" != 0 ]; then
+  # The cores the long lane leaves (one of two).
+  fuzz_parallel=$((jobs > 2 ? jobs - 1 : 1))
+  FUZZ_PARALLEL="$fuzz_parallel" fuzz/run.sh build-asan "${RAILCHECK_FUZZ_SECONDS:-8}"
+fi
+if [ -n "$long_lane" ]; then
+  long_rc=0
+  wait "$long_pid" || long_rc=$?
+  cat "$logs/tsan-long.log"
+  if [ "$long_rc" -ne 0 ]; then
+    echo "== quickstart: TSan $long_lane failed (exit $long_rc)" >&2
+    exit "$long_rc"
+  fi
+fi
 
 # A short swarm (docs/swarm.md): random worlds and fault schedules from a fresh first seed, which
 # it prints, so every CI run explores seeds no run before it did; a finding prints the command
