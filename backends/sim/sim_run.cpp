@@ -81,8 +81,8 @@ RunOutput run_scenario(const Scenario& sc, std::uint64_t seed, const ProgressFn&
     args.emplace_back("--cfg=contexts/guard-size:0");
 #ifdef RAILCHECK_SANITIZE
     // SimGrid's own (raw) context switching here too, as in the optimised tree (docs/ci.md,
-    // "SimGrid's contexts under ASan", says why ASan's reports stay sound); its instrumented
-    // frames are several times larger, so the stacks are 8x the optimised tree's.
+    // "SimGrid's own contexts in both trees", says why ASan's reports stay sound); its
+    // instrumented frames are several times larger, so the stacks are 8x the optimised tree's.
     args.emplace_back("--cfg=contexts/stack-size:256");
 #else
     // 32 KiB: the whole backends/sim test suite and `sim_scale 128 8 4` ran with 16 KiB and a
