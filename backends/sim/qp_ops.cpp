@@ -25,21 +25,20 @@ void flush_all(SimWorld& w, std::uint32_t conn, Side side, std::uint32_t path) {
 
 void sim_post_send(SimWorld& w, std::uint32_t conn, Side side, std::uint32_t path, const WorkRequest& wr) {
   SimQp& q = w.connections()[conn].qps(side)[path];
-  if (q.state == QpState::Err) return sim_complete(w, conn, side, flush_of(path, PostedWr::of(wr)));
-  if (q.state != QpState::Rts)
-    return sim_complete(w, conn, side, flush_of(path, PostedWr::of(wr), WcStatus::LocQpOpErr));
-  const std::uint32_t psn = q.next_psn++;
   const PostedWr posted = PostedWr::of(wr);
+  if (q.state == QpState::Err) return sim_complete(w, conn, side, flush_of(path, posted));
+  if (q.state != QpState::Rts) return sim_complete(w, conn, side, flush_of(path, posted, WcStatus::LocQpOpErr));
+  const std::uint32_t psn = q.next_psn++;
   q.outstanding.emplace(psn, posted);
   launch_data_packet(w, conn, side, path, psn, q.generation, posted);
 }
 
 void sim_post_recv(SimWorld& w, std::uint32_t conn, Side side, std::uint32_t path, const WorkRequest& wr) {
   SimQp& q = w.connections()[conn].qps(side)[path];
-  if (q.state == QpState::Err) return sim_complete(w, conn, side, flush_of(path, PostedWr::of(wr)));
-  if (q.state == QpState::Reset)
-    return sim_complete(w, conn, side, flush_of(path, PostedWr::of(wr), WcStatus::LocQpOpErr));
-  q.recv_queue.push_back(PostedWr::of(wr));
+  const PostedWr posted = PostedWr::of(wr);
+  if (q.state == QpState::Err) return sim_complete(w, conn, side, flush_of(path, posted));
+  if (q.state == QpState::Reset) return sim_complete(w, conn, side, flush_of(path, posted, WcStatus::LocQpOpErr));
+  q.recv_queue.push_back(posted);
   w.qp_changed(q);  // a sender may be waiting out an RNR NAK
 }
 
