@@ -9,7 +9,9 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <string>
+#include <vector>
 
 #include "tests/cli/railcheck_exe.hpp"
 
@@ -82,11 +84,12 @@ TEST_CASE("validate: every lab-made scenario family on SimGrid and in the netns 
   // The times are not asserted here (below), and every count is asserted on each run's pair: one
   // run per family checks the same paths, at a third of the sanitizer tree's longest test (237 s
   // of CI's 2-core time, issue 44).
-  const char* runs = " --runs 1";
+  constexpr std::size_t kRuns = 1;
 #else
-  const char* runs = " --runs 3";
+  constexpr std::size_t kRuns = 3;
 #endif
-  const auto ran = exe::run_railcheck(dir, "validate " + scenario(family.file) + runs + " --json out.json");
+  const auto ran = exe::run_railcheck(
+      dir, "validate " + scenario(family.file) + " --runs " + std::to_string(kRuns) + " --json out.json");
   if (ran.code == 77) {
     WARN("no netns lab here: " << ran.err);
     return;
@@ -132,6 +135,20 @@ TEST_CASE("validate: every lab-made scenario family on SimGrid and in the netns 
     }
   }
   CHECK(saw_detection == (family.outage && family.failovers > 0));
+  // N runs take N + 1 calibrations: the one after run i is the one before run i + 1, so each
+  // run's "before" figures are its predecessor's "after" figures.
+  {
+    const std::regex run_line(R"(run (\d+): ([0-9.]+) \| ([0-9.]+) Gb/s per stream[^,;]*, ([0-9.]+) \| ([0-9.]+) us)");
+    std::vector<std::smatch> seen;
+    for (auto it = std::sregex_iterator(ran.out.begin(), ran.out.end(), run_line); it != std::sregex_iterator(); ++it)
+      seen.push_back(*it);
+    CHECK(seen.size() == kRuns);
+    for (std::size_t k = 1; k < seen.size(); ++k) {
+      INFO(seen[k].str());
+      CHECK(seen[k][2] == seen[k - 1][3]);
+      CHECK(seen[k][4] == seen[k - 1][5]);
+    }
+  }
   CHECK(ran.out.find("replaced by the lab link") != std::string::npos);
   CHECK(ran.out.find("each rail shaped to 1 Gb/s each way") != std::string::npos);  // the default
   CHECK(ran.out.find("ofi_rxm posts 32 receive buffers per connection") != std::string::npos);  // the plugin's
