@@ -44,7 +44,7 @@ std::optional<auth::JobKey> job_key() {
 }
 
 Result<int> inject_foreign_control(const std::string& provider, const std::string& node,
-                                   const std::vector<std::uint8_t>& handle) {
+                                   const std::vector<std::uint8_t>& handle, const std::atomic<std::uint64_t>& refused) {
   if (handle.size() < kHandleWireSize) return Error{"inject: a short handle", ""};
   const std::vector<std::uint8_t> binding(handle.begin(), handle.begin() + kHandleWireSize);
   auto decoded = decode_handle(binding);
@@ -87,7 +87,8 @@ Result<int> inject_foreign_control(const std::string& provider, const std::strin
     if (rc != 0) return Error{fmt::format("inject: fi_tsend returned {}", rc), ""};
   }
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (left < static_cast<int>(sends.size()) && std::chrono::steady_clock::now() < deadline) {
+  while (left < static_cast<int>(sends.size()) && refused.load() < sends.size() &&
+         std::chrono::steady_clock::now() < deadline) {
     std::array<fabric::RailCompletion, 4> done{};
     auto n = rail.value()->poll(done);
     if (n) left += static_cast<int>(n.value());

@@ -6,6 +6,7 @@
 // and one case has a second peer process, under another job's key, try to join the listener
 // first: it must fail its own join (one line, exit 2) while the listener refuses its request,
 // stays up, and then carries the right peer's stream intact.
+#include <atomic>
 #include <optional>
 #include <string>
 #include <vector>
@@ -28,8 +29,12 @@ std::optional<auth::JobKey> job_key();
 // From a fresh endpoint of `provider` bound to `node`: three control messages to the listener
 // whose handle is `handle` (its rail 0), each to be refused: one with a tag byte altered, one
 // replaying the connector's first counter, one under another job's key. Returns how many left.
+// It keeps its endpoint up until each send has completed or `refused` (the receiving thread's
+// count of control messages refused since the injection began) says the listener took them
+// all: shm completes no send to a peer that never inserted this endpoint's address (only the
+// last of the three completes there), so send completions alone would wait out the deadline.
 Result<int> inject_foreign_control(const std::string& provider, const std::string& node,
-                                   const std::vector<std::uint8_t>& handle);
+                                   const std::vector<std::uint8_t>& handle, const std::atomic<std::uint64_t>& refused);
 
 // The exit code of a peer whose join failed for its key: the CLI's bad input (cli/commands.hpp).
 constexpr int kExitJoinRefused = 2;

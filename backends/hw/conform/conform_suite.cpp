@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <functional>
@@ -130,12 +131,23 @@ class Suite {
     // The stranger runs on a thread of its own while this one keeps the receiver progressing
     // (on tcp;ofi_rxm a message to this endpoint completes only as the receiver reads its CQ).
     std::future<Result<int>> injecting;
+    // What this thread's receiver has refused since the injection began, for the stranger to
+    // know its messages were taken (auth_case.hpp: shm completes only some of its sends).
+    std::atomic<std::uint64_t> refused_since_injection{0};
+    std::uint64_t refused_at_injection = 0;
+    const auto note_refused = [&] {
+      if (injecting.valid())
+        refused_since_injection.store(rx.value()->control_refused() - refused_at_injection);
+    };
     while (recv.error().empty() && !recv.done() && Clock::now() - t0 < kCaseLimit) {
       recv.step();
+      note_refused();
       if (inject_foreign && !injecting.valid() && recv.verified() >= spec.messages / 2) {
         const std::string node = rails_.empty() ? std::string{} : rails_[0];
-        injecting = std::async(std::launch::async,
-                               [this, node, &handle] { return inject_foreign_control(o_.provider, node, handle); });
+        refused_at_injection = rx.value()->control_refused();
+        injecting = std::async(std::launch::async, [this, node, &handle, &refused_since_injection] {
+          return inject_foreign_control(o_.provider, node, handle, refused_since_injection);
+        });
       }
       if (!verdict) verdict = peer_.read_line(std::chrono::milliseconds(0));
       if (verdict && verdict->rfind("fail", 0) == 0) break;
@@ -143,7 +155,10 @@ class Suite {
     // The foreign messages are in (or failed) before the connection is judged.
     std::optional<Result<int>> injected;
     if (injecting.valid()) {
-      while (injecting.wait_for(std::chrono::milliseconds(0)) != std::future_status::ready) recv.step();
+      while (injecting.wait_for(std::chrono::milliseconds(0)) != std::future_status::ready) {
+        recv.step();
+        note_refused();
+      }
       injected = injecting.get();
     }
     r.millis = ms_since(t0);
