@@ -144,7 +144,8 @@ Validation validate_scenario(const Scenario& sc, const ValidateRequest& request)
       }
       if (!rxm_line.empty()) changes.insert(changes.begin() + (changes.size() < 2 ? changes.size() : 2), rxm_line);
     }
-    say(request, fmt::format("run {} of {}: the lab, a calibration after it (and before the next run), the sim", i + 1, request.runs));
+    say(request, fmt::format("run {} of {}: the lab, a calibration after it{}, the sim", i + 1, request.runs,
+                             i + 1 < request.runs ? " (the next run's before)" : ""));
     auto r = conform::run_lab_failover(lab, both->lab);
     if (!r) return stopped(Status::Failed, r.error().message());
     auto after = calibrate(lab, request.provider, bytes, sc.workload.window, sc.engine);
