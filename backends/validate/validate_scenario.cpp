@@ -123,8 +123,8 @@ Validation validate_scenario(const Scenario& sc, const ValidateRequest& request)
   std::optional<LabLink> last_after;
   for (std::uint32_t i = 0; i < request.runs; ++i) {
     Result<LabLink> before = last_after ? Result<LabLink>(*last_after) : [&] {
-      say(request, fmt::format("run {} of {}: calibrating the lab link ({} B messages, window {})", i + 1,
-                               request.runs, bytes, sc.workload.window));
+      say(request, fmt::format("run {} of {}: calibrating the lab link ({} B messages, window {})", i + 1, request.runs,
+                               bytes, sc.workload.window));
       return calibrate(lab, request.provider, bytes, sc.workload.window, sc.engine);
     }();
     if (!before) return stopped(Status::Failed, before.error().message());

@@ -136,8 +136,7 @@ class Suite {
     std::atomic<std::uint64_t> refused_since_injection{0};
     std::uint64_t refused_at_injection = 0;
     const auto note_refused = [&] {
-      if (injecting.valid())
-        refused_since_injection.store(rx.value()->control_refused() - refused_at_injection);
+      if (injecting.valid()) refused_since_injection.store(rx.value()->control_refused() - refused_at_injection);
     };
     while (recv.error().empty() && !recv.done() && Clock::now() - t0 < kCaseLimit) {
       recv.step();
